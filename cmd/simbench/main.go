@@ -1,0 +1,88 @@
+// Command simbench runs one request trace against a real OpenAI-compatible
+// frontend and against an embedded LLM-serving simulator, and compares the two
+// in AIPerf's terms.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK        = 0
+	exitFailure   = 1
+	exitUsage     = 2
+	exitThreshold = 3 // compare/validate: a --fail-above bound was breached
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// run builds the app and runs it; it returns the process exit code so tests
+// can drive the whole CLI without exiting.
+func run(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.Run(args)
+	return exitCode(err, stderr)
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:  "simbench",
+		Usage: "replay one LLM request trace on real serving stacks and on a simulator, and compare them in AIPerf's terms",
+		Description: "simbench writes AIPerf-compatible files (profile_export_aiperf.json/.csv, profile_export.jsonl)\n" +
+			"for real runs (simbench run) and simulated runs (simbench sim), and lines them up field for field\n" +
+			"(simbench compare). Exit codes: 0 ok, 1 failure, 2 usage error, 3 threshold breached.",
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		Commands:        commands(),
+		ExitErrHandler:  func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err}
+		},
+	}
+}
+
+// usageError marks an error as a usage mistake (exit code 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// usagef returns a usage error (exit code 2).
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// thresholdError reports a breached threshold (exit code 3).
+type thresholdError struct{ msg string }
+
+func (t thresholdError) Error() string { return t.msg }
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var th thresholdError
+	if errors.As(err, &th) {
+		fmt.Fprintln(stderr, "simbench:", err)
+		return exitThreshold
+	}
+	fmt.Fprintln(stderr, "simbench:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return exitFailure
+}

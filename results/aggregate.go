@@ -1,0 +1,245 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// SLO is one goodput objective: a per-request metric and its threshold in
+// display units. Metrics where larger is better pass when value ≥ threshold,
+// all others when value ≤ threshold; a missing value fails (AIPerf's rule).
+type SLO struct {
+	Tag       string
+	Threshold float64
+}
+
+// ParseGoodput parses AIPerf's --goodput syntax, e.g.
+// "time_to_first_token:200 inter_token_latency:10" (space or comma separated).
+func ParseGoodput(s string) ([]SLO, error) {
+	var out []SLO
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' }) {
+		tag, val, ok := strings.Cut(f, ":")
+		if !ok {
+			return nil, fmt.Errorf("goodput %q: want metric:threshold", f)
+		}
+		if _, known := recordIndex[tag]; !known {
+			return nil, fmt.Errorf("goodput %q: %q is not a per-request metric", f, tag)
+		}
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("goodput %q: threshold %q is not a number", f, val)
+		}
+		out = append(out, SLO{Tag: tag, Threshold: v})
+	}
+	return out, nil
+}
+
+// ErrorCount is one row of AIPerf's error_summary.
+type ErrorCount struct {
+	Details ErrorDetails `json:"error_details"`
+	Count   int          `json:"count"`
+}
+
+// Aggregator accumulates RecordMetrics and produces a run's Profile. Warmup
+// records are ignored; failed records feed only error_request_count,
+// error_isl and error_summary, exactly as in AIPerf.
+type Aggregator struct {
+	slos     []SLO
+	scalars  [numRecordMetrics][]float64
+	icl      []float64
+	tokenGap []float64 // kept apart only once some request's gaps differ from its ICL
+	split    bool
+	other    map[string]*otherAcc
+	errISL   []float64
+	errors   map[ErrorDetails]int
+	errKeys  []ErrorDetails
+
+	valid, failed, good      int
+	minStart, maxEnd         int64
+	totalISL, totalOSL       float64
+	totalOut, totalReasoning float64
+	haveReasoning            bool
+}
+
+type otherAcc struct {
+	unit   string
+	values []float64
+	order  int
+}
+
+// NewAggregator returns an empty aggregator; slos enable goodput.
+func NewAggregator(slos []SLO) *Aggregator {
+	return &Aggregator{slos: slos, other: map[string]*otherAcc{},
+		errors: map[ErrorDetails]int{}, minStart: math.MaxInt64, maxEnd: math.MinInt64}
+}
+
+// Add accumulates one request.
+func (a *Aggregator) Add(m *RecordMetrics) {
+	if m.Meta.BenchmarkPhase == "warmup" {
+		return
+	}
+	if m.Error != nil {
+		a.addError(m)
+		return
+	}
+	a.valid++
+	for id := range numRecordMetrics {
+		if v, ok := m.get(id); ok {
+			a.scalars[id] = append(a.scalars[id], v)
+		}
+	}
+	a.addGaps(m)
+	a.addOther(m.Other)
+	a.addTotals(m)
+	if a.slos != nil && a.meets(m) {
+		a.good++
+	}
+}
+
+// addGaps pools inter_chunk_latency and token_gap without storing the same
+// list twice while they are equal.
+func (a *Aggregator) addGaps(m *RecordMetrics) {
+	if m.TokenGap != nil && !a.split {
+		a.tokenGap = append([]float64(nil), a.icl...)
+		a.split = true
+	}
+	a.icl = append(a.icl, m.ICL...)
+	if a.split {
+		a.tokenGap = append(a.tokenGap, m.TokenGaps()...)
+	}
+}
+
+func (a *Aggregator) addError(m *RecordMetrics) {
+	a.failed++
+	if m.ErrorISL > 0 {
+		a.errISL = append(a.errISL, float64(m.ErrorISL))
+	}
+	key := *m.Error
+	if _, seen := a.errors[key]; !seen {
+		a.errKeys = append(a.errKeys, key)
+	}
+	a.errors[key]++
+}
+
+func (a *Aggregator) addOther(others []NamedValue) {
+	for _, o := range others {
+		acc := a.other[o.Tag]
+		if acc == nil {
+			acc = &otherAcc{unit: o.Unit, order: len(a.other)}
+			a.other[o.Tag] = acc
+		}
+		if o.IsList {
+			acc.values = append(acc.values, o.List...)
+		} else {
+			acc.values = append(acc.values, o.Value)
+		}
+	}
+}
+
+func (a *Aggregator) addTotals(m *RecordMetrics) {
+	isl, _ := m.get(idISL)
+	osl, _ := m.get(idOSL)
+	out, _ := m.get(idOutputTokenCount)
+	reasoning, hasR := m.get(idReasoningTokens)
+	a.totalISL += isl
+	a.totalOSL += osl
+	a.totalOut += out
+	a.totalReasoning += reasoning
+	a.haveReasoning = a.haveReasoning || hasR
+	start := m.Meta.RequestStartNs
+	a.minStart = min(a.minStart, start)
+	if lat, ok := m.get(idRequestLatency); ok {
+		a.maxEnd = max(a.maxEnd, start+int64(math.Round(lat*nsPerMs)))
+	}
+}
+
+func (a *Aggregator) meets(m *RecordMetrics) bool {
+	for _, slo := range a.slos {
+		v, ok := m.Get(slo.Tag)
+		if !ok {
+			return false
+		}
+		def, _ := Lookup(slo.Tag)
+		if def.LargerIsBetter && v < slo.Threshold || !def.LargerIsBetter && v > slo.Threshold {
+			return false
+		}
+	}
+	return true
+}
+
+// Profile computes the run-level metrics. Metrics with no values are absent.
+func (a *Aggregator) Profile() *Profile {
+	p := &Profile{SchemaVersion: SchemaVersion}
+	for id := range numRecordMetrics {
+		p.addDistribution(recordTags[id], a.scalars[id])
+	}
+	p.addDistribution(TagICL, a.icl)
+	if a.split {
+		p.addDistribution(TagTokenGap, a.tokenGap)
+	} else {
+		p.addDistribution(TagTokenGap, a.icl)
+	}
+	p.addDistribution(TagErrorISL, a.errISL)
+	a.addOtherTo(p)
+	a.addScalars(p)
+	p.ErrorSummary = a.errorSummary()
+	p.sortMetrics()
+	return p
+}
+
+func (a *Aggregator) addOtherTo(p *Profile) {
+	tags := make([]string, 0, len(a.other))
+	for tag := range a.other {
+		tags = append(tags, tag)
+	}
+	sort.Slice(tags, func(i, j int) bool { return a.other[tags[i]].order < a.other[tags[j]].order })
+	for _, tag := range tags {
+		acc := a.other[tag]
+		if s, ok := Summarize(acc.values); ok {
+			p.Metrics = append(p.Metrics, MetricResult{Tag: tag, Unit: acc.unit, Stats: s.Stats()})
+		}
+	}
+}
+
+func (a *Aggregator) addScalars(p *Profile) {
+	if a.valid > 0 {
+		p.addScalar(TagRequestCount, float64(a.valid))
+		p.addScalar(TagTotalISL, a.totalISL)
+		p.addScalar(TagTotalOSL, a.totalOSL)
+		p.addScalar(TagTotalOutputTokens, a.totalOut)
+		if a.haveReasoning {
+			p.addScalar(TagTotalReasoning, a.totalReasoning)
+		}
+	}
+	if a.failed > 0 {
+		p.addScalar(TagErrorRequestCount, float64(a.failed))
+		if len(a.errISL) > 0 {
+			p.addScalar(TagTotalErrorISL, sum(append([]float64(nil), a.errISL...)))
+		}
+	}
+	if a.valid == 0 || a.maxEnd <= a.minStart {
+		return
+	}
+	durS := float64(a.maxEnd-a.minStart) / 1e9
+	p.addScalar(TagBenchmarkDuration, durS)
+	p.addScalar(TagRequestThroughput, float64(a.valid)/durS)
+	p.addScalar(TagOutputThroughput, a.totalOSL/durS)
+	p.addScalar(TagTotalThroughput, (a.totalISL+a.totalOSL)/durS)
+	if a.slos != nil {
+		p.addScalar(TagGoodRequestCount, float64(a.good))
+		p.addScalar(TagGoodput, float64(a.good)/durS)
+	}
+	p.MinRequestNs, p.MaxResponseNs = a.minStart, a.maxEnd
+}
+
+func (a *Aggregator) errorSummary() []ErrorCount {
+	out := make([]ErrorCount, 0, len(a.errKeys))
+	for _, k := range a.errKeys {
+		out = append(out, ErrorCount{Details: k, Count: a.errors[k]})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out
+}

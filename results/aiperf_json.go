@@ -1,0 +1,255 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+)
+
+// File names AIPerf uses in a run directory.
+const (
+	ProfileJSONName = "profile_export_aiperf.json"
+	ProfileCSVName  = "profile_export_aiperf.csv"
+	RecordsName     = "profile_export.jsonl"
+)
+
+// jsonStatOrder is the order of statistics inside a metric object.
+var jsonStatOrder = StatNames
+
+// WriteProfileJSON writes p as profile_export_aiperf.json: indent 2, AIPerf's
+// key order, absent and non-finite values omitted, counts as floats except
+// the per-metric "count".
+func WriteProfileJSON(w io.Writer, p *Profile) error {
+	b := []byte("{")
+	first := true
+	key := func(k string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, "\n  "...)
+		b = appendString(b, k)
+		b = append(b, ": "...)
+	}
+	key("schema_version")
+	b = appendString(b, orDefault(p.SchemaVersion, SchemaVersion))
+	if p.AIPerfVersion != "" {
+		key("aiperf_version")
+		b = appendString(b, p.AIPerfVersion)
+	}
+	if p.BenchmarkID != "" {
+		key("benchmark_id")
+		b = appendString(b, p.BenchmarkID)
+	}
+	split := order(TagTotalErrorISL)
+	for _, m := range p.Metrics {
+		if order(m.Tag) <= split {
+			key(m.Tag)
+			b = appendMetricObject(b, m)
+		}
+	}
+	if len(p.InputConfig) > 0 {
+		key("input_config")
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, p.InputConfig, "  ", "  "); err != nil {
+			return fmt.Errorf("input_config: %w", err)
+		}
+		b = append(b, buf.Bytes()...)
+	}
+	key("was_cancelled")
+	b = strconv.AppendBool(b, p.WasCancelled)
+	key("error_summary")
+	b = appendErrorSummary(b, p.ErrorSummary)
+	if p.StartTime != "" {
+		key("start_time")
+		b = appendString(b, p.StartTime)
+	}
+	if p.EndTime != "" {
+		key("end_time")
+		b = appendString(b, p.EndTime)
+	}
+	for _, m := range p.Metrics {
+		if order(m.Tag) > split {
+			key(m.Tag)
+			b = appendMetricObject(b, m)
+		}
+	}
+	b = append(b, "\n}\n"...)
+	_, err := w.Write(b)
+	return err
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func appendMetricObject(b []byte, m MetricResult) []byte {
+	b = append(b, "{\n    \"unit\": "...)
+	b = appendString(b, m.Unit)
+	for _, st := range jsonStatOrder {
+		v, ok := m.Stats[st]
+		if !ok || !finite(v) {
+			continue
+		}
+		b = append(b, ",\n    "...)
+		b = appendString(b, st)
+		b = append(b, ": "...)
+		b = appendValue(b, v, st == "count")
+	}
+	return append(b, "\n  }"...)
+}
+
+func appendErrorSummary(b []byte, errs []ErrorCount) []byte {
+	if len(errs) == 0 {
+		return append(b, "[]"...)
+	}
+	b = append(b, '[')
+	for i, e := range errs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    {\n      \"error_details\": {"...)
+		if e.Details.Code != 0 {
+			b = append(b, "\n        \"code\": "...)
+			b = strconv.AppendInt(b, int64(e.Details.Code), 10)
+			b = append(b, ',')
+		}
+		b = append(b, "\n        \"type\": "...)
+		b = appendString(b, e.Details.Type)
+		b = append(b, ",\n        \"message\": "...)
+		b = appendString(b, e.Details.Message)
+		b = append(b, "\n      },\n      \"count\": "...)
+		b = strconv.AppendInt(b, int64(e.Count), 10)
+		b = append(b, "\n    }"...)
+	}
+	return append(b, "\n  ]"...)
+}
+
+// nonMetricKeys are the top-level keys of profile_export_aiperf.json that are
+// not metrics.
+var nonMetricKeys = map[string]bool{
+	"schema_version": true, "aiperf_version": true, "benchmark_id": true, "telemetry_data": true,
+	"input_config": true, "was_cancelled": true, "error_summary": true, "start_time": true,
+	"end_time": true, "run_info": true, "warmup_metrics": true, "runtime_submission_invalid_reasons": true,
+}
+
+// ReadProfileJSON reads profile_export_aiperf.json of AIPerf schema 1.0–1.5
+// (and simbench's): explicit nulls and missing fields are tolerated, unknown
+// keys ignored, and every object with a "unit" is taken as a metric.
+func ReadProfileJSON(r io.Reader) (*Profile, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	if err := expectDelim(dec, '{'); err != nil {
+		return nil, err
+	}
+	p := &Profile{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("reading key: %w", err)
+		}
+		k, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("field %q: %w", k, err)
+		}
+		if err := p.setTopLevel(k, raw); err != nil {
+			return nil, fmt.Errorf("field %q: %w", k, err)
+		}
+	}
+	return p, nil
+}
+
+// LoadProfileJSON reads a profile_export_aiperf.json file.
+func LoadProfileJSON(path string) (*Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := ReadProfileJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return fmt.Errorf("want %q, got %v", want, tok)
+	}
+	return nil
+}
+
+func (p *Profile) setTopLevel(k string, raw json.RawMessage) error {
+	if string(raw) == "null" {
+		return nil
+	}
+	switch k {
+	case "schema_version":
+		return json.Unmarshal(raw, &p.SchemaVersion)
+	case "aiperf_version":
+		return json.Unmarshal(raw, &p.AIPerfVersion)
+	case "benchmark_id":
+		return json.Unmarshal(raw, &p.BenchmarkID)
+	case "input_config":
+		p.InputConfig = append(json.RawMessage(nil), raw...)
+	case "was_cancelled":
+		return json.Unmarshal(raw, &p.WasCancelled)
+	case "error_summary":
+		return json.Unmarshal(raw, &p.ErrorSummary)
+	case "start_time":
+		return json.Unmarshal(raw, &p.StartTime)
+	case "end_time":
+		return json.Unmarshal(raw, &p.EndTime)
+	default:
+		if nonMetricKeys[k] {
+			return nil
+		}
+		return p.addRawMetric(k, raw)
+	}
+	return nil
+}
+
+// addRawMetric parses one metric object; objects without "unit" are skipped.
+func (p *Profile) addRawMetric(tag string, raw json.RawMessage) error {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return err
+	}
+	unitRaw, ok := obj["unit"]
+	if !ok {
+		return nil
+	}
+	m := MetricResult{Tag: tag, Stats: map[string]float64{}}
+	_ = json.Unmarshal(unitRaw, &m.Unit)
+	for st, v := range obj {
+		if st == "unit" || string(v) == "null" {
+			continue
+		}
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			continue // non-numeric extras (e.g. nested objects) are not statistics
+		}
+		if finite(f) {
+			m.Stats[st] = f
+		}
+	}
+	if len(m.Stats) > 0 {
+		p.Metrics = append(p.Metrics, m)
+	}
+	return nil
+}

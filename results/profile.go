@@ -1,0 +1,98 @@
+package results
+
+import (
+	"encoding/json"
+	"sort"
+)
+
+// SchemaVersion is the profile_export_aiperf.json schema simbench writes:
+// AIPerf 1.1 (count and sum on record metrics).
+const SchemaVersion = "1.1"
+
+// MetricResult is one metric of a profile in display units. Record metrics
+// carry every statistic (see StatNames); aggregate metrics carry only "avg".
+// Statistics that a file did not have are absent from Stats.
+type MetricResult struct {
+	Tag   string
+	Unit  string
+	Stats map[string]float64
+}
+
+// Get returns one statistic.
+func (m MetricResult) Get(stat string) (float64, bool) {
+	v, ok := m.Stats[stat]
+	return v, ok
+}
+
+// Scalar reports whether the metric is a run-level scalar ({unit, avg}).
+func (m MetricResult) Scalar() bool {
+	_, hasP50 := m.Stats["p50"]
+	_, hasMax := m.Stats["max"]
+	return !hasP50 && !hasMax
+}
+
+// Header is AIPerf's display name of the metric.
+func (m MetricResult) Header() string {
+	d, _ := Lookup(m.Tag)
+	return d.Header
+}
+
+// Profile is a run's aggregate: the content of profile_export_aiperf.json.
+type Profile struct {
+	SchemaVersion string
+	AIPerfVersion string
+	BenchmarkID   string
+	Metrics       []MetricResult
+	InputConfig   json.RawMessage
+	WasCancelled  bool
+	ErrorSummary  []ErrorCount
+	StartTime     string // naive ISO local time, as AIPerf writes it
+	EndTime       string
+	// MinRequestNs and MaxResponseNs bound the benchmark window (wall ns).
+	// They are not written (AIPerf hides them since 2026-02).
+	MinRequestNs, MaxResponseNs int64
+}
+
+// Metric returns the metric with tag.
+func (p *Profile) Metric(tag string) (MetricResult, bool) {
+	for _, m := range p.Metrics {
+		if m.Tag == tag {
+			return m, true
+		}
+	}
+	return MetricResult{}, false
+}
+
+// Value returns metric tag's statistic stat.
+func (p *Profile) Value(tag, stat string) (float64, bool) {
+	m, ok := p.Metric(tag)
+	if !ok {
+		return 0, false
+	}
+	return m.Get(stat)
+}
+
+func (p *Profile) addDistribution(tag string, values []float64) {
+	if len(values) == 0 {
+		return
+	}
+	s, ok := Summarize(append([]float64(nil), values...))
+	if !ok {
+		return
+	}
+	d, _ := Lookup(tag)
+	p.Metrics = append(p.Metrics, MetricResult{Tag: tag, Unit: d.Unit, Stats: s.Stats()})
+}
+
+func (p *Profile) addScalar(tag string, v float64) {
+	d, _ := Lookup(tag)
+	p.Metrics = append(p.Metrics, MetricResult{Tag: tag, Unit: d.Unit, Stats: map[string]float64{"avg": v}})
+}
+
+// sortMetrics puts metrics in AIPerf's key order; unknown tags keep their
+// relative order after the known ones.
+func (p *Profile) sortMetrics() {
+	sort.SliceStable(p.Metrics, func(i, j int) bool {
+		return order(p.Metrics[i].Tag) < order(p.Metrics[j].Tag)
+	})
+}

@@ -1,0 +1,118 @@
+package results
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// RunMeta is what a run knows about itself beyond its records.
+type RunMeta struct {
+	BenchmarkID  string
+	InputConfig  any // marshalled into input_config
+	StartNs      int64
+	EndNs        int64
+	WasCancelled bool
+}
+
+// RunWriter writes a run directory: each finished request goes to
+// profile_export.jsonl as it is added, and Close writes the aggregate
+// profile_export_aiperf.json and .csv computed from the same records. It is
+// safe for concurrent use.
+type RunWriter struct {
+	mu    sync.Mutex
+	dir   string
+	f     *os.File
+	bw    *bufio.Writer // nil when every record is written through at once
+	jw    *JSONLWriter
+	agg   *Aggregator
+	added int
+}
+
+// RunOptions configures a RunWriter.
+type RunOptions struct {
+	// Buffered batches JSONL writes (the simulator); otherwise each record is
+	// written to the file as soon as it is added (real runs, so an
+	// interrupted run never loses a finished request).
+	Buffered bool
+	SLOs     []SLO
+}
+
+// CreateRun creates dir (and parents) and opens its profile_export.jsonl.
+func CreateRun(dir string, opts RunOptions) (*RunWriter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, RecordsName))
+	if err != nil {
+		return nil, err
+	}
+	rw := &RunWriter{dir: dir, f: f, agg: NewAggregator(opts.SLOs)}
+	if opts.Buffered {
+		rw.bw = bufio.NewWriterSize(f, 1<<20)
+		rw.jw = NewJSONLWriter(rw.bw)
+	} else {
+		rw.jw = NewJSONLWriter(f)
+	}
+	return rw, nil
+}
+
+// Dir is the run directory.
+func (rw *RunWriter) Dir() string { return rw.dir }
+
+// Add computes r's metrics, writes its JSONL line and aggregates it. It
+// returns the computed metrics.
+func (rw *RunWriter) Add(r *Record) (RecordMetrics, error) {
+	m := ComputeMetrics(r)
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if err := rw.jw.Write(&m); err != nil {
+		return m, err
+	}
+	rw.agg.Add(&m)
+	rw.added++
+	return m, nil
+}
+
+// Close flushes the records and writes the aggregate files. It returns the
+// profile it wrote.
+func (rw *RunWriter) Close(meta RunMeta) (*Profile, error) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.bw != nil {
+		if err := rw.bw.Flush(); err != nil {
+			rw.f.Close()
+			return nil, fmt.Errorf("%s: %w", rw.f.Name(), err)
+		}
+	}
+	if err := rw.f.Close(); err != nil {
+		return nil, err
+	}
+	p := rw.agg.Profile()
+	if err := applyMeta(p, meta); err != nil {
+		return nil, err
+	}
+	return p, WriteProfileFiles(rw.dir, p)
+}
+
+func applyMeta(p *Profile, meta RunMeta) error {
+	p.BenchmarkID = meta.BenchmarkID
+	p.WasCancelled = meta.WasCancelled
+	if meta.StartNs != 0 {
+		p.StartTime = FormatTime(meta.StartNs)
+	}
+	if meta.EndNs != 0 {
+		p.EndTime = FormatTime(meta.EndNs)
+	}
+	if meta.InputConfig != nil {
+		b, err := json.Marshal(meta.InputConfig)
+		if err != nil {
+			return fmt.Errorf("input_config: %w", err)
+		}
+		p.InputConfig = b
+	}
+	return nil
+}
