@@ -221,7 +221,9 @@ func (p *Profile) setTopLevel(k string, raw json.RawMessage) error {
 	return nil
 }
 
-// addRawMetric parses one metric object; objects without "unit" are skipped.
+// addRawMetric parses one metric object; objects without "unit" are
+// skipped, and so are statistics simbench does not know (e.g. one 2026
+// version's adj_p50 inside the object).
 func (p *Profile) addRawMetric(tag string, raw json.RawMessage) error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil
@@ -236,8 +238,9 @@ func (p *Profile) addRawMetric(tag string, raw json.RawMessage) error {
 	}
 	m := MetricResult{Tag: tag, Stats: map[string]float64{}}
 	_ = json.Unmarshal(unitRaw, &m.Unit)
-	for st, v := range obj {
-		if st == "unit" || string(v) == "null" {
+	for _, st := range StatNames {
+		v, ok := obj[st]
+		if !ok || string(v) == "null" {
 			continue
 		}
 		f, err := strconv.ParseFloat(string(v), 64)

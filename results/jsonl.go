@@ -210,7 +210,7 @@ type JSONLReader struct {
 // NewJSONLReader reads from r; name is used in error messages.
 func NewJSONLReader(r io.Reader, name string) *JSONLReader {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<30)
 	return &JSONLReader{sc: sc, name: name}
 }
 

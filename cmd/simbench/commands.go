@@ -4,5 +4,7 @@ import "github.com/urfave/cli/v2"
 
 // commands lists every sub-command; each lives in its own file.
 func commands() []*cli.Command {
-	return []*cli.Command{}
+	return []*cli.Command{
+		summarizeCommand(),
+	}
 }

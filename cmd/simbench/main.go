@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -28,7 +29,7 @@ func main() {
 // can drive the whole CLI without exiting.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	err := app.Run(args)
+	err := app.Run(permuteArgs(app, args))
 	return exitCode(err, stderr)
 }
 
@@ -42,12 +43,21 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
-		Commands:        commands(),
+		Commands:        withUsageErrors(commands()),
 		ExitErrHandler:  func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError{err}
 		},
 	}
+}
+
+// withUsageErrors makes flag-parsing errors of every command usage errors.
+func withUsageErrors(cmds []*cli.Command) []*cli.Command {
+	for _, c := range cmds {
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+		withUsageErrors(c.Subcommands)
+	}
+	return cmds
 }
 
 // usageError marks an error as a usage mistake (exit code 2).
@@ -77,7 +87,7 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "simbench:", err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "Required flag") {
 		return exitUsage
 	}
 	var ec cli.ExitCoder

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/simbench/simbench/results"
+	"github.com/urfave/cli/v2"
+)
+
+func summarizeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "summarize",
+		Usage:     "recompute profile_export_aiperf.json and .csv from a per-request export",
+		ArgsUsage: "FILE.jsonl",
+		UsageText: "simbench summarize profile_export.jsonl -o DIR [--goodput \"time_to_first_token:200\"]",
+		Description: "Reads a per-request profile_export.jsonl (AIPerf's own, or simbench's) and writes the\n" +
+			"aggregate files AIPerf would write for it: profile_export_aiperf.json and\n" +
+			"profile_export_aiperf.csv, with numpy-linear percentiles and population std.\n" +
+			"Warmup and failed requests are excluded exactly as AIPerf excludes them.\n\n" +
+			"Example:\n  simbench summarize artifacts/run/profile_export.jsonl -o artifacts/run-resummarized",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "directory to write the aggregate files into", Required: true},
+			&cli.StringFlag{Name: "goodput", Usage: "SLOs as AIPerf's --goodput, e.g. \"time_to_first_token:200 inter_token_latency:10\" (ms)"},
+		},
+		Action: summarizeAction,
+	}
+}
+
+func summarizeAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("summarize takes one FILE.jsonl, got %d arguments", c.NArg())
+	}
+	var slos []results.SLO
+	if g := c.String("goodput"); g != "" {
+		var err error
+		if slos, err = results.ParseGoodput(g); err != nil {
+			return usagef("--goodput: %v", err)
+		}
+	}
+	p, err := results.SummarizeJSONL(c.Args().First(), slos)
+	if err != nil {
+		return err
+	}
+	dir := c.String("output-dir")
+	if err := results.WriteProfileFiles(dir, p); err != nil {
+		return err
+	}
+	n, _ := p.Value(results.TagRequestCount, "avg")
+	fmt.Fprintf(c.App.Writer, "summarized %d valid requests\nwrote %s\nwrote %s\n", int(n),
+		filepath.Join(dir, results.ProfileJSONName), filepath.Join(dir, results.ProfileCSVName))
+	return nil
+}
