@@ -6,5 +6,6 @@ import "github.com/urfave/cli/v2"
 func commands() []*cli.Command {
 	return []*cli.Command{
 		summarizeCommand(),
+		traceCommand(),
 	}
 }

@@ -1,0 +1,398 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/simbench/simbench/traces"
+	"github.com/urfave/cli/v2"
+)
+
+func traceCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "trace",
+		Usage: "inspect, filter and synthesise request traces (Mooncake JSONL, as AIPerf's mooncake_trace)",
+		UsageText: "simbench trace info FILE [--format text|json]\n" +
+			"simbench trace filter FILE -o OUT.jsonl [--start-offset-ms MS] [--end-offset-ms MS] [--speedup X] ...\n" +
+			"simbench trace synth -o OUT.jsonl (--concurrency N | --request-rate R) [--request-count N] [--isl T] ...",
+		Description: "A trace is a JSONL file, one request per line, in the Mooncake format AIPerf replays with\n" +
+			"--custom-dataset-type mooncake_trace: timestamp (ms), input_length, output_length and hash_ids\n" +
+			"(prefix-block ids, 512 tokens per block), optionally session_id, delay and text_input.\n\n" +
+			"Examples:\n" +
+			"  simbench trace info conversation_trace.jsonl\n" +
+			"  simbench trace filter conversation_trace.jsonl -o first10min.jsonl --end-offset-ms 600000\n" +
+			"  simbench trace synth -o poisson.jsonl --request-rate 4 --request-count 200 --isl 2000 --osl 200",
+		HideHelpCommand: true,
+		Subcommands:     []*cli.Command{traceInfoCommand(), traceFilterCommand(), traceSynthCommand()},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("unknown trace sub-command %q: want info, filter or synth", c.Args().First())
+			}
+			_ = cli.ShowSubcommandHelp(c)
+			return usagef("trace needs a sub-command: info, filter or synth")
+		},
+	}
+}
+
+// ---- trace info ----
+
+func traceInfoCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "info",
+		Usage:     "print request count, schedule span and rate, ISL/OSL statistics and prefix reuse of a trace",
+		ArgsUsage: "FILE",
+		UsageText: "simbench trace info FILE [--format text|json]",
+		Description: "Loads a Mooncake JSONL trace, checks every row (a bad row is reported as FILE:LINE: field \"…\": …)\n" +
+			"and prints what it would replay: request and session counts, the schedule's span and mean\n" +
+			"arrival rate, ISL and OSL min/percentiles/max/avg/std (numpy-linear percentiles, population\n" +
+			"std), total tokens, and the prefix-reuse ratio: the share of input tokens an infinite prefix\n" +
+			"cache would serve when the requests arrive in order.\n\n" +
+			"Example:\n  simbench trace info conversation_trace.jsonl --format json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: text or json"},
+		},
+		Action: traceInfoAction,
+	}
+}
+
+func traceInfoAction(c *cli.Context) error {
+	file, err := oneFileArg(c, "trace info")
+	if err != nil {
+		return err
+	}
+	format := c.String("format")
+	if format != "text" && format != "json" {
+		return usagef("--format must be text or json, got %q", format)
+	}
+	wl, err := loadTrace(c, file)
+	if err != nil {
+		return err
+	}
+	info := traces.Describe(wl)
+	if format == "json" {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(info)
+	}
+	return writeInfoText(c.App.Writer, info)
+}
+
+func writeInfoText(w io.Writer, in traces.Info) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "source\t%s\n", in.Source)
+	fmt.Fprintf(tw, "digest\t%s\n", in.Digest)
+	fmt.Fprintf(tw, "requests\t%d (%d warmup, %d with timestamps)\n", in.Requests, in.WarmupRequests, in.TimedRequests)
+	fmt.Fprintf(tw, "sessions\t%d\n", in.Sessions)
+	fmt.Fprintf(tw, "schedule\t%s\n", scheduleText(in))
+	fmt.Fprintf(tw, "block size\t%d tokens\n", in.BlockSize)
+	fmt.Fprintf(tw, "total tokens\tinput %d, output %d\n", in.TotalInputTokens, in.TotalOutputTokens)
+	fmt.Fprintf(tw, "prefix reuse\t%.2f%% of input tokens (infinite prefix cache, %d-token blocks)\n",
+		100*in.PrefixReuseRatio, in.BlockSize)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "tokens\tmin\tp50\tp90\tp99\tmax\tavg\tstd\t")
+	for _, row := range []struct {
+		name string
+		d    traces.Dist
+	}{{"ISL", in.ISL}, {"OSL", in.OSL}} {
+		d := row.d
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.name, num(d.Min), num(d.P50), num(d.P90),
+			num(d.P99), num(d.Max), num(d.Avg), num(d.Std))
+	}
+	return tw.Flush()
+}
+
+func scheduleText(in traces.Info) string {
+	switch {
+	case in.TimedRequests == 0 && in.Concurrency > 0:
+		return fmt.Sprintf("closed loop, no timestamps (concurrency %d)", in.Concurrency)
+	case in.TimedRequests == 0:
+		return "no timestamps: replay closed-loop with a concurrency"
+	case in.SpanMs == 0:
+		return "all requests at one instant"
+	}
+	return fmt.Sprintf("span %s s, mean rate %.3f req/s", num(in.SpanMs/1000), in.RatePerSec)
+}
+
+// num formats v with up to one decimal, without a trailing ".0".
+func num(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	if len(s) > 2 && s[len(s)-2:] == ".0" {
+		return s[:len(s)-2]
+	}
+	return s
+}
+
+// ---- trace filter ----
+
+func traceFilterCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "filter",
+		Usage:     "cut a trace by time window, length or count, rescale it, and write it as Mooncake JSONL",
+		ArgsUsage: "FILE",
+		UsageText: "simbench trace filter FILE -o OUT.jsonl [flags]",
+		Description: "Steps run in this order: time window (by each session's first timestamp, bounds inclusive,\n" +
+			"as AIPerf's --fixed-schedule-start-offset/--fixed-schedule-end-offset), length scaling and caps\n" +
+			"(hash_ids are cut or extended with the new ISL), --max-total-tokens, --limit, then time: the\n" +
+			"start offset (or, with --auto-offset, the first timestamp) becomes time zero and --speedup\n" +
+			"divides timestamps and delays. Multi-turn sessions are kept or dropped whole.\n\n" +
+			"Example (the first 10 minutes, twice as fast, ISL at most 16k):\n" +
+			"  simbench trace filter conversation_trace.jsonl -o fast.jsonl --end-offset-ms 600000 --speedup 2 --max-isl 16384",
+		Flags: []cli.Flag{
+			outputFlag(),
+			&cli.Float64Flag{Name: "start-offset-ms", Aliases: []string{"fixed-schedule-start-offset"},
+				DefaultText: "off", Usage: "drop sessions starting before this time (ms); it becomes time zero"},
+			&cli.Float64Flag{Name: "end-offset-ms", Aliases: []string{"fixed-schedule-end-offset"},
+				DefaultText: "off", Usage: "drop sessions starting after this time (ms)"},
+			&cli.BoolFlag{Name: "auto-offset", Aliases: []string{"fixed-schedule-auto-offset"},
+				Usage: "shift the schedule so the first request is at time zero"},
+			&cli.Float64Flag{Name: "speedup", DefaultText: "off", Usage: "divide timestamps and delays by this factor (2 = twice the rate)"},
+			&cli.IntFlag{Name: "limit", DefaultText: "off", Usage: "keep at most the first N requests, in whole sessions"},
+			&cli.IntFlag{Name: "max-total-tokens", DefaultText: "off", Usage: "drop sessions with a request whose ISL+OSL exceeds this"},
+			&cli.IntFlag{Name: "max-isl", DefaultText: "off", Usage: "cap input lengths at this many tokens"},
+			&cli.IntFlag{Name: "max-osl", DefaultText: "off", Usage: "cap output lengths at this many tokens"},
+			&cli.Float64Flag{Name: "scale-lengths", DefaultText: "off", Usage: "multiply input and output lengths by this factor"},
+		},
+		Action: traceFilterAction,
+	}
+}
+
+func outputFlag() cli.Flag {
+	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`FILE` to write the Mooncake JSONL to, - for stdout (required)"}
+}
+
+func traceFilterAction(c *cli.Context) error {
+	file, err := oneFileArg(c, "trace filter")
+	if err != nil {
+		return err
+	}
+	out, err := outputArg(c, "trace filter")
+	if err != nil {
+		return err
+	}
+	f := traces.Filter{
+		MaxTotalTokens: c.Int("max-total-tokens"),
+		StartMs:        c.Float64("start-offset-ms"),
+		EndMs:          c.Float64("end-offset-ms"),
+		HasWindow:      c.IsSet("start-offset-ms") || c.IsSet("end-offset-ms"),
+		Speedup:        c.Float64("speedup"),
+		Limit:          c.Int("limit"),
+		MaxISL:         c.Int("max-isl"),
+		MaxOSL:         c.Int("max-osl"),
+		ScaleLengths:   c.Float64("scale-lengths"),
+		RebaseTime:     c.Bool("auto-offset"),
+	}
+	if err := f.Validate(); err != nil {
+		return usageError{err}
+	}
+	wl, err := loadTrace(c, file)
+	if err != nil {
+		return err
+	}
+	filtered, err := traces.Apply(wl, f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if err := writeTrace(c, out, filtered); err != nil {
+		return err
+	}
+	fmt.Fprintf(summaryWriter(c, out), "kept %d of %d requests; wrote %s (digest %s)\n",
+		len(filtered.Requests), len(wl.Requests), outName(out), filtered.Digest)
+	return nil
+}
+
+// ---- trace synth ----
+
+func traceSynthCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "synth",
+		Usage:     "generate a seeded synthetic workload (closed loop or Poisson/gamma/constant arrivals) as Mooncake JSONL",
+		UsageText: "simbench trace synth -o OUT.jsonl (--concurrency N | --request-rate R [--arrival-pattern poisson]) [flags]",
+		Description: "Flags follow AIPerf's names. With --request-rate the requests get timestamps from the arrival\n" +
+			"pattern (poisson by default; --concurrency is then a cap). With --concurrency alone there are no\n" +
+			"timestamps: the workload is closed-loop, and since the JSONL cannot record the concurrency you\n" +
+			"must give it again when replaying. Lengths are normal draws (clamped >= 1); every request's\n" +
+			"first --shared-prefix-tokens tokens share hash_ids within one of --num-prefix-groups groups.\n" +
+			"The same flags and --random-seed always give the same file.\n\n" +
+			"Examples:\n" +
+			"  simbench trace synth -o poisson.jsonl --request-rate 4 --request-count 200 --isl 2000 --osl 200\n" +
+			"  simbench trace synth -o chat.jsonl --concurrency 8 --request-count 100 --turns 4 --turn-delay-ms 2000 \\\n" +
+			"      --shared-prefix-tokens 1024 --num-prefix-groups 4",
+		Flags:  synthFlags(),
+		Action: traceSynthAction,
+	}
+}
+
+func synthFlags() []cli.Flag {
+	return []cli.Flag{
+		outputFlag(),
+		&cli.IntFlag{Name: "concurrency", DefaultText: "none", Usage: "closed loop: requests in flight; with --request-rate: a cap"},
+		&cli.IntFlag{Name: "request-count", Aliases: []string{"num-requests"}, Value: 10, Usage: "measured requests (warmup not included)"},
+		&cli.IntFlag{Name: "warmup-request-count", Usage: "warmup requests sent first (marked \"warmup\": true)"},
+		&cli.Float64Flag{Name: "request-rate", DefaultText: "none", Usage: "open loop: mean requests per second (session starts with --turns > 1)"},
+		&cli.StringFlag{Name: "arrival-pattern", Usage: "constant, poisson or gamma (default poisson; needs --request-rate)"},
+		&cli.Float64Flag{Name: "gamma-shape", Value: 1, Usage: "shape k of gamma inter-arrivals (1 = poisson, < 1 burstier, > 1 smoother)"},
+		&cli.IntFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Value: 550, Usage: "mean input length (tokens)"},
+		&cli.IntFlag{Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Usage: "input length standard deviation"},
+		&cli.IntFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Value: 256, Usage: "mean output length (tokens)"},
+		&cli.IntFlag{Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Usage: "output length standard deviation"},
+		&cli.IntFlag{Name: "shared-prefix-tokens", Usage: "tokens every request's prompt starts with (a multiple of --block-size)"},
+		&cli.IntFlag{Name: "num-prefix-groups", Value: 1, Usage: "number of distinct shared prefixes, assigned round-robin"},
+		&cli.IntFlag{Name: "block-size", Aliases: []string{"isl-block-size"}, Value: traces.MooncakeBlockSize, Usage: "tokens per hash_ids block"},
+		&cli.Int64Flag{Name: "random-seed", Aliases: []string{"seed"}, Usage: "random seed"},
+		&cli.IntFlag{Name: "turns", Value: 1, Usage: "turns per session; later turns extend the previous prompt"},
+		&cli.Float64Flag{Name: "turn-delay-ms", Usage: "delay between a turn's completion and the next turn (ms)"},
+	}
+}
+
+func traceSynthAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("trace synth takes no arguments, got %q", c.Args().First())
+	}
+	out, err := outputArg(c, "trace synth")
+	if err != nil {
+		return err
+	}
+	spec, err := synthSpec(c)
+	if err != nil {
+		return err
+	}
+	wl, err := traces.Synthesize(spec)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := writeTrace(c, out, wl); err != nil {
+		return err
+	}
+	warnSynth(c, out, wl, spec)
+	fmt.Fprintf(summaryWriter(c, out), "wrote %d requests (%d warmup) to %s (digest %s)\n",
+		len(wl.Requests), spec.WarmupCount, outName(out), wl.Digest)
+	return nil
+}
+
+func synthSpec(c *cli.Context) (traces.SynthSpec, error) {
+	s := traces.SynthSpec{
+		Concurrency:        c.Int("concurrency"),
+		RequestCount:       c.Int("request-count"),
+		WarmupCount:        c.Int("warmup-request-count"),
+		Rate:               c.Float64("request-rate"),
+		GammaShape:         c.Float64("gamma-shape"),
+		ISL:                c.Int("isl"),
+		ISLStddev:          c.Int("isl-stddev"),
+		OSL:                c.Int("osl"),
+		OSLStddev:          c.Int("osl-stddev"),
+		SharedPrefixTokens: c.Int("shared-prefix-tokens"),
+		NumPrefixGroups:    c.Int("num-prefix-groups"),
+		BlockSize:          c.Int("block-size"),
+		Seed:               c.Int64("random-seed"),
+		Turns:              c.Int("turns"),
+		TurnDelayMs:        c.Float64("turn-delay-ms"),
+	}
+	pattern := c.String("arrival-pattern")
+	switch {
+	case c.IsSet("request-rate"):
+		s.Mode = traces.ModePoisson
+		if pattern != "" {
+			s.Mode = pattern
+		}
+	case pattern != "":
+		return s, usagef("--arrival-pattern %s needs --request-rate", pattern)
+	case c.IsSet("concurrency"):
+		s.Mode = traces.ModeConcurrency
+	default:
+		return s, usagef("give --concurrency N (closed loop: N requests in flight) or --request-rate R (open loop: R requests/s)")
+	}
+	if c.IsSet("gamma-shape") && s.Mode != traces.ModeGamma {
+		return s, usagef("--gamma-shape only applies to --arrival-pattern gamma")
+	}
+	if s.Mode == traces.ModeConcurrency || s.Mode == traces.ModeConstant || s.Mode == traces.ModePoisson || s.Mode == traces.ModeGamma {
+		return s, nil
+	}
+	return s, usagef("--arrival-pattern must be constant, poisson or gamma, got %q", pattern)
+}
+
+func warnSynth(c *cli.Context, out string, wl *traces.Workload, s traces.SynthSpec) {
+	if s.Mode == traces.ModeConcurrency {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s has no timestamps and the JSONL format cannot record --concurrency %d; "+
+			"replay it with --concurrency %d\n", outName(out), wl.Concurrency, wl.Concurrency)
+	}
+	if s.WarmupCount > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "warning: the %d warmup requests are marked \"warmup\": true, a simbench extension "+
+			"that AIPerf ignores (it would measure them)\n", s.WarmupCount)
+	}
+}
+
+// ---- shared helpers ----
+
+// oneFileArg returns the single FILE argument.
+func oneFileArg(c *cli.Context, cmd string) (string, error) {
+	switch c.NArg() {
+	case 0:
+		return "", usagef("%s needs a trace FILE", cmd)
+	case 1:
+		return c.Args().First(), nil
+	}
+	return "", usagef("%s takes one trace FILE, got %d arguments", cmd, c.NArg())
+}
+
+func outputArg(c *cli.Context, cmd string) (string, error) {
+	out := c.String("output")
+	if out == "" {
+		return "", usagef("%s needs -o OUT.jsonl (or -o - for stdout)", cmd)
+	}
+	return out, nil
+}
+
+// loadTrace loads file and prints its warnings to stderr.
+func loadTrace(c *cli.Context, file string) (*traces.Workload, error) {
+	wl, warns, err := traces.LoadMooncake(file)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
+	}
+	return wl, nil
+}
+
+// writeTrace writes wl to out ("-" = the app's stdout).
+func writeTrace(c *cli.Context, out string, wl *traces.Workload) error {
+	if out == "-" {
+		return traces.WriteJSONL(c.App.Writer, wl)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return fmt.Errorf("write trace: %w", err)
+	}
+	if err := traces.WriteJSONL(f, wl); err != nil {
+		return errors.Join(fmt.Errorf("%s: %w", out, err), f.Close())
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write trace: %w", err)
+	}
+	return nil
+}
+
+// outName names the output in messages.
+func outName(out string) string {
+	if out == "-" {
+		return "stdout"
+	}
+	return out
+}
+
+// summaryWriter is stdout, or stderr when the trace itself goes to stdout.
+func summaryWriter(c *cli.Context, out string) io.Writer {
+	if out == "-" {
+		return c.App.ErrWriter
+	}
+	return c.App.Writer
+}

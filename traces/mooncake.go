@@ -1,0 +1,437 @@
+package traces
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+)
+
+// maxLineBytes bounds one JSONL line (a 1M-token prompt in hash_ids is ~8 MB).
+const maxLineBytes = 64 << 20
+
+// RowError reports an invalid trace row. Its message names the file, the
+// 1-based line and the offending field, e.g.
+//
+//	trace.jsonl:17: field "input_length": must be >= 0, got -3
+type RowError struct {
+	File  string
+	Line  int
+	Field string // "" when the row as a whole is bad (malformed JSON)
+	Msg   string
+}
+
+func (e *RowError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: field %q: %s", e.File, e.Line, e.Field, e.Msg)
+}
+
+// Warning is a problem in a trace that does not stop it from loading.
+// Line is the first line concerned (0 when it concerns the whole file).
+type Warning struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (w Warning) String() string {
+	if w.Line == 0 {
+		return fmt.Sprintf("%s: %s", w.File, w.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", w.File, w.Line, w.Msg)
+}
+
+// LoadMooncake reads a Mooncake-format JSONL trace file; see ReadMooncake.
+func LoadMooncake(path string) (*Workload, []Warning, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load trace: %w", err)
+	}
+	defer f.Close()
+	return ReadMooncake(f, path)
+}
+
+// ReadMooncake reads a Mooncake-format JSONL trace (one JSON object per line,
+// blank lines skipped); name is used in error messages and as Source.
+//
+// Fields (unknown keys are ignored; null is the same as absent):
+//   - timestamp (ms, int or float, >= 0; alias created_time, also in ms as in
+//     Dynamo's mocker): the request is open-loop when present.
+//   - input_length (alias input_tokens): ISL in tokens, >= 0. Required unless
+//     text_input is given (InputLength is then 0: the prompt is the text).
+//   - output_length (alias output_tokens): requested OSL, >= 0. Optional as in
+//     AIPerf: when absent OutputLength is 0 ("server default") and a warning
+//     is returned.
+//   - hash_ids: prefix-block ids at 512 tokens per block; needs input_length
+//     and must fit it: 0 < input_length − (len−1)·512 ≤ 512.
+//   - session_id (string or number): rows sharing it are the turns of one
+//     session, numbered in file order.
+//   - delay (alias delay_ms): ms to wait after the previous turn completes, >= 0.
+//   - text_input: literal prompt.
+//   - warmup (bool): simbench extension written by WriteJSONL for warmup
+//     requests; AIPerf ignores it.
+//
+// A key and its alias on the same row is an error. The first invalid row
+// stops reading with a *RowError. Timestamps going backwards, missing
+// output_length, rows without timestamps and delays on first turns are
+// reported as warnings (one summary warning each).
+func ReadMooncake(r io.Reader, name string) (*Workload, []Warning, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	rd := newReader(name)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if err := rd.add(line, lineNo); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("%s:%d: read trace: %w", name, lineNo+1, err)
+	}
+	if len(rd.reqs) == 0 {
+		return nil, nil, fmt.Errorf("%s: no requests in trace", name)
+	}
+	wl := &Workload{
+		Requests:  rd.reqs,
+		BlockSize: MooncakeBlockSize,
+		Source:    name,
+		Digest:    ComputeDigest(rd.reqs),
+	}
+	return wl, rd.warnings(), nil
+}
+
+// rawRow is one decoded JSONL object. Scalars stay raw so that aliases,
+// absence, null and type errors can be told apart with exact field names.
+type rawRow struct {
+	Timestamp    json.RawMessage `json:"timestamp"`
+	CreatedTime  json.RawMessage `json:"created_time"`
+	InputLength  json.RawMessage `json:"input_length"`
+	InputTokens  json.RawMessage `json:"input_tokens"`
+	OutputLength json.RawMessage `json:"output_length"`
+	OutputTokens json.RawMessage `json:"output_tokens"`
+	HashIDs      []int64         `json:"hash_ids"`
+	SessionID    json.RawMessage `json:"session_id"`
+	Delay        json.RawMessage `json:"delay"`
+	DelayMs      json.RawMessage `json:"delay_ms"`
+	TextInput    *string         `json:"text_input"`
+	Warmup       *bool           `json:"warmup"`
+}
+
+// summary counts rows that share one warning; first is the first line.
+type summary struct {
+	count, first int
+	detail       string
+}
+
+func (s *summary) note(line int, detail string) {
+	if s.count == 0 {
+		s.first, s.detail = line, detail
+	}
+	s.count++
+}
+
+// reader accumulates requests and warning counts across rows.
+type reader struct {
+	file       string
+	reqs       []Request
+	turns      map[string]int
+	lastTs     float64
+	haveLastTs bool
+
+	backwards, noOutput, noTimestamp, firstDelay summary
+}
+
+func newReader(file string) *reader {
+	return &reader{file: file, turns: make(map[string]int)}
+}
+
+func (rd *reader) add(line []byte, lineNo int) error {
+	req, missingOutput, err := parseRow(line, rd.file, lineNo)
+	if err != nil {
+		return err
+	}
+	req.Row = len(rd.reqs)
+	req.Line = lineNo
+	if req.SessionID != "" {
+		req.Turn = rd.turns[req.SessionID]
+		rd.turns[req.SessionID] = req.Turn + 1
+	}
+	rd.noteWarnings(&req, missingOutput)
+	rd.reqs = append(rd.reqs, req)
+	return nil
+}
+
+func (rd *reader) noteWarnings(req *Request, missingOutput bool) {
+	if missingOutput {
+		rd.noOutput.note(req.Line, "")
+	}
+	if req.Turn == 0 && req.DelayMs > 0 {
+		rd.firstDelay.note(req.Line, "")
+	}
+	if !req.HasTimestamp {
+		rd.noTimestamp.note(req.Line, "")
+		return
+	}
+	if rd.haveLastTs && req.TimestampMs < rd.lastTs {
+		rd.backwards.note(req.Line, fmt.Sprintf("%s ms after %s ms",
+			formatNumber(req.TimestampMs), formatNumber(rd.lastTs)))
+	}
+	rd.lastTs, rd.haveLastTs = req.TimestampMs, true
+}
+
+func (rd *reader) warnings() []Warning {
+	var ws []Warning
+	n := len(rd.reqs)
+	if s := rd.backwards; s.count > 0 {
+		ws = append(ws, Warning{rd.file, s.first, fmt.Sprintf(
+			"timestamps go backwards on %d row(s), first here (%s); requests keep file order",
+			s.count, s.detail)})
+	}
+	if s := rd.noOutput; s.count > 0 {
+		ws = append(ws, Warning{rd.file, s.first, fmt.Sprintf(
+			"%d of %d row(s) have no output_length, first here; they are sent without max_tokens (OutputLength 0)",
+			s.count, n)})
+	}
+	if s := rd.noTimestamp; s.count > 0 && s.count < n {
+		ws = append(ws, Warning{rd.file, s.first, fmt.Sprintf(
+			"%d of %d row(s) have no timestamp, first here; they are sent closed-loop and need a concurrency limit",
+			s.count, n)})
+	}
+	if s := rd.firstDelay; s.count > 0 {
+		ws = append(ws, Warning{rd.file, s.first, fmt.Sprintf(
+			"%d session first turn(s) carry a delay, first here; there is no previous turn, so it is ignored",
+			s.count)})
+	}
+	return ws
+}
+
+// parseRow decodes and validates one non-blank line. missingOutput reports
+// an absent output_length.
+func parseRow(line []byte, file string, lineNo int) (req Request, missingOutput bool, err error) {
+	fail := func(field, format string, args ...any) error {
+		return &RowError{File: file, Line: lineNo, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	var raw rawRow
+	if !fastDecode(line, &raw) {
+		raw = rawRow{}
+		if err := json.Unmarshal(line, &raw); err != nil {
+			return req, false, decodeError(err, fail)
+		}
+	}
+	if err := parseTimes(&raw, &req, fail); err != nil {
+		return req, false, err
+	}
+	if err := parseLengths(&raw, &req, &missingOutput, fail); err != nil {
+		return req, false, err
+	}
+	if err := parseHashIDs(&raw, &req, fail); err != nil {
+		return req, false, err
+	}
+	if req.SessionID, err = sessionID(raw.SessionID, fail); err != nil {
+		return req, false, err
+	}
+	if raw.Warmup != nil {
+		req.Warmup = *raw.Warmup
+	}
+	return req, missingOutput, nil
+}
+
+type failFunc func(field, format string, args ...any) error
+
+func decodeError(err error, fail failFunc) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fail("", "malformed row: want a JSON object, got JSON %s", te.Value)
+		}
+		return fail(te.Field, "must be %s, got JSON %s", jsonKind(te.Type.String()), te.Value)
+	}
+	return fail("", "malformed JSON: %v", err)
+}
+
+// jsonKind names a Go target type in JSON terms.
+func jsonKind(goType string) string {
+	switch goType {
+	case "int64", "[]int64":
+		return "a list of integers"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	}
+	return goType
+}
+
+func parseTimes(raw *rawRow, req *Request, fail failFunc) error {
+	val, name, err := pick(raw.Timestamp, "timestamp", raw.CreatedTime, "created_time", fail)
+	if err != nil {
+		return err
+	}
+	if val != nil {
+		ts, err := nonNegFloat(val, name, fail)
+		if err != nil {
+			return err
+		}
+		req.TimestampMs, req.HasTimestamp = ts, true
+	}
+	val, name, err = pick(raw.Delay, "delay", raw.DelayMs, "delay_ms", fail)
+	if err != nil || val == nil {
+		return err
+	}
+	req.DelayMs, err = nonNegFloat(val, name, fail)
+	return err
+}
+
+func parseLengths(raw *rawRow, req *Request, missingOutput *bool, fail failFunc) error {
+	if raw.TextInput != nil {
+		req.TextInput = *raw.TextInput
+	}
+	val, name, err := pick(raw.InputLength, "input_length", raw.InputTokens, "input_tokens", fail)
+	if err != nil {
+		return err
+	}
+	switch {
+	case val != nil:
+		if req.InputLength, err = nonNegInt(val, name, fail); err != nil {
+			return err
+		}
+	case raw.TextInput == nil:
+		return fail("input_length", "missing: give input_length (or text_input)")
+	}
+	val, name, err = pick(raw.OutputLength, "output_length", raw.OutputTokens, "output_tokens", fail)
+	if err != nil {
+		return err
+	}
+	if val == nil {
+		*missingOutput = true
+		return nil
+	}
+	req.OutputLength, err = nonNegInt(val, name, fail)
+	return err
+}
+
+func parseHashIDs(raw *rawRow, req *Request, fail failFunc) error {
+	n := len(raw.HashIDs)
+	if n == 0 {
+		return nil
+	}
+	if nonNull(raw.InputLength) == nil && nonNull(raw.InputTokens) == nil {
+		return fail("hash_ids", "needs input_length (hash_ids describe input_length tokens, not text_input)")
+	}
+	if !hashIDsConsistent(req.InputLength, n, MooncakeBlockSize) {
+		return fail("hash_ids", "%d block(s) do not fit input_length %d: at %d tokens per block it needs %d "+
+			"(every block but the last is full: 0 < input_length − (blocks−1)·%d ≤ %d)",
+			n, req.InputLength, MooncakeBlockSize, blocksFor(req.InputLength, MooncakeBlockSize),
+			MooncakeBlockSize, MooncakeBlockSize)
+	}
+	req.HashIDs = raw.HashIDs
+	return nil
+}
+
+// pick returns whichever of a key and its alias is present (null counts as
+// absent) and the name it was given under; both present is an error.
+func pick(a json.RawMessage, aName string, b json.RawMessage, bName string, fail failFunc) (json.RawMessage, string, error) {
+	a, b = nonNull(a), nonNull(b)
+	switch {
+	case a != nil && b != nil:
+		return nil, "", fail(bName, "conflicts with %q (an alias); give only one", aName)
+	case b != nil:
+		return b, bName, nil
+	}
+	return a, aName, nil
+}
+
+func nonNull(v json.RawMessage) json.RawMessage {
+	if v == nil || string(v) == "null" {
+		return nil
+	}
+	return v
+}
+
+// number parses a JSON number literal; strings, booleans and other JSON
+// values are rejected.
+func number(v json.RawMessage, name string, fail failFunc) (float64, error) {
+	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+		return 0, fail(name, "must be a number, got %s", clip(v))
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return 0, fail(name, "must be a finite number, got %s", clip(v))
+	}
+	if f == 0 {
+		f = 0 // drop the sign of -0
+	}
+	return f, nil
+}
+
+func nonNegFloat(v json.RawMessage, name string, fail failFunc) (float64, error) {
+	f, err := number(v, name, fail)
+	if err != nil {
+		return 0, err
+	}
+	if f < 0 {
+		return 0, fail(name, "must be >= 0, got %s", clip(v))
+	}
+	return f, nil
+}
+
+// nonNegInt parses a non-negative integer; an integral float such as 512.0 is
+// accepted.
+func nonNegInt(v json.RawMessage, name string, fail failFunc) (int, error) {
+	f, err := number(v, name, fail)
+	if err != nil {
+		return 0, err
+	}
+	if f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+		return 0, fail(name, "must be an integer token count, got %s", clip(v))
+	}
+	if f < 0 {
+		return 0, fail(name, "must be >= 0, got %s", clip(v))
+	}
+	return int(f), nil
+}
+
+// sessionID accepts a string or a number (kept as its literal text).
+func sessionID(v json.RawMessage, fail failFunc) (string, error) {
+	v = nonNull(v)
+	if v == nil {
+		return "", nil
+	}
+	if v[0] == '"' {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", fail("session_id", "malformed string: %v", err)
+		}
+		return s, nil
+	}
+	if _, err := number(v, "session_id", fail); err != nil {
+		return "", fail("session_id", "must be a string or a number, got %s", clip(v))
+	}
+	return string(v), nil
+}
+
+// clip shortens a raw JSON value for an error message.
+func clip(v []byte) string {
+	const max = 40
+	if len(v) > max {
+		return string(v[:max]) + "…"
+	}
+	return string(v)
+}
+
+// formatNumber formats a float without a trailing ".0" when it is integral.
+func formatNumber(f float64) string {
+	return string(appendNumber(nil, f))
+}
