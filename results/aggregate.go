@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -179,8 +180,9 @@ func (a *Aggregator) Profile() *Profile {
 	p.addDistribution(TagICL, a.icl)
 	if a.split {
 		p.addDistribution(TagTokenGap, a.tokenGap)
-	} else {
-		p.addDistribution(TagTokenGap, a.icl)
+	} else if icl, ok := p.Metric(TagICL); ok {
+		d, _ := Lookup(TagTokenGap) // the same values: summarize them once
+		p.Metrics = append(p.Metrics, MetricResult{Tag: TagTokenGap, Unit: d.Unit, Stats: maps.Clone(icl.Stats)})
 	}
 	p.addDistribution(TagErrorISL, a.errISL)
 	a.addOtherTo(p)

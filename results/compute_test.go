@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -147,5 +148,23 @@ func TestGoodput(t *testing.T) {
 	for _, bad := range []string{"ttft", "time_to_first_token:x", "request_count:3"} {
 		_, err := ParseGoodput(bad)
 		assert.Error(t, err, bad)
+	}
+}
+
+// TestExtensionJSONMatchesTags checks the hand-written "simbench" object
+// against encoding/json on the same struct.
+func TestExtensionJSONMatchesTags(t *testing.T) {
+	exts := []*Extension{
+		{TraceRow: -1},
+		{TraceRow: 3, IntendedSendNs: 12, Worker: "worker-\"1\"", RequestedOutputTokens: 5,
+			Usage: &Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},
+			Sim: &SimDetail{QueueWaitNs: 4, PrefillStartNs: 5, PrefillEndNs: 6, CachedTokens: 7, Preemptions: 1,
+				TTFTBreakdown: []Stage{{Name: "queue_wait", Ns: 4}, {Name: "prefill", Ns: 2}}}},
+		{TraceRow: 0, Usage: &Usage{ReasoningTokens: 9}, Sim: &SimDetail{}},
+	}
+	for _, e := range exts {
+		want, err := json.Marshal(e)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(want), string(appendExtension(nil, e)))
 	}
 }

@@ -1,15 +1,16 @@
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // appendFloat appends f the way Python's repr (and so AIPerf's JSON) prints
 // it: shortest round-trip digits, a ".0" on integral values, and an exponent
-// outside 1e-4 ≤ |f| < 1e16. f must be finite.
+// outside 1e-4 ≤ |f| < 1e16. f must be finite. It formats once and moves the
+// decimal point itself: this runs for every value of every JSONL line.
 func appendFloat(b []byte, f float64) []byte {
 	if f == 0 {
 		if math.Signbit(f) {
@@ -17,33 +18,62 @@ func appendFloat(b []byte, f float64) []byte {
 		}
 		return append(b, "0.0"...)
 	}
-	exp := int(math.Floor(math.Log10(math.Abs(f))))
-	// Log10 may be off by one near powers of ten; check against the digits.
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	if i := strings.IndexByte(e, 'e'); i >= 0 {
-		exp, _ = strconv.Atoi(e[i+1:])
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
+	if e[0] == '-' {
+		b = append(b, '-')
+		e = e[1:]
 	}
+	i := bytes.IndexByte(e, 'e')
+	mant, expPart := e[:i], e[i+1:]
+	exp := parseExp(expPart)
 	if exp < -4 || exp >= 16 {
-		mant, ex, _ := strings.Cut(e, "e")
 		b = append(b, mant...)
-		b = append(b, 'e')
-		if ex[0] == '-' {
-			b = append(b, '-')
-		} else {
-			b = append(b, '+')
-		}
-		digits := strings.TrimLeft(ex[1:], "+-")
-		if len(digits) < 2 {
+		b = append(b, 'e', expPart[0])
+		if len(expPart) < 3 {
 			b = append(b, '0')
 		}
-		return append(b, digits...)
+		return append(b, expPart[1:]...)
 	}
-	start := len(b)
-	b = strconv.AppendFloat(b, f, 'f', -1, 64)
-	if !strings.ContainsRune(string(b[start:]), '.') {
-		b = append(b, ".0"...)
+	digits := make([]byte, 0, 20)
+	digits = append(digits, mant[0])
+	if len(mant) > 2 {
+		digits = append(digits, mant[2:]...)
 	}
-	return b
+	return appendPositional(b, digits, exp)
+}
+
+// appendPositional writes the significant digits d (d[0] is the 10^exp
+// place) without an exponent, always with a fractional part.
+func appendPositional(b, d []byte, exp int) []byte {
+	if exp < 0 {
+		b = append(b, '0', '.')
+		for range -exp - 1 {
+			b = append(b, '0')
+		}
+		return append(b, d...)
+	}
+	if len(d) <= exp+1 {
+		b = append(b, d...)
+		for range exp + 1 - len(d) {
+			b = append(b, '0')
+		}
+		return append(b, '.', '0')
+	}
+	b = append(b, d[:exp+1]...)
+	b = append(b, '.')
+	return append(b, d[exp+1:]...)
+}
+
+func parseExp(p []byte) int {
+	n := 0
+	for _, c := range p[1:] {
+		n = n*10 + int(c-'0')
+	}
+	if p[0] == '-' {
+		return -n
+	}
+	return n
 }
 
 // appendValue appends a metric value: integral token counts as ints when

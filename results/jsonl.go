@@ -67,8 +67,7 @@ func AppendJSONL(b []byte, m *RecordMetrics) []byte {
 	}
 	if m.Ext != nil {
 		b = append(b, `,"simbench":`...)
-		e, _ := json.Marshal(m.Ext)
-		b = append(b, e...)
+		b = appendExtension(b, m.Ext)
 	}
 	return append(b, "}\n"...)
 }

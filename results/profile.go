@@ -72,11 +72,13 @@ func (p *Profile) Value(tag, stat string) (float64, bool) {
 	return m.Get(stat)
 }
 
+// addDistribution summarizes values, sorting them in place: the aggregator's
+// slices are its own and nothing depends on their order.
 func (p *Profile) addDistribution(tag string, values []float64) {
 	if len(values) == 0 {
 		return
 	}
-	s, ok := Summarize(append([]float64(nil), values...))
+	s, ok := Summarize(values)
 	if !ok {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/montanaflynn/stats"
@@ -91,4 +92,19 @@ func TestPercentileSortedEnds(t *testing.T) {
 	assert.Equal(t, 1.0, PercentileSorted(v, 0))
 	assert.Equal(t, 4.0, PercentileSorted(v, 100))
 	assert.Equal(t, 2.5, PercentileSorted(v, 50))
+}
+
+// TestAppendFloatRoundTrips checks the Python-style formatter on many
+// magnitudes: the text parses back to the same float.
+func TestAppendFloatRoundTrips(t *testing.T) {
+	for _, base := range []float64{1, 1.5, 3.14159265358979, 7.000000000000001, 123456.789} {
+		for e := -20; e <= 20; e++ {
+			for _, sign := range []float64{1, -1} {
+				f := sign * base * math.Pow(10, float64(e))
+				got, err := strconv.ParseFloat(string(appendFloat(nil, f)), 64)
+				require.NoError(t, err)
+				assert.Equal(t, f, got)
+			}
+		}
+	}
 }

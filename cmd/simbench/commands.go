@@ -7,5 +7,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		summarizeCommand(),
 		traceCommand(),
+		simCommand(),
+		calibrateCommand(),
 	}
 }

@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/traces"
+)
+
+func simCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sim",
+		Usage: "replay a trace (or a synthetic workload) on the embedded LLM-serving simulator and write AIPerf files",
+		UsageText: "simbench sim --trace FILE -o DIR [--workers N] [--router kv] [--engine vllm] [--config sim.yaml] ...\n" +
+			"simbench sim --concurrency N --request-count N --isl T --osl T -o DIR ...\n" +
+			"simbench sim --print-config [--config sim.yaml] [flags]",
+		Description: "Simulates the workload on --workers identical engine replicas (--engine vllm, sglang or\n" +
+			"llamacpp) behind a router, with a paged KV cache and prefix caching, on a virtual clock, and\n" +
+			"writes the files a real run writes (profile_export.jsonl, profile_export_aiperf.json/.csv,\n" +
+			"so `simbench compare` needs nothing special) plus sim_summary.json (steps, preemptions,\n" +
+			"prefix-cache reuse, per-worker busy share, KV peak). Every record carries the worker, queue\n" +
+			"wait, prefill start/end, cached tokens, preemptions and a TTFT breakdown (simbench extension).\n\n" +
+			"The workload is a Mooncake trace (--trace; replayed on its timestamps, filtered as in\n" +
+			"`simbench trace filter`), or synthetic with AIPerf's flags (--concurrency for a closed loop,\n" +
+			"--request-rate for Poisson/constant/gamma arrivals). The engine, router, timing model and\n" +
+			"hardware come from --config (YAML; see `simbench sim --print-config` for every key and its\n" +
+			"default), and flags override it. --seed also seeds the simulator (random and kv router\n" +
+			"choices); the same inputs and --seed always write identical files.\n\n" +
+			"Examples:\n" +
+			"  simbench sim --trace conversation_trace.jsonl --workers 4 --router kv --seed 7 -o runs/sim\n" +
+			"  simbench sim --concurrency 4 --request-count 64 --isl 100 --osl 200 -o runs/sim-c4\n" +
+			"  simbench sim --print-config --engine sglang > sglang.yaml",
+		Flags:  simFlags(),
+		Action: simAction,
+	}
+}
+
+func simFlags() []cli.Flag {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "run `DIR` to write the AIPerf files and sim_summary.json into (required)"},
+		&cli.BoolFlag{Name: "progress", Usage: "show progress on stderr even when it is not a terminal"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
+	}
+	flags = append(flags, simConfigFlags()...)
+	return append(flags, workloadFlags()...)
+}
+
+// simConfigFlags override keys of the YAML configuration; their defaults
+// are DefaultConfig's (or --config's).
+func simConfigFlags() []cli.Flag {
+	d := sim.DefaultConfig()
+	itoa, ftoa := strconv.Itoa, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	return []cli.Flag{
+		&cli.StringFlag{Name: "config", Usage: "simulator configuration `YAML` (engine, workers, router, timing, hardware, frontend)"},
+		&cli.BoolFlag{Name: "print-config", Usage: "print the effective configuration as YAML and exit"},
+		&cli.StringFlag{Name: "engine", DefaultText: d.Engine.Type, Usage: "engine.type: vllm, sglang or llamacpp"},
+		&cli.IntFlag{Name: "workers", DefaultText: itoa(d.Workers), Usage: "workers: engine replicas behind the router"},
+		&cli.StringFlag{Name: "router", DefaultText: d.Router.Policy, Usage: "router.policy: round_robin, random, least_loaded or kv"},
+		&cli.Float64Flag{Name: "overlap-weight", DefaultText: ftoa(d.Router.OverlapWeight), Usage: "router.overlap_weight: kv router weight of prefill blocks"},
+		&cli.Float64Flag{Name: "router-temperature", DefaultText: ftoa(d.Router.Temperature), Usage: "router.temperature: kv router softmax temperature, 0 = cheapest worker"},
+		&cli.StringFlag{Name: "timing", DefaultText: d.Timing.Model, Usage: "timing.model: poly, linear, roofline or table"},
+		&cli.StringFlag{Name: "timing-table", Usage: "timing.table.file: step-time CSV `FILE` (prefill_tokens,decode_seqs,step_ms); implies --timing table"},
+		&cli.StringFlag{Name: "gpu", DefaultText: d.Hardware.GPU, Usage: "hardware.gpu: " + strings.Join(sim.GPUPresets(), ", ")},
+		&cli.StringFlag{Name: "model", DefaultText: d.Hardware.Model, Usage: "hardware.model: " + strings.Join(sim.ModelPresets(), ", ")},
+		&cli.IntFlag{Name: "tensor-parallel", Aliases: []string{"tp"}, DefaultText: itoa(d.Hardware.TensorParallel), Usage: "hardware.tensor_parallel: GPUs per worker"},
+		&cli.IntFlag{Name: "kv-block-size", DefaultText: itoa(d.Engine.BlockSize), Usage: "engine.block_size: tokens per KV block"},
+		&cli.IntFlag{Name: "num-gpu-blocks", DefaultText: "from GPU memory", Usage: "engine.num_gpu_blocks: KV blocks per worker"},
+		&cli.IntFlag{Name: "max-num-seqs", DefaultText: itoa(d.Engine.MaxNumSeqs), Usage: "engine.max_num_seqs: running requests per worker"},
+		&cli.IntFlag{Name: "max-num-batched-tokens", DefaultText: itoa(d.Engine.MaxNumBatchedTokens), Usage: "engine.max_num_batched_tokens: token budget per step"},
+		&cli.BoolFlag{Name: "prefix-caching", DefaultText: "true", Usage: "engine.enable_prefix_caching (--prefix-caching=false turns it off)"},
+		&cli.Float64Flag{Name: "request-overhead-ms", DefaultText: "0", Usage: "frontend.request_overhead_ms: client send to engine arrival"},
+		&cli.Float64Flag{Name: "response-overhead-ms", DefaultText: "0", Usage: "frontend.response_overhead_ms: engine token to client, every token"},
+	}
+}
+
+func simAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("sim takes no arguments, got %q (a trace goes with --trace)", c.Args().First())
+	}
+	cfg, err := simConfig(c)
+	if err != nil {
+		return err
+	}
+	if c.Bool("print-config") {
+		b, err := cfg.YAML()
+		if err != nil {
+			return err
+		}
+		_, err = c.App.Writer.Write(b)
+		return err
+	}
+	dir := c.String("output-dir")
+	if dir == "" {
+		return usagef("sim needs -o DIR (the run directory to write)")
+	}
+	wl, input, err := simWorkload(c)
+	if err != nil {
+		return err
+	}
+	return simRun(c, cfg, wl, input, dir)
+}
+
+func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input map[string]any, dir string) error {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		// A simulation allocates fast and keeps little: collecting less often
+		// cuts its CPU time by about a tenth (measured on the conversation
+		// trace). The soft limit makes the collector frugal again when a big
+		// run's heap grows.
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
+	}
+	var opts []sim.Option
+	pb := newSimProgress(c, len(wl.Requests))
+	if pb != nil {
+		opts = append(opts, sim.WithProgress(pb.update, pb.every))
+	}
+	files, err := sim.WriteRun(context.Background(), dir, cfg, wl, input, opts...)
+	if pb != nil {
+		pb.finish()
+	}
+	if err != nil {
+		return err
+	}
+	if !c.Bool("quiet") {
+		printSimResult(c.App.Writer, cfg, files)
+	}
+	return nil
+}
+
+// simConfig is --config (or the defaults) with the flags applied, validated.
+func simConfig(c *cli.Context) (sim.Config, error) {
+	cfg := sim.DefaultConfig()
+	if path := c.String("config"); path != "" {
+		var err error
+		if cfg, err = sim.LoadConfig(path); err != nil {
+			return cfg, usageError{fmt.Errorf("--config %w", err)}
+		}
+	}
+	applyConfigFlags(c, &cfg)
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError{fmt.Errorf("configuration: %w", err)}
+	}
+	return cfg, nil
+}
+
+func applyConfigFlags(c *cli.Context, cfg *sim.Config) {
+	setString(c, "engine", &cfg.Engine.Type)
+	setInt(c, "workers", &cfg.Workers)
+	setString(c, "router", &cfg.Router.Policy)
+	setFloat(c, "overlap-weight", &cfg.Router.OverlapWeight)
+	setFloat(c, "router-temperature", &cfg.Router.Temperature)
+	setString(c, "timing", &cfg.Timing.Model)
+	if c.IsSet("timing-table") {
+		cfg.Timing.Table.File = c.String("timing-table")
+		if !c.IsSet("timing") {
+			cfg.Timing.Model = "table"
+		}
+	}
+	setString(c, "gpu", &cfg.Hardware.GPU)
+	setString(c, "model", &cfg.Hardware.Model)
+	setInt(c, "tensor-parallel", &cfg.Hardware.TensorParallel)
+	setInt(c, "kv-block-size", &cfg.Engine.BlockSize)
+	setInt(c, "num-gpu-blocks", &cfg.Engine.NumGPUBlocks)
+	setInt(c, "max-num-seqs", &cfg.Engine.MaxNumSeqs)
+	setInt(c, "max-num-batched-tokens", &cfg.Engine.MaxNumBatchedTokens)
+	if c.IsSet("prefix-caching") {
+		cfg.Engine.EnablePrefixCaching = c.Bool("prefix-caching")
+	}
+	setFloat(c, "request-overhead-ms", &cfg.Frontend.RequestOverheadMs)
+	setFloat(c, "response-overhead-ms", &cfg.Frontend.ResponseOverheadMs)
+	if c.IsSet("random-seed") {
+		cfg.Seed = c.Int64("random-seed")
+	}
+}
+
+func setString(c *cli.Context, name string, dst *string) {
+	if c.IsSet(name) {
+		*dst = c.String(name)
+	}
+}
+
+func setInt(c *cli.Context, name string, dst *int) {
+	if c.IsSet(name) {
+		*dst = c.Int(name)
+	}
+}
+
+func setFloat(c *cli.Context, name string, dst *float64) {
+	if c.IsSet(name) {
+		*dst = c.Float64(name)
+	}
+}
+
+// simWorkload builds the workload (the flags shared with simbench run) and
+// the input_config describing it.
+func simWorkload(c *cli.Context) (*traces.Workload, map[string]any, error) {
+	wl, err := workloadFromFlags(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.IsSet("trace") {
+		return wl, traceInput(c.String("trace"), wl, workloadFilter(c)), nil
+	}
+	spec, err := synthSpec(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return wl, synthInput(spec), nil
+}
+
+// traceInput describes a trace replay as AIPerf's input_config would.
+func traceInput(file string, wl *traces.Workload, f traces.Filter) map[string]any {
+	in := map[string]any{"file": file, "custom_dataset_type": "mooncake_trace", "fixed_schedule": true}
+	if f.HasWindow || f.StartMs > 0 {
+		in["fixed_schedule_start_offset"] = f.StartMs
+	}
+	if f.EndMs > 0 {
+		in["fixed_schedule_end_offset"] = f.EndMs
+	}
+	if f.RebaseTime {
+		in["fixed_schedule_auto_offset"] = true
+	}
+	if f.Speedup > 0 {
+		in["fixed_schedule_speedup"] = f.Speedup
+	}
+	lg := map[string]any{"request_count": countMeasured(wl)}
+	if wl.Concurrency > 0 {
+		lg["concurrency"] = wl.Concurrency
+	}
+	return map[string]any{"input": in, "loadgen": lg}
+}
+
+// synthInput describes a synthetic workload as AIPerf's input_config would.
+func synthInput(s traces.SynthSpec) map[string]any {
+	lg := map[string]any{"request_count": s.RequestCount, "warmup_request_count": s.WarmupCount,
+		"random_seed": s.Seed}
+	if s.Mode == traces.ModeConcurrency {
+		lg["concurrency"], lg["arrival_pattern"] = s.Concurrency, "concurrency_burst"
+	} else {
+		lg["request_rate"], lg["arrival_pattern"] = s.Rate, s.Mode
+		if s.Concurrency > 0 {
+			lg["concurrency"] = s.Concurrency
+		}
+	}
+	prompt := map[string]any{
+		"input_tokens":  map[string]any{"mean": s.ISL, "stddev": s.ISLStddev, "block_size": s.BlockSize},
+		"output_tokens": map[string]any{"mean": s.OSL, "stddev": s.OSLStddev},
+	}
+	if s.Turns > 1 {
+		prompt["turns"], prompt["turn_delay_ms"] = s.Turns, s.TurnDelayMs
+	}
+	return map[string]any{"loadgen": lg, "input": map[string]any{"prompt": prompt}}
+}
+
+func countMeasured(wl *traces.Workload) int {
+	n := 0
+	for i := range wl.Requests {
+		if !wl.Requests[i].Warmup {
+			n++
+		}
+	}
+	return n
+}
+
+func printSimResult(w io.Writer, cfg sim.Config, f *sim.RunFiles) {
+	s, p := f.Summary, f.Profile
+	fmt.Fprintf(w, "simulated %d requests (%d rejected, %d warmup) on %d %s worker(s), %s router, %s timing: %.1f s of virtual time\n",
+		s.Requests, s.Rejected, s.Warmup, cfg.Workers, s.Engine, s.Router, s.Timing, s.SimulatedSeconds)
+	stat := func(tag, st string) string {
+		if v, ok := p.Value(tag, st); ok {
+			return fmt.Sprintf("%.2f", v)
+		}
+		return "n/a"
+	}
+	fmt.Fprintf(w, "  TTFT p50 %s ms, p99 %s ms; ITL p50 %s ms; request throughput %s req/s\n",
+		stat(results.TagTTFT, "p50"), stat(results.TagTTFT, "p99"), stat(results.TagITL, "p50"),
+		stat(results.TagRequestThroughput, "avg"))
+	fmt.Fprintf(w, "  prefix-cache reuse %.1f%%, %d preemptions, KV peak %.1f%%, %d steps\n",
+		100*s.PrefixCacheReusedRatio, s.Preemptions, 100*s.KVPeakUsage, s.Steps)
+	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, sim.SummaryName} {
+		fmt.Fprintf(w, "wrote %s\n", filepath.Join(f.Dir, name))
+	}
+}
+
+// simProgress draws a progress bar of requests done and simulated time.
+type simProgress struct {
+	w     io.Writer
+	tty   bool
+	every int
+	last  time.Time
+	width int
+}
+
+// newSimProgress returns nil when no progress is wanted: --quiet, or stderr
+// is not a terminal and --progress was not given.
+func newSimProgress(c *cli.Context, total int) *simProgress {
+	if c.Bool("quiet") {
+		return nil
+	}
+	tty := isTerminal(c.App.ErrWriter)
+	if !tty && !c.Bool("progress") {
+		return nil
+	}
+	every := max(1, total/20) // a plain line per 5%
+	if tty {
+		every = max(1, total/1000)
+	}
+	return &simProgress{w: c.App.ErrWriter, tty: tty, every: every}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (p *simProgress) update(pr sim.Progress) {
+	final := pr.Done == pr.Total
+	if p.tty && !final && time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	line := fmt.Sprintf("%d/%d requests, %.1f s simulated", pr.Done, pr.Total, float64(pr.SimNs)/1e9)
+	if !p.tty {
+		fmt.Fprintf(p.w, "progress: %s\n", line)
+		return
+	}
+	const width = 30
+	filled := min(width, width*pr.Done/max(pr.Total, 1))
+	text := "[" + strings.Repeat("=", filled) + strings.Repeat(" ", width-filled) + "] " + line
+	fmt.Fprintf(p.w, "\r%s%s", text, strings.Repeat(" ", max(0, p.width-len(text))))
+	p.width = len(text)
+}
+
+func (p *simProgress) finish() {
+	if p.tty && p.width > 0 {
+		fmt.Fprintln(p.w)
+	}
+}

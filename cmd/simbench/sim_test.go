@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/sim"
+)
+
+const simSlice = "../../testdata/traces/conversation_slice.jsonl"
+
+func runSim(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(append([]string{"simbench", "sim"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// requireSelfConsistent checks that the run directory's aggregate files
+// equal results.SummarizeJSONL of its own JSONL, and returns the records.
+func requireSelfConsistent(t *testing.T, dir string) (*results.Profile, []results.RecordMetrics) {
+	t.Helper()
+	got, err := results.LoadProfileJSON(filepath.Join(dir, results.ProfileJSONName))
+	require.NoError(t, err)
+	want, err := results.SummarizeJSONL(filepath.Join(dir, results.RecordsName), nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, want.Metrics)
+	for _, m := range want.Metrics {
+		for stat, v := range m.Stats {
+			g, ok := got.Value(m.Tag, stat)
+			require.True(t, ok, "%s.%s missing from %s", m.Tag, stat, results.ProfileJSONName)
+			assert.InDelta(t, v, g, 1e-9*max(1, abs(v)), "%s.%s", m.Tag, stat)
+		}
+	}
+	assert.Len(t, got.Metrics, len(want.Metrics))
+	recs, err := results.LoadJSONL(filepath.Join(dir, results.RecordsName))
+	require.NoError(t, err)
+	for _, name := range []string{results.ProfileCSVName, sim.SummaryName} {
+		_, err := os.Stat(filepath.Join(dir, name))
+		require.NoError(t, err, name)
+	}
+	return got, recs
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func TestSimSyntheticConcurrency(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runSim(t, "--concurrency", "4", "--request-count", "64", "--isl", "100", "--osl", "200", "-o", dir)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "simulated 64 requests (0 rejected, 0 warmup) on 1 vllm worker(s)")
+	assert.Contains(t, out, "wrote "+filepath.Join(dir, results.RecordsName))
+	assert.Empty(t, errOut) // stderr is not a terminal: no progress bar
+
+	p, recs := requireSelfConsistent(t, dir)
+	n, _ := p.Value(results.TagRequestCount, "avg")
+	assert.Equal(t, 64.0, n)
+	osl, _ := p.Value(results.TagOSL, "max")
+	assert.Equal(t, 200.0, osl)
+	require.Len(t, recs, 64)
+	for _, r := range recs {
+		require.NotNil(t, r.Ext.Sim)
+		assert.Len(t, r.Ext.Sim.TTFTBreakdown, 4)
+		assert.Equal(t, "worker-0", r.Ext.Worker)
+	}
+
+	var ic struct {
+		Loadgen map[string]any `json:"loadgen"`
+		Sim     map[string]any `json:"sim"`
+	}
+	require.NoError(t, json.Unmarshal(p.InputConfig, &ic))
+	assert.Equal(t, 4.0, ic.Loadgen["concurrency"])
+	assert.Equal(t, 64.0, ic.Loadgen["request_count"])
+	assert.Equal(t, "poly", ic.Sim["timing"].(map[string]any)["model"])
+}
+
+// The trace path: one record per trace row, aggregates equal to the JSONL's,
+// and identical files from two runs with the same seed.
+func TestSimTraceDeterministic(t *testing.T) {
+	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
+	for _, dir := range dirs {
+		code, _, errOut := runSim(t, "--trace", simSlice, "--workers", "4", "--router", "kv", "--seed", "7", "-o", dir, "--quiet")
+		require.Equal(t, exitOK, code, errOut)
+	}
+	_, recs := requireSelfConsistent(t, dirs[0])
+	rows := map[int]bool{}
+	for _, r := range recs {
+		require.Nil(t, r.Error)
+		rows[r.Ext.TraceRow] = true
+	}
+	assert.Len(t, recs, 200)
+	assert.Len(t, rows, 200)
+	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, sim.SummaryName} {
+		a, err := os.ReadFile(filepath.Join(dirs[0], name))
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(dirs[1], name))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(a, b), "%s differs between two runs", name)
+	}
+	var sum sim.Summary
+	b, err := os.ReadFile(filepath.Join(dirs[0], sim.SummaryName))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sum))
+	assert.Len(t, sum.Workers, 4)
+	assert.Equal(t, 200, sum.Completed)
+	assert.Greater(t, sum.PrefixCacheReusedRatio, 0.0)
+}
+
+func TestSimTraceFiltersAndEngines(t *testing.T) {
+	for _, engine := range []string{"sglang", "llamacpp"} {
+		dir := t.TempDir()
+		code, _, errOut := runSim(t, "--trace", simSlice, "--limit", "30", "--max-isl", "4000", "--speedup", "2",
+			"--engine", engine, "--workers", "2", "--router", "least_loaded", "-o", dir, "-q")
+		require.Equal(t, exitOK, code, errOut)
+		_, recs := requireSelfConsistent(t, dir)
+		assert.Len(t, recs, 30, engine)
+	}
+}
+
+func TestSimProgressLines(t *testing.T) {
+	code, _, errOut := runSim(t, "--concurrency", "2", "--request-count", "40", "--osl", "5", "-o", t.TempDir(), "--progress")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, errOut, "progress: 40/40 requests")
+}
+
+func TestSimConfigFileAndPrintConfig(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "sim.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte("workers: 3\nengine:\n  type: sglang\nrouter:\n  policy: kv\n"), 0o644))
+	code, out, errOut := runSim(t, "--config", cfgPath, "--workers", "5", "--print-config")
+	require.Equal(t, exitOK, code, errOut)
+	cfg, err := sim.ParseConfig([]byte(out))
+	require.NoError(t, err)
+	assert.Equal(t, 5, cfg.Workers) // the flag wins
+	assert.Equal(t, "sglang", cfg.Engine.Type)
+	assert.Equal(t, "kv", cfg.Router.Policy)
+
+	code, out, _ = runSim(t, "--print-config")
+	require.Equal(t, exitOK, code)
+	golden(t, "sim_print_config.golden", []byte(out))
+}
+
+func TestSimUsageErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("engine:\n  blok_size: 16\n"), 0o644))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--concurrency", "2"}, "sim needs -o DIR"},
+		{[]string{"--kv-block-size", "-1", "-o", "x"}, "engine.block_size: must be > 0"},
+		{[]string{"--engine", "trtllm", "-o", "x"}, "engine.type"},
+		{[]string{"--config", bad, "-o", "x"}, `unknown key "engine.blok_size"`},
+		{[]string{"--trace", simSlice, "--isl", "10", "-o", "x"}, "--isl shapes a synthetic workload"},
+		{[]string{"--limit", "3", "--concurrency", "2", "-o", "x"}, "--limit reshapes a trace"},
+		{[]string{"-o", "x"}, "--concurrency N"},
+		{[]string{"extra", "-o", "x"}, "sim takes no arguments"},
+	} {
+		code, _, errOut := runSim(t, tc.args...)
+		assert.Equal(t, exitUsage, code, strings.Join(tc.args, " "))
+		assert.Contains(t, errOut, tc.want, strings.Join(tc.args, " "))
+	}
+	code, _, errOut := runSim(t, "--trace", "/nonexistent.jsonl", "-o", t.TempDir())
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errOut, "nonexistent")
+}
+
+func TestSimHelp(t *testing.T) {
+	code, out, _ := runSim(t, "--help")
+	require.Equal(t, exitOK, code)
+	for _, want := range []string{"simbench sim --trace conversation_trace.jsonl", "--print-config", "--router", "--kv-block-size"} {
+		assert.Contains(t, out, want)
+	}
+}

@@ -1,0 +1,539 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole simulator configuration: one YAML document. Every field
+// has a default (DefaultConfig); a YAML file only needs the keys it changes.
+type Config struct {
+	Seed     int64          `yaml:"seed"`    // seeds every random choice (router, table ties)
+	Workers  int            `yaml:"workers"` // identical engine replicas behind the router
+	Engine   EngineConfig   `yaml:"engine"`
+	Router   RouterConfig   `yaml:"router"`
+	Timing   TimingConfig   `yaml:"timing"`
+	Hardware HardwareConfig `yaml:"hardware"`
+	Frontend FrontendConfig `yaml:"frontend"`
+}
+
+// EngineConfig is one worker's scheduler and KV cache.
+type EngineConfig struct {
+	Type                 string         `yaml:"type"`                   // vllm | sglang | llamacpp
+	BlockSize            int            `yaml:"block_size"`             // tokens per KV block (prefix-cache granularity)
+	NumGPUBlocks         int            `yaml:"num_gpu_blocks"`         // 0 = derived from hardware and gpu_memory_utilization
+	GPUMemoryUtilization float64        `yaml:"gpu_memory_utilization"` // fraction of GPU memory for weights + KV
+	MaxNumSeqs           int            `yaml:"max_num_seqs"`           // running requests per worker
+	MaxNumBatchedTokens  int            `yaml:"max_num_batched_tokens"` // token budget per step (vllm)
+	EnablePrefixCaching  bool           `yaml:"enable_prefix_caching"`
+	EnableChunkedPrefill bool           `yaml:"enable_chunked_prefill"`
+	Preemption           string         `yaml:"preemption"`    // lifo | fifo (vllm)
+	MaxModelLen          int            `yaml:"max_model_len"` // 0 = no limit; ISL+OSL above it is rejected
+	SGLang               SGLangConfig   `yaml:"sglang"`
+	LlamaCpp             LlamaCppConfig `yaml:"llamacpp"`
+}
+
+// SGLangConfig holds the sglang engine's own knobs.
+type SGLangConfig struct {
+	ChunkedPrefillSize int     `yaml:"chunked_prefill_size"` // token budget of one prefill batch
+	NewTokenRatio      float64 `yaml:"new_token_ratio"`      // share of running requests' remaining output reserved at admission
+}
+
+// LlamaCppConfig holds the llamacpp engine's own knobs.
+type LlamaCppConfig struct {
+	Parallel int `yaml:"parallel"` // slots (OLLAMA_NUM_PARALLEL, llama-server -np)
+	CtxSize  int `yaml:"ctx_size"` // total context tokens, split evenly among slots
+	NBatch   int `yaml:"n_batch"`  // tokens per step (prompt chunks + one per decoding slot)
+}
+
+// RouterConfig chooses a worker for each request.
+type RouterConfig struct {
+	Policy        string  `yaml:"policy"`         // round_robin | random | least_loaded | kv
+	OverlapWeight float64 `yaml:"overlap_weight"` // kv: weight of prefill blocks in the cost
+	Temperature   float64 `yaml:"temperature"`    // kv: softmax temperature, 0 = argmin
+}
+
+// TimingConfig chooses how long one engine step takes.
+type TimingConfig struct {
+	Model    string         `yaml:"model"`   // poly | linear | roofline | table
+	Speedup  float64        `yaml:"speedup"` // every step time is divided by it
+	Poly     PolyConfig     `yaml:"poly"`
+	Linear   LinearConfig   `yaml:"linear"`
+	Roofline RooflineConfig `yaml:"roofline"`
+	Table    TableConfig    `yaml:"table"`
+}
+
+// PolyConfig is DynoSim's polynomial model: prefill_ms = p0 + p1·T + p2·T²
+// over the step's new prefill tokens T, decode_ms = max(floor, d0 + d1·u +
+// d2·u²) over KV utilisation u; a step with both pays both.
+type PolyConfig struct {
+	Prefill       []float64 `yaml:"prefill"` // p0 (ms), p1 (ms/token), p2 (ms/token²)
+	Decode        []float64 `yaml:"decode"`  // d0, d1, d2 (ms)
+	DecodeFloorMs float64   `yaml:"decode_floor_ms"`
+}
+
+// LinearConfig is step_ms = base + prefill_token·P + decode_seq·D +
+// context_token·C, with P the prefill tokens computed in the step, D the
+// decoding sequences and C the context tokens whose KV the step reads.
+type LinearConfig struct {
+	BaseMs         float64 `yaml:"base_ms"`
+	PrefillTokenMs float64 `yaml:"prefill_token_ms"`
+	DecodeSeqMs    float64 `yaml:"decode_seq_ms"`
+	ContextTokenMs float64 `yaml:"context_token_ms"`
+}
+
+// RooflineConfig tunes the roofline model built from hardware.
+type RooflineConfig struct {
+	Efficiency     float64 `yaml:"efficiency"`       // achieved fraction of peak FLOP/s and bandwidth
+	StepOverheadMs float64 `yaml:"step_overhead_ms"` // fixed CPU/launch cost per step
+}
+
+// TableConfig names a CSV of measured step times (see LoadTable).
+type TableConfig struct {
+	File string `yaml:"file"`
+}
+
+// HardwareConfig describes the model and GPUs of one worker. It sizes the KV
+// cache when engine.num_gpu_blocks is 0 and drives the roofline model.
+type HardwareConfig struct {
+	GPU            string     `yaml:"gpu"`   // preset name or "custom"
+	Model          string     `yaml:"model"` // preset name or "custom"
+	TensorParallel int        `yaml:"tensor_parallel"`
+	DType          string     `yaml:"dtype"` // bf16 | fp16 | fp8 | fp32 (weights and KV)
+	CustomGPU      *GPUSpec   `yaml:"custom_gpu,omitempty"`
+	CustomModel    *ModelSpec `yaml:"custom_model,omitempty"`
+}
+
+// FrontendConfig models the HTTP frontend and network around the engine.
+type FrontendConfig struct {
+	RequestOverheadMs  float64 `yaml:"request_overhead_ms"`  // client send → router/engine arrival
+	ResponseOverheadMs float64 `yaml:"response_overhead_ms"` // engine token → client receipt, every token
+}
+
+// DefaultConfig is one H100 running Llama-3.1-8B in bf16 under a vLLM-like
+// scheduler with DynoSim's polynomial timing: enough KV (about 6,800 blocks
+// of 64 tokens) for the longest prompts of the Mooncake traces.
+func DefaultConfig() Config {
+	return Config{
+		Seed:    0,
+		Workers: 1,
+		Engine: EngineConfig{
+			Type: "vllm", BlockSize: 64, GPUMemoryUtilization: 0.9, MaxNumSeqs: 256,
+			MaxNumBatchedTokens: 8192, EnablePrefixCaching: true, EnableChunkedPrefill: true,
+			Preemption: "lifo",
+			SGLang:     SGLangConfig{ChunkedPrefillSize: 8192, NewTokenRatio: 0.7},
+			LlamaCpp:   LlamaCppConfig{Parallel: 4, CtxSize: 16384, NBatch: 512},
+		},
+		Router: RouterConfig{Policy: "round_robin", OverlapWeight: 1, Temperature: 0},
+		Timing: TimingConfig{
+			Model: "poly", Speedup: 1,
+			Poly: PolyConfig{Prefill: []float64{16.50142, 1.518344e-02, 4.209989e-07},
+				Decode: []float64{5.74, 54.01, -25.74}, DecodeFloorMs: 1},
+			Roofline: RooflineConfig{Efficiency: 0.6, StepOverheadMs: 1},
+		},
+		Hardware: HardwareConfig{GPU: "h100", Model: "llama-3.1-8b", TensorParallel: 1, DType: "bf16"},
+	}
+}
+
+// LoadConfig reads a YAML file over DefaultConfig. Unknown keys are errors
+// naming the file, line and full key.
+func LoadConfig(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg, err := ParseConfig(b)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig parses a YAML document over DefaultConfig. It does not
+// validate values; call Validate.
+func ParseConfig(b []byte) (Config, error) {
+	cfg := DefaultConfig()
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return cfg, err
+	}
+	if len(root.Content) == 0 {
+		return cfg, nil // empty document
+	}
+	if err := checkKeys(root.Content[0], reflect.TypeOf(cfg), ""); err != nil {
+		return cfg, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// checkKeys reports the first mapping key of n that t has no field for, with
+// its line and dotted path.
+func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	fields := yamlFields(t)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := joinKey(path, k.Value)
+		ft, ok := fields[k.Value]
+		if !ok {
+			return fmt.Errorf("line %d: unknown key %q (known under %s: %s)",
+				k.Line, key, orRoot(path), strings.Join(sortedKeys(fields), ", "))
+		}
+		if err := checkKeys(v, ft, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func joinKey(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "the top level"
+	}
+	return path
+}
+
+// configDocs comments the keys of the YAML written by Config.YAML.
+var configDocs = map[string]string{
+	"seed":                               "seeds the random and kv routers",
+	"workers":                            "identical engine replicas behind the router",
+	"engine.type":                        "vllm | sglang | llamacpp",
+	"engine.block_size":                  "tokens per KV block (prefix-cache granularity)",
+	"engine.num_gpu_blocks":              "KV blocks per worker; 0 = from hardware and gpu_memory_utilization",
+	"engine.max_num_seqs":                "running requests per worker (vllm, sglang)",
+	"engine.max_num_batched_tokens":      "token budget of a vllm step",
+	"engine.preemption":                  "vllm victim when KV runs out: lifo (newest) | fifo",
+	"engine.max_model_len":               "0 = no limit; longer ISL+OSL is rejected",
+	"engine.sglang.chunked_prefill_size": "token budget of an sglang prefill step",
+	"engine.sglang.new_token_ratio":      "share of running requests' remaining output kept free at admission",
+	"engine.llamacpp.parallel":           "slots (OLLAMA_NUM_PARALLEL, llama-server -np)",
+	"engine.llamacpp.ctx_size":           "total context tokens, split evenly among the slots",
+	"engine.llamacpp.n_batch":            "tokens per step",
+	"router.policy":                      "round_robin | random | least_loaded | kv",
+	"router.overlap_weight":              "kv: cost = overlap_weight × prefill blocks + decode blocks",
+	"router.temperature":                 "kv: softmax temperature; 0 = cheapest worker",
+	"timing.model":                       "poly | linear | roofline | table",
+	"timing.speedup":                     "every step time is divided by it",
+	"timing.poly.prefill":                "DynoSim: ms = p0 + p1·T + p2·T² over new prompt tokens T",
+	"timing.poly.decode":                 "DynoSim: ms = d0 + d1·u + d2·u² over KV utilisation u",
+	"timing.linear.base_ms":              "step ms = base + prefill_token·P + decode_seq·D + context_token·C",
+	"timing.roofline.efficiency":         "achieved fraction of peak FLOP/s and bandwidth",
+	"timing.table.file":                  "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",
+	"hardware.gpu":                       "h100 | h200 | b200 | gb200 | a100 | l40s | rtx-6000-ada | custom",
+	"hardware.model":                     "preset name or custom (see hardware.custom_model)",
+	"hardware.dtype":                     "bf16 | fp16 | fp8 | fp32 (weights and KV)",
+	"frontend.request_overhead_ms":       "client send → engine arrival",
+	"frontend.response_overhead_ms":      "engine token → client, every token",
+}
+
+// annotate adds configDocs comments to the mapping n and prints short
+// number lists inline.
+func annotate(n *yaml.Node, path string) {
+	if n.Kind == yaml.SequenceNode {
+		n.Style = yaml.FlowStyle
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := joinKey(path, n.Content[i].Value)
+		if doc, ok := configDocs[key]; ok {
+			target := n.Content[i]
+			if n.Content[i+1].Kind == yaml.SequenceNode {
+				target = n.Content[i+1] // a key's comment is misplaced after a flow sequence
+			}
+			target.LineComment = doc
+		}
+		annotate(n.Content[i+1], key)
+	}
+}
+
+// YAML returns the configuration as a commented YAML document.
+func (c Config) YAML() ([]byte, error) {
+	var doc yaml.Node
+	if err := doc.Encode(c); err != nil {
+		return nil, err
+	}
+	annotate(&doc, "")
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Validate checks every value; the error names the offending key.
+func (c Config) Validate() error {
+	checks := []func() error{c.validateTop, c.Engine.validate, c.Router.validate(c.Workers),
+		c.Timing.validate, c.Hardware.validate, c.Frontend.validate}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c Config) validateTop() error {
+	if c.Workers < 1 {
+		return fmt.Errorf("workers: must be >= 1, got %d", c.Workers)
+	}
+	return nil
+}
+
+func oneOf(key, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: must be one of %s, got %q", key, strings.Join(allowed, ", "), v)
+}
+
+func positive(key string, v int) error {
+	if v <= 0 {
+		return fmt.Errorf("%s: must be > 0, got %d", key, v)
+	}
+	return nil
+}
+
+func atMost(key string, v, hi int) error {
+	if v > hi {
+		return fmt.Errorf("%s: at most %d, got %d", key, hi, v)
+	}
+	return nil
+}
+
+func nonNegative(key string, v int) error {
+	if v < 0 {
+		return fmt.Errorf("%s: must be >= 0, got %d", key, v)
+	}
+	return nil
+}
+
+// finiteIn checks lo <= v <= hi (and that v is a number).
+func finiteIn(key string, v, lo, hi float64) error {
+	if math.IsNaN(v) || v < lo || v > hi {
+		return fmt.Errorf("%s: must be in [%g, %g], got %g", key, lo, hi, v)
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e EngineConfig) validate() error {
+	return firstErr(
+		oneOf("engine.type", e.Type, "vllm", "sglang", "llamacpp"),
+		positive("engine.block_size", e.BlockSize),
+		nonNegative("engine.num_gpu_blocks", e.NumGPUBlocks),
+		atMost("engine.num_gpu_blocks", e.NumGPUBlocks, maxKVBlocks),
+		finiteIn("engine.gpu_memory_utilization", e.GPUMemoryUtilization, 0.01, 1),
+		positive("engine.max_num_seqs", e.MaxNumSeqs),
+		positive("engine.max_num_batched_tokens", e.MaxNumBatchedTokens),
+		oneOf("engine.preemption", e.Preemption, "lifo", "fifo"),
+		nonNegative("engine.max_model_len", e.MaxModelLen),
+		positive("engine.sglang.chunked_prefill_size", e.SGLang.ChunkedPrefillSize),
+		finiteIn("engine.sglang.new_token_ratio", e.SGLang.NewTokenRatio, 0, 1),
+		positive("engine.llamacpp.parallel", e.LlamaCpp.Parallel),
+		positive("engine.llamacpp.n_batch", e.LlamaCpp.NBatch),
+		e.validateCtx(),
+	)
+}
+
+func (e EngineConfig) validateCtx() error {
+	if e.LlamaCpp.CtxSize < e.LlamaCpp.Parallel*2 {
+		return fmt.Errorf("engine.llamacpp.ctx_size: must be >= 2 tokens per slot (%d slots), got %d",
+			e.LlamaCpp.Parallel, e.LlamaCpp.CtxSize)
+	}
+	return nil
+}
+
+func (r RouterConfig) validate(workers int) func() error {
+	return func() error {
+		return firstErr(
+			oneOf("router.policy", r.Policy, "round_robin", "random", "least_loaded", "kv"),
+			finiteIn("router.overlap_weight", r.OverlapWeight, 0, 1e6),
+			finiteIn("router.temperature", r.Temperature, 0, 1e6),
+		)
+	}
+}
+
+func (t TimingConfig) validate() error {
+	return firstErr(
+		oneOf("timing.model", t.Model, "poly", "linear", "roofline", "table"),
+		finiteIn("timing.speedup", t.Speedup, 1e-6, 1e6),
+		t.validateModel(),
+	)
+}
+
+func (t TimingConfig) validateModel() error {
+	switch t.Model {
+	case "poly":
+		return t.Poly.validate()
+	case "linear":
+		return t.Linear.validate()
+	case "roofline":
+		return firstErr(finiteIn("timing.roofline.efficiency", t.Roofline.Efficiency, 1e-3, 1),
+			finiteIn("timing.roofline.step_overhead_ms", t.Roofline.StepOverheadMs, 0, 1e6))
+	default: // table
+		if t.Table.File == "" {
+			return errors.New("timing.table.file: required with timing.model table")
+		}
+	}
+	return nil
+}
+
+func (p PolyConfig) validate() error {
+	if len(p.Prefill) != 3 {
+		return fmt.Errorf("timing.poly.prefill: want 3 coefficients [p0, p1, p2], got %d", len(p.Prefill))
+	}
+	if len(p.Decode) != 3 {
+		return fmt.Errorf("timing.poly.decode: want 3 coefficients [d0, d1, d2], got %d", len(p.Decode))
+	}
+	for i, v := range append(append([]float64(nil), p.Prefill...), p.Decode...) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("timing.poly: coefficient %d is not finite", i)
+		}
+	}
+	return finiteIn("timing.poly.decode_floor_ms", p.DecodeFloorMs, 0, 1e6)
+}
+
+func (l LinearConfig) validate() error {
+	err := firstErr(
+		finiteIn("timing.linear.base_ms", l.BaseMs, 0, 1e6),
+		finiteIn("timing.linear.prefill_token_ms", l.PrefillTokenMs, 0, 1e6),
+		finiteIn("timing.linear.decode_seq_ms", l.DecodeSeqMs, 0, 1e6),
+		finiteIn("timing.linear.context_token_ms", l.ContextTokenMs, 0, 1e6),
+	)
+	if err == nil && l.BaseMs == 0 && l.PrefillTokenMs == 0 && l.DecodeSeqMs == 0 && l.ContextTokenMs == 0 {
+		return errors.New("timing.linear: every coefficient is 0; steps would take no time")
+	}
+	return err
+}
+
+func (h HardwareConfig) validate() error {
+	if err := positive("hardware.tensor_parallel", h.TensorParallel); err != nil {
+		return err
+	}
+	if _, ok := dtypeBytes[h.DType]; !ok {
+		return fmt.Errorf("hardware.dtype: must be one of %s, got %q", strings.Join(sortedKeys(dtypeBytes), ", "), h.DType)
+	}
+	if _, err := h.gpu(); err != nil {
+		return err
+	}
+	_, err := h.model()
+	return err
+}
+
+func (h HardwareConfig) gpu() (GPUSpec, error) {
+	if h.GPU == "custom" {
+		if h.CustomGPU == nil {
+			return GPUSpec{}, errors.New("hardware.custom_gpu: required with hardware.gpu custom")
+		}
+		return *h.CustomGPU, h.CustomGPU.validate("hardware.custom_gpu")
+	}
+	g, err := lookupGPU(h.GPU)
+	if err != nil {
+		return g, fmt.Errorf("hardware.gpu: %w", err)
+	}
+	return g, nil
+}
+
+func (h HardwareConfig) model() (ModelSpec, error) {
+	if h.Model == "custom" {
+		if h.CustomModel == nil {
+			return ModelSpec{}, errors.New("hardware.custom_model: required with hardware.model custom")
+		}
+		return *h.CustomModel, h.CustomModel.validate("hardware.custom_model")
+	}
+	m, err := lookupModel(h.Model)
+	if err != nil {
+		return m, fmt.Errorf("hardware.model: %w", err)
+	}
+	return m, nil
+}
+
+func (f FrontendConfig) validate() error {
+	return firstErr(finiteIn("frontend.request_overhead_ms", f.RequestOverheadMs, 0, 1e7),
+		finiteIn("frontend.response_overhead_ms", f.ResponseOverheadMs, 0, 1e7))
+}
+
+// KVBlocks is the number of KV blocks of one worker: engine.num_gpu_blocks,
+// or (GPU memory × tensor_parallel × gpu_memory_utilization − weights) /
+// (KV bytes per token × block_size). Activations and CUDA graphs are not
+// reserved, so the derived figure is an upper bound of what vLLM reports.
+func (c Config) KVBlocks() (int, error) {
+	if c.Engine.NumGPUBlocks > 0 {
+		return c.Engine.NumGPUBlocks, nil
+	}
+	g, err := c.Hardware.gpu()
+	if err != nil {
+		return 0, err
+	}
+	m, err := c.Hardware.model()
+	if err != nil {
+		return 0, err
+	}
+	dt := dtypeBytes[c.Hardware.DType]
+	mem := g.MemGB * 1e9 * float64(c.Hardware.TensorParallel) * c.Engine.GPUMemoryUtilization
+	free := mem - m.Params()*dt
+	blocks := free / (m.kvBytesPerToken(dt) * float64(c.Engine.BlockSize))
+	if blocks > maxKVBlocks {
+		return 0, fmt.Errorf("engine.num_gpu_blocks: the derived %.0f blocks exceed %d; set num_gpu_blocks or a larger block_size", blocks, maxKVBlocks)
+	}
+	if blocks < 1 {
+		return 0, fmt.Errorf("engine.num_gpu_blocks: %s (%.1f GB of weights) leaves no KV memory on %d×%s at gpu_memory_utilization %g; set num_gpu_blocks or more tensor_parallel",
+			c.Hardware.Model, m.Params()*dt/1e9, c.Hardware.TensorParallel, c.Hardware.GPU, c.Engine.GPUMemoryUtilization)
+	}
+	return int(blocks), nil
+}

@@ -1,0 +1,150 @@
+package sim
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseConfigOverDefaults(t *testing.T) {
+	cfg, err := ParseConfig([]byte("workers: 4\nengine:\n  type: sglang\n  block_size: 32\nrouter:\n  policy: kv\n  temperature: 0.5\n"))
+	require.NoError(t, err)
+	require.NoError(t, cfg.Validate())
+	assert.Equal(t, 4, cfg.Workers)
+	assert.Equal(t, "sglang", cfg.Engine.Type)
+	assert.Equal(t, 32, cfg.Engine.BlockSize)
+	assert.Equal(t, 8192, cfg.Engine.MaxNumBatchedTokens) // default kept
+	assert.Equal(t, 0.5, cfg.Router.Temperature)
+
+	empty, err := ParseConfig(nil)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultConfig(), empty)
+}
+
+func TestConfigYAMLRoundTrip(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Hardware.CustomGPU = &GPUSpec{PeakTFLOPS: 1, MemBWGBs: 2, MemGB: 3, LinkBWGBs: 4}
+	b, err := cfg.YAML()
+	require.NoError(t, err)
+	back, err := ParseConfig(b)
+	require.NoError(t, err)
+	assert.Equal(t, cfg, back)
+}
+
+func TestConfigUnknownKeys(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"wrokers: 2\n", `line 1: unknown key "wrokers"`},
+		{"engine:\n  blok_size: 16\n", `line 2: unknown key "engine.blok_size" (known under engine: block_size,`},
+		{"timing:\n  linear:\n    a: 1\n", `unknown key "timing.linear.a"`},
+		{"hardware:\n  custom_gpu:\n    tflops: 1\n", `unknown key "hardware.custom_gpu.tflops"`},
+	} {
+		_, err := ParseConfig([]byte(tc.yaml))
+		require.Error(t, err, tc.yaml)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+	_, err := ParseConfig([]byte("workers: many\n"))
+	assert.ErrorContains(t, err, "cannot unmarshal")
+}
+
+func TestConfigValidateNamesKey(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Workers = 0 }, "workers: must be >= 1, got 0"},
+		{func(c *Config) { c.Engine.Type = "trtllm" }, `engine.type: must be one of vllm, sglang, llamacpp, got "trtllm"`},
+		{func(c *Config) { c.Engine.BlockSize = -1 }, "engine.block_size: must be > 0"},
+		{func(c *Config) { c.Engine.GPUMemoryUtilization = 1.5 }, "engine.gpu_memory_utilization: must be in [0.01, 1]"},
+		{func(c *Config) { c.Engine.Preemption = "swap" }, "engine.preemption"},
+		{func(c *Config) { c.Engine.NumGPUBlocks = maxKVBlocks + 1 }, "engine.num_gpu_blocks: at most"},
+		{func(c *Config) { c.Engine.LlamaCpp.CtxSize = 3 }, "engine.llamacpp.ctx_size"},
+		{func(c *Config) { c.Router.Policy = "p2c" }, "router.policy"},
+		{func(c *Config) { c.Router.Temperature = -1 }, "router.temperature"},
+		{func(c *Config) { c.Timing.Model = "aic" }, "timing.model"},
+		{func(c *Config) { c.Timing.Speedup = 0 }, "timing.speedup"},
+		{func(c *Config) { c.Timing.Poly.Prefill = []float64{1} }, "timing.poly.prefill: want 3 coefficients"},
+		{func(c *Config) { c.Timing.Model = "linear" }, "timing.linear: every coefficient is 0"},
+		{func(c *Config) { c.Timing.Model = "linear"; c.Timing.Linear.BaseMs = -1 }, "timing.linear.base_ms"},
+		{func(c *Config) { c.Timing.Model = "table" }, "timing.table.file: required"},
+		{func(c *Config) { c.Timing.Model = "roofline"; c.Timing.Roofline.Efficiency = 2 }, "timing.roofline.efficiency"},
+		{func(c *Config) { c.Hardware.GPU = "h900" }, `hardware.gpu: unknown GPU "h900"`},
+		{func(c *Config) { c.Hardware.Model = "gpt-5" }, `hardware.model: unknown model "gpt-5"`},
+		{func(c *Config) { c.Hardware.GPU = "custom" }, "hardware.custom_gpu: required"},
+		{func(c *Config) { c.Hardware.Model = "custom"; c.Hardware.CustomModel = &ModelSpec{Layers: 1} }, "hardware.custom_model.hidden: must be > 0"},
+		{func(c *Config) { c.Hardware.DType = "int3" }, "hardware.dtype"},
+		{func(c *Config) { c.Hardware.TensorParallel = 0 }, "hardware.tensor_parallel"},
+		{func(c *Config) { c.Frontend.RequestOverheadMs = -2 }, "frontend.request_overhead_ms"},
+	} {
+		cfg := DefaultConfig()
+		tc.edit(&cfg)
+		err := cfg.Validate()
+		require.Error(t, err, tc.want)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+}
+
+func TestLoadConfigFileErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("router:\n  polcy: kv\n"), 0o644))
+	_, err := LoadConfig(path)
+	assert.ErrorContains(t, err, path+": line 2: unknown key \"router.polcy\"")
+	_, err = LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"))
+	assert.Error(t, err)
+}
+
+// The default H100 + Llama-3.1-8B: (80 GB × 0.9 − 16.06 GB of weights) /
+// (128 KiB per token × 64) ≈ 6,668 blocks.
+func TestKVBlocksDerived(t *testing.T) {
+	b, err := DefaultConfig().KVBlocks()
+	require.NoError(t, err)
+	assert.Equal(t, 6668, b)
+
+	cfg := DefaultConfig()
+	cfg.Hardware.Model = "llama-3.1-70b" // 141 GB of weights on one 80 GB GPU
+	_, err = cfg.KVBlocks()
+	assert.ErrorContains(t, err, "leaves no KV memory")
+	cfg.Hardware.TensorParallel = 4 // (320 × 0.9 − 141.1) GB / (320 KiB × 64)
+	b, err = cfg.KVBlocks()
+	require.NoError(t, err)
+	assert.Equal(t, 7004, b)
+
+	cfg.Engine.NumGPUBlocks = 123
+	b, err = cfg.KVBlocks()
+	require.NoError(t, err)
+	assert.Equal(t, 123, b)
+}
+
+func TestModelPresetParams(t *testing.T) {
+	// Published sizes: 8.03 B and 70.6 B parameters.
+	m, err := lookupModel("llama-3.1-8b")
+	require.NoError(t, err)
+	assert.InDelta(t, 8.03e9, m.Params(), 0.01e9)
+	m, err = lookupModel("Llama-3.1-70B")
+	require.NoError(t, err)
+	assert.InDelta(t, 70.6e9, m.Params(), 0.1e9)
+	g, err := lookupGPU("H100_SXM")
+	require.NoError(t, err)
+	assert.Equal(t, 3350.0, g.MemBWGBs)
+	for _, name := range []string{"h100", "h200", "b200", "gb200", "a100", "l40s", "rtx-6000-ada"} {
+		_, err := lookupGPU(name)
+		assert.NoError(t, err, name)
+	}
+}
+
+// Every example configuration loads, validates and runs.
+func TestExampleConfigs(t *testing.T) {
+	paths, err := filepath.Glob("../testdata/sim/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	wl := randomWorkload(7, 40, false)
+	for _, p := range paths {
+		cfg, err := LoadConfig(p)
+		require.NoError(t, err, p)
+		require.NoError(t, cfg.Validate(), p)
+		_, sum := runAll(t, cfg, wl)
+		assert.Equal(t, len(wl.Requests), sum.Completed+sum.Rejected, p)
+	}
+}

@@ -1,0 +1,72 @@
+// Package sim is simbench's embedded discrete-event simulator of an LLM
+// serving cluster. It replays a traces.Workload on modelled engine workers
+// behind a router and produces one results.Record per request, the same
+// records a real run produces, so AIPerf files and comparisons need nothing
+// special.
+//
+// # Event loop
+//
+// Time is virtual: int64 nanoseconds from the start of the schedule, mapped to
+// wall-clock timestamps as Epoch + t. An agenda (a binary heap of events
+// ordered by time, then by scheduling order) drives everything: request
+// sends, arrivals at the frontend, the end of each worker's engine step, and
+// completions at the client. There are no goroutines and no wall clock, and
+// the only randomness (random and kv routers) comes from a PCG seeded with
+// Config.Seed, so equal inputs give byte-identical outputs.
+//
+// At each instant the loop runs every event due, then sends what the pacer
+// allows (see pacer for the workload semantics, shared with the load
+// generator), then starts a step on every idle worker that has work.
+//
+// # Engine steps and token stamps
+//
+// A worker runs one step (one forward pass) at a time. At its start the
+// scheduler (vllm, sglang or llamacpp; see planVLLM, planSGLang and
+// planLlamaCpp) picks the step's work: prompt tokens of requests still
+// prefilling and one decode token per generating request; the timing model
+// (poly, linear, roofline or table) gives its duration. At its end the step's
+// KV is computed, full prompt blocks enter the prefix cache, and every
+// sequence whose known tokens (prompt plus output so far) are all computed
+// emits one token. Every token made in a step is stamped at the step's end.
+//
+// First token: a request's first token is stamped at the end of the step that
+// computes the last chunk of its prompt, as in vLLM, where the forward pass
+// that finishes the prompt also samples the first token. DynoSim instead
+// counts a request that finished its prefill in a pass as a decoder of that
+// same pass, so its first token also waits for one decode step (≥ 1 ms,
+// 5.74 ms at idle with the polynomial model): "replay TTFT includes the first
+// decode step". Here the prefill-completing request is a prefill sequence of
+// its step, not an extra decoder, so simbench's TTFT is shorter by that decode
+// time. With frontend.response_overhead_ms every token reaches the client
+// that much later (the first_token_emission stage).
+//
+// # Other differences from DynoSim
+//
+//   - The decode term of the polynomial model uses the logical context of the
+//     decoding sequences (DynoSim after PR #12583), and a request finishing
+//     its prefill in a step is not counted in it.
+//   - The router sees the workers' exact state (DynoSim's KV router works from
+//     slightly delayed KV events and approximates in-pass prefill load).
+//   - Prefix caching registers a block when its prompt tokens are computed; a
+//     block computed twice concurrently is deduplicated (vLLM keeps both).
+//     Freed blocks without content are reused before cached ones are evicted.
+//   - Eviction is LRU over released blocks, tail blocks first (DynoSim's
+//     default is a lineage policy that evicts leaves first).
+//   - sglang is modelled prefill-first (SGLang's default, DynoSim PR #12884),
+//     and llamacpp (Ollama's runner) is an engine of its own.
+//   - Every engine defaults to 64-token KV blocks (DynoSim: 64 for vLLM, but
+//     1-token pages for SGLang), which keeps prefix matching cheap.
+//   - Requests that can never fit (KV, slot context, max_model_len, a
+//     prompt above the token budget without chunked prefill, or no output
+//     length) are rejected at arrival with a SimRejected error record.
+//   - Warmup requests are simulated as a phase of their own before the
+//     profiling phase, and are excluded from metrics by the results package.
+//
+// # Records
+//
+// Each request's Record has one chunk of one token per token (Tokens: 1),
+// StartNs = send, IntendedNs = scheduled send, EndNs = last token at the
+// client, and Sim detail: queue wait, prefill start and end, cached prompt
+// tokens, preemptions, and an exclusive TTFT breakdown (see StageQueueWait)
+// whose stages add up to TTFT exactly.
+package sim

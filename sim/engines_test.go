@@ -1,0 +1,199 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Two requests at t=0, ISL 100 and OSL 3, a 150-token budget, steps of
+// 10 ms + 0.1 ms per prompt token:
+//
+//	step 1  0→25  A prompt 100 + B chunk 50 (150 tokens)   A:1
+//	step 2 25→40  A decode + B chunk 50 (50 prompt tokens)  A:2 B:1
+//	step 3 40→50  A, B decode                               A:3 B:2
+//	step 4 50→60  B decode                                  B:3
+func TestVLLMChunkedPrefillStamps(t *testing.T) {
+	cfg := constCfg("vllm", 10, 0.1)
+	cfg.Engine.MaxNumBatchedTokens = 150
+	recs, sum := runAll(t, cfg, workload(req(0, 100, 3), req(0, 100, 3)))
+	a, b := recs[0], recs[1]
+	assert.Equal(t, []float64{25, 40, 50}, stampsMs(a))
+	assert.Equal(t, []float64{40, 50, 60}, stampsMs(b))
+	// A alone would take 10+10 ms; the other 5 ms of step 1 are B's chunk.
+	assert.Equal(t, map[string]float64{StageQueueWait: 0, StagePrefill: 20, StageBehindOther: 5, StageFirstEmission: 0}, stages(a))
+	// B's chunks alone: 15 ms each; step 1 was 25 ms.
+	assert.Equal(t, map[string]float64{StageQueueWait: 0, StagePrefill: 30, StageBehindOther: 10, StageFirstEmission: 0}, stages(b))
+	assert.Equal(t, int64(4), sum.Steps)
+	assert.Equal(t, 3, a.OutputTokens)
+	assert.Equal(t, Epoch+40*ms, b.Sim.PrefillEndNs)
+	assert.Equal(t, Epoch, b.Sim.PrefillStartNs)
+}
+
+// A at 0 ms, B at 15 ms (mid-step), ISL 100, OSL 3, steps of 10 ms + 0.1 ms
+// per prompt token. vllm mixes B's prompt with A's decode; sglang runs B's
+// prompt alone first, so A's second token waits (a decode stall).
+func TestVLLMvsSGLangStall(t *testing.T) {
+	wl := workload(req(0, 100, 3), req(15, 100, 3))
+	for _, tc := range []struct {
+		engine string
+		a, b   []float64
+	}{
+		{"vllm", []float64{20, 40, 50}, []float64{40, 50, 60}},
+		{"sglang", []float64{20, 50, 60}, []float64{40, 50, 60}},
+	} {
+		t.Run(tc.engine, func(t *testing.T) {
+			recs, _ := runAll(t, constCfg(tc.engine, 10, 0.1), wl)
+			assert.Equal(t, tc.a, stampsMs(recs[0]))
+			assert.Equal(t, tc.b, stampsMs(recs[1]))
+			// B waited 5 ms for step 1 to end, then computed alone.
+			assert.Equal(t, map[string]float64{StageQueueWait: 5, StagePrefill: 20, StageBehindOther: 0, StageFirstEmission: 0}, stages(recs[1]))
+		})
+	}
+}
+
+// Two slots, n_batch 64, two requests at 0 with ISL 100 and OSL 3, steps of
+// 10 ms + 0.1 ms per prompt token. Decode tokens go first, then prompt
+// chunks in slot order:
+//
+//	step 1  0.0→16.4  A 64                      (64 tokens)
+//	step 2 16.4→32.8  A 36, B 28                A:1
+//	step 3 32.8→49.1  A decode, B 63            A:2
+//	step 4 49.1→60.0  A decode, B 9             A:3 B:1
+//	step 5 60.0→70.0  B decode                  B:2
+//	step 6 70.0→80.0  B decode                  B:3
+func TestLlamaCppSlotsStamps(t *testing.T) {
+	cfg := constCfg("llamacpp", 10, 0.1)
+	cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 2, CtxSize: 512, NBatch: 64}
+	recs, _ := runAll(t, cfg, workload(req(0, 100, 3), req(0, 100, 3)))
+	assert.InDeltaSlice(t, []float64{32.8, 49.1, 60}, stampsMs(recs[0]), 1e-9)
+	assert.InDeltaSlice(t, []float64{60, 70, 80}, stampsMs(recs[1]), 1e-9)
+}
+
+// One slot: the second request waits for it, then reuses the slot's cached
+// prompt (the same 6 full blocks of 16 tokens): only 4 tokens are computed.
+func TestLlamaCppPromptCache(t *testing.T) {
+	cfg := constCfg("llamacpp", 10, 0.1)
+	cfg.Engine.EnablePrefixCaching = true
+	cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 1, CtxSize: 512, NBatch: 512}
+	ids := []int64{1, 2, 3, 4, 5, 6, 7}
+	a, b := req(0, 100, 2), req(0, 100, 2)
+	a.HashIDs, b.HashIDs = ids, ids
+	recs, _ := runAll(t, cfg, workload(a, b))
+	assert.Equal(t, []float64{20, 30}, stampsMs(recs[0]))
+	// B: queue 30 ms for the slot, then 4 tokens: 10.4 ms.
+	assert.InDeltaSlice(t, []float64{40.4, 50.4}, stampsMs(recs[1]), 1e-9)
+	assert.Equal(t, 96, recs[1].Sim.CachedTokens)
+	assert.InDelta(t, 30.0, stages(recs[1])[StageQueueWait], 1e-9)
+}
+
+// Ten KV blocks of 16 tokens; A and B (ISL 64, OSL 40) need 7 blocks each
+// at the end, so A's 6th block preempts B (the newest) at step 18. B's
+// prompt blocks stay cached; A's 7th block (step 34) evicts B's last prompt
+// block; B resumes after A at step 41 from a 48-token prefix hit and
+// recomputes 33 tokens (64 prompt + 17 generated − 48); its 7th block later
+// evicts one of A's idle prompt blocks.
+func TestVLLMPreemptionRecompute(t *testing.T) {
+	cfg := constCfg("vllm", 10, 0)
+	cfg.Engine.NumGPUBlocks = 10
+	cfg.Engine.EnablePrefixCaching = true
+	recs, sum := runAll(t, cfg, workload(req(0, 64, 40), req(0, 64, 40)))
+	a, b := recs[0], recs[1]
+	var wantA, wantB []float64
+	for k := 1; k <= 40; k++ {
+		wantA = append(wantA, float64(10*k))
+	}
+	for k := 1; k <= 17; k++ {
+		wantB = append(wantB, float64(10*k))
+	}
+	for k := 41; k <= 63; k++ {
+		wantB = append(wantB, float64(10*k))
+	}
+	assert.Equal(t, wantA, stampsMs(a))
+	assert.Equal(t, wantB, stampsMs(b))
+	assert.Equal(t, 0, a.Sim.Preemptions)
+	assert.Equal(t, 1, b.Sim.Preemptions)
+	assert.Equal(t, 48, b.Sim.CachedTokens)
+	assert.Equal(t, int64(1), sum.Preemptions)
+	assert.Equal(t, 10, sum.Workers[0].KVPeakBlocks)
+	assert.Equal(t, int64(2), sum.Workers[0].Evictions)
+}
+
+// With fifo the oldest running request is the victim: A preempts itself at
+// step 18 and B, now alone, finishes first.
+func TestVLLMPreemptionFIFO(t *testing.T) {
+	cfg := constCfg("vllm", 10, 0)
+	cfg.Engine.NumGPUBlocks = 10
+	cfg.Engine.EnablePrefixCaching = true
+	cfg.Engine.Preemption = "fifo"
+	recs, _ := runAll(t, cfg, workload(req(0, 64, 40), req(0, 64, 40)))
+	assert.Equal(t, 1, recs[0].Sim.Preemptions)
+	assert.Equal(t, 0, recs[1].Sim.Preemptions)
+	assert.Less(t, recs[1].EndNs, recs[0].EndNs)
+	assert.Equal(t, 170.0, stampsMs(recs[0])[16]) // A's 17th token, before the preemption
+	for _, r := range recs {
+		assert.Len(t, r.Chunks, 40)
+	}
+}
+
+// sglang retracts the decoding request with the fewest output tokens.
+func TestSGLangRetraction(t *testing.T) {
+	cfg := constCfg("sglang", 10, 0)
+	cfg.Engine.NumGPUBlocks = 10
+	cfg.Engine.SGLang.NewTokenRatio = 0
+	recs, sum := runAll(t, cfg, workload(req(0, 64, 40), req(5, 64, 40)))
+	assert.Equal(t, int64(1), sum.Preemptions)
+	// A started first and has more output: B is retracted.
+	assert.Equal(t, 0, recs[0].Sim.Preemptions)
+	assert.Equal(t, 1, recs[1].Sim.Preemptions)
+	for _, r := range recs {
+		assert.Len(t, r.Chunks, 40)
+	}
+}
+
+func TestRejectedNeverFits(t *testing.T) {
+	cfg := constCfg("vllm", 10, 0)
+	cfg.Engine.NumGPUBlocks = 4 // 64 tokens
+	long, zero := req(0, 60, 10), req(0, 10, 0)
+	recs, sum := runAll(t, cfg, workload(req(0, 10, 5), long, zero))
+	require.Nil(t, recs[0].Error)
+	require.NotNil(t, recs[1].Error)
+	assert.Equal(t, RejectedType, recs[1].Error.Type)
+	assert.Contains(t, recs[1].Error.Message, "needs 5 KV blocks")
+	assert.Contains(t, recs[2].Error.Message, "output_length is 0")
+	assert.Equal(t, 2, sum.Rejected)
+	assert.Len(t, sum.RejectReasons, 2)
+
+	cfg = constCfg("llamacpp", 10, 0)
+	cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 2, CtxSize: 100, NBatch: 64}
+	recs, _ = runAll(t, cfg, workload(req(0, 45, 6), req(0, 45, 7)))
+	assert.Nil(t, recs[0].Error)
+	assert.Contains(t, recs[1].Error.Message, "slot context of 50 tokens")
+}
+
+func TestFrontendOverheads(t *testing.T) {
+	cfg := constCfg("vllm", 10, 0)
+	cfg.Frontend = FrontendConfig{RequestOverheadMs: 3, ResponseOverheadMs: 2}
+	recs, _ := runAll(t, cfg, workload(req(0, 10, 2)))
+	r := recs[0]
+	assert.Equal(t, []float64{15, 25}, stampsMs(r))
+	assert.Equal(t, Epoch+25*ms, r.EndNs)
+	assert.Equal(t, map[string]float64{StageQueueWait: 3, StagePrefill: 10, StageBehindOther: 0, StageFirstEmission: 2}, stages(r))
+}
+
+// Requests without a hash_ids tail still share the blocks they do list.
+func TestPrefixReuseAcrossRequests(t *testing.T) {
+	cfg := constCfg("vllm", 10, 0.1)
+	cfg.Engine.EnablePrefixCaching = true
+	a, b := req(0, 100, 2), req(100, 100, 2)
+	a.HashIDs = []int64{1, 2, 3, 4, 5, 6, 7}
+	b.HashIDs = []int64{1, 2, 3, 9, 10, 11, 12}
+	wl := workload(a, b)
+	recs, sum := runAll(t, cfg, wl)
+	assert.Equal(t, 0, recs[0].Sim.CachedTokens)
+	assert.Equal(t, 48, recs[1].Sim.CachedTokens)
+	assert.InDelta(t, 48.0/200, sum.PrefixCacheReusedRatio, 1e-12)
+	// B computes 52 tokens: 15.2 ms.
+	assert.InDeltaSlice(t, []float64{115.2, 125.2}, stampsMs(recs[1]), 1e-9)
+}

@@ -1,0 +1,76 @@
+package sim
+
+import (
+	"strconv"
+
+	"github.com/simbench/simbench/results"
+)
+
+// Names of the TTFT breakdown stages, in order. For every completed request
+// they partition TTFT (first token at the client − send) exactly:
+//
+//   - queue_wait: send → start of the first step that computes any of its
+//     prompt (frontend request overhead, routing, waiting for admission).
+//   - prefill_compute: Σ over the steps computing its prompt before the
+//     first token of the time its chunk would take alone in that step
+//     (the timing model on a batch of just that chunk, capped at the step).
+//   - waiting_behind_other_work: the rest of the time from prefill start to
+//     the engine's first token: co-scheduled work in its prefill steps,
+//     steps between its chunks, and preemption.
+//   - first_token_emission: engine first token → client (the frontend
+//     response overhead; 0 when not modelled).
+const (
+	StageQueueWait     = "queue_wait"
+	StagePrefill       = "prefill_compute"
+	StageBehindOther   = "waiting_behind_other_work"
+	StageFirstEmission = "first_token_emission"
+)
+
+func (s *simulator) baseRecord(r *request) *results.Record {
+	src := r.src
+	id := "sim-" + strconv.Itoa(int(r.wi))
+	corr := id // one correlation id per session, as the load generator sends
+	if src.SessionID != "" {
+		corr = "sim-session-" + src.SessionID
+	}
+	return &results.Record{
+		ID: id, SessionNum: r.sessionNum, TraceRow: src.Row, ConversationID: src.SessionID,
+		CorrelationID: corr, Turn: src.Turn, Warmup: src.Warmup,
+		IntendedNs: Epoch + r.intended, StartNs: Epoch + r.send, AckNs: Epoch + r.arrive,
+		InputTokens: r.isl, RequestedOutputTokens: src.OutputLength,
+	}
+}
+
+// record is the results record of a completed request: one chunk of one
+// token per step that produced a token.
+func (s *simulator) record(r *request) *results.Record {
+	rec := s.baseRecord(r)
+	rec.Worker = r.w.name
+	rec.Chunks = r.chunks
+	rec.EndNs = r.chunks[len(r.chunks)-1].AtNs
+	rec.OutputTokens = r.generated
+	rec.Sim = s.detail(r)
+	return rec
+}
+
+func (s *simulator) detail(r *request) *results.SimDetail {
+	queue := r.prefillAt - r.send
+	behind := r.firstTok - r.prefillAt - r.ownPrefill
+	return &results.SimDetail{
+		QueueWaitNs: queue, PrefillStartNs: Epoch + r.prefillAt, PrefillEndNs: Epoch + r.firstTok,
+		CachedTokens: r.cached, Preemptions: r.preemptions,
+		TTFTBreakdown: []results.Stage{
+			{Name: StageQueueWait, Ns: queue},
+			{Name: StagePrefill, Ns: r.ownPrefill},
+			{Name: StageBehindOther, Ns: behind},
+			{Name: StageFirstEmission, Ns: s.respOv},
+		},
+	}
+}
+
+func (s *simulator) rejectedRecord(r *request, reason string) *results.Record {
+	rec := s.baseRecord(r)
+	rec.EndNs = Epoch + s.now + s.respOv
+	rec.Error = &results.ErrorDetails{Code: 400, Type: RejectedType, Message: reason}
+	return rec
+}

@@ -1,0 +1,379 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
+)
+
+// Epoch is the virtual wall clock at simulated time 0, in ns since the Unix
+// epoch (2023-11-14T22:13:20Z). Every simulated timestamp is Epoch plus
+// virtual time, so two runs of the same inputs write identical files.
+const Epoch int64 = 1_700_000_000_000_000_000
+
+// RejectedType is the error type of a request the simulator rejects because
+// it can never be served (results.ErrorDetails.Type).
+const RejectedType = "SimRejected"
+
+// Sink receives every finished request, in completion order. Warmup requests
+// are included (Record.Warmup set). Returning an error stops the run.
+type Sink func(*results.Record) error
+
+// Progress is reported while a simulation runs.
+type Progress struct {
+	SimNs int64 // virtual time so far
+	Done  int   // requests finished (completed or rejected)
+	Total int
+}
+
+// Option changes how Run runs.
+type Option func(*options)
+
+type options struct {
+	progress func(Progress)
+	every    int
+	hook     func(*simulator) // tests: called after every step start and end
+}
+
+// WithProgress calls fn every `every` finished requests (0: about every
+// 0.5%) and once at the end. fn runs on Run's goroutine.
+func WithProgress(fn func(Progress), every int) Option {
+	return func(o *options) { o.progress, o.every = fn, every }
+}
+
+func withHook(fn func(*simulator)) Option { return func(o *options) { o.hook = fn } }
+
+// simulator is one run: the agenda, the pacer, the router and the workers.
+type simulator struct {
+	cfg    Config
+	wl     *traces.Workload
+	opts   options
+	clock  clock
+	blocks int // KV blocks per worker (block engines)
+	reqOv  int64
+	respOv int64
+
+	events  eventHeap
+	now     int64
+	pacer   *pacer
+	live    []*request // in-flight requests by workload index
+	workers []*worker
+	router  router
+	dirty   []bool
+	sink    Sink
+	err     error
+
+	done int
+	sum  tally
+
+	spareHashes [][]uint64 // buffers of finished requests, reused
+	spareHeld   [][]int32
+}
+
+// Run simulates wl on the cluster described by cfg and passes every finished
+// request to sink (which may be nil). It returns the run's summary. It is
+// deterministic: the same inputs give the same records in the same order.
+func Run(ctx context.Context, cfg Config, wl *traces.Workload, sink Sink, opts ...Option) (*Summary, error) {
+	s, err := newSimulator(cfg, wl, sink, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.loop(ctx); err != nil {
+		return nil, err
+	}
+	return s.summary(), nil
+}
+
+func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*simulator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if wl == nil || len(wl.Requests) == 0 {
+		return nil, errors.New("sim: empty workload")
+	}
+	pc, err := newPacer(wl)
+	if err != nil {
+		return nil, err
+	}
+	s := &simulator{cfg: cfg, wl: wl, sink: sink, pacer: pc,
+		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
+		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
+		sum: tally{reasons: map[string]int{}}}
+	for _, o := range opts {
+		o(&s.opts)
+	}
+	if s.opts.every <= 0 {
+		s.opts.every = max(1, len(wl.Requests)/200)
+	}
+	if s.clock, err = newTiming(&s.cfg); err != nil {
+		return nil, err
+	}
+	if err := s.buildWorkers(); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed_5111_b3c4))
+	s.router = newRouter(&s.cfg.Router, s.workers, rng)
+	return s, nil
+}
+
+func (s *simulator) buildWorkers() error {
+	e := &s.cfg.Engine
+	kind := map[string]engineKind{"vllm": engineVLLM, "sglang": engineSGLang, "llamacpp": engineLlamaCpp}[e.Type]
+	if kind != engineLlamaCpp {
+		b, err := s.cfg.KVBlocks()
+		if err != nil {
+			return err
+		}
+		s.blocks = b
+	}
+	for i := range s.cfg.Workers {
+		w := &worker{id: i, name: "worker-" + strconv.Itoa(i), sim: s, kind: kind, bs: e.BlockSize}
+		if kind == engineLlamaCpp {
+			w.slots = make([]slot, e.LlamaCpp.Parallel)
+			w.slotCtx = e.LlamaCpp.CtxSize / e.LlamaCpp.Parallel
+			w.kvCap = int64(e.LlamaCpp.CtxSize)
+		} else {
+			w.kv = newKVCache(s.blocks, e.EnablePrefixCaching)
+			w.kvCap = int64(s.blocks) * int64(e.BlockSize)
+		}
+		s.workers = append(s.workers, w)
+	}
+	return nil
+}
+
+func (s *simulator) push(t int64, kind eventKind, arg int32) { s.events.push(t, kind, arg) }
+
+// loop runs the agenda: all events at the earliest time, then the sends they
+// allow, then a new step on every idle worker that has work.
+func (s *simulator) loop(ctx context.Context) error {
+	s.dispatch()
+	s.kick()
+	for n := 0; s.events.len() > 0; n++ {
+		if n&1023 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.now = s.events.peek().t
+		for s.events.len() > 0 && s.events.peek().t == s.now {
+			s.handle(s.events.pop())
+		}
+		if s.err != nil {
+			return s.err
+		}
+		s.dispatch()
+		s.kick()
+	}
+	if s.done != len(s.wl.Requests) {
+		return fmt.Errorf("sim: internal error: %d of %d requests finished", s.done, len(s.wl.Requests))
+	}
+	s.reportProgress(true)
+	return s.err
+}
+
+func (s *simulator) handle(e event) {
+	switch e.kind {
+	case evWake:
+		s.pacer.waking = false
+	case evTurn:
+		s.pacer.ready(e.arg, e.t)
+	case evArrive:
+		s.arrive(s.live[e.arg])
+	case evStepEnd:
+		w := s.workers[e.arg]
+		w.endStep(s.now)
+		s.dirty[e.arg] = true
+		s.afterStep(w)
+	case evClientDone:
+		s.clientDone(e.arg)
+	}
+}
+
+// dispatch sends every request the pacer allows now.
+func (s *simulator) dispatch() {
+	for {
+		snd, ok := s.pacer.next(s.now)
+		if !ok {
+			break
+		}
+		s.send(snd)
+	}
+	if t, ok := s.pacer.wakeAt(s.now); ok {
+		s.push(t, evWake, 0)
+	}
+}
+
+// kick starts a step on every idle worker that was touched.
+func (s *simulator) kick() {
+	for i, d := range s.dirty {
+		if !d {
+			continue
+		}
+		s.dirty[i] = false
+		if w := s.workers[i]; !w.busy && w.startStep(s.now) {
+			s.afterStep(w)
+		}
+	}
+}
+
+func (s *simulator) afterStep(*worker) {
+	if s.opts.hook != nil {
+		s.opts.hook(s)
+	}
+}
+
+func (s *simulator) send(snd send) {
+	idx := snd.idx
+	src := &s.wl.Requests[idx]
+	r := &request{wi: idx, src: src, isl: engineISL(src), osl: src.OutputLength, slot: -1,
+		sessionNum: snd.seq, send: s.now, intended: snd.intended}
+	s.live[idx] = r
+	if s.reqOv > 0 {
+		s.push(s.now+s.reqOv, evArrive, idx)
+		return
+	}
+	s.arrive(r)
+}
+
+// engineISL is the prompt length the engine computes: the trace's ISL, or
+// about 4 characters per token for a literal prompt without one, and at
+// least 1 (a template token).
+func engineISL(r *traces.Request) int {
+	isl := r.InputLength
+	if isl == 0 && r.TextInput != "" {
+		isl = ceilDiv(len(r.TextInput), 4)
+	}
+	return max(1, isl)
+}
+
+// arrive routes a request that reached the frontend, or rejects it.
+func (s *simulator) arrive(r *request) {
+	r.arrive = s.now
+	if reason := s.rejectReason(r); reason != "" {
+		s.reject(r, reason)
+		return
+	}
+	if s.cfg.Engine.EnablePrefixCaching || s.cfg.Router.Policy == "kv" {
+		r.hashes = blockHashes(s.hashBuf(), r.src, r.isl, s.wl.BlockSize, s.cfg.Engine.BlockSize, uint64(r.wi)+1)
+		r.held = s.heldBuf()
+	}
+	w := s.workers[s.router.pick(r)]
+	r.w = w
+	r.chunks = make([]results.Chunk, 0, r.osl)
+	w.waiting.pushBack(r)
+	w.stats.requests++
+	s.dirty[w.id] = true
+}
+
+func (s *simulator) hashBuf() []uint64 {
+	if n := len(s.spareHashes); n > 0 {
+		b := s.spareHashes[n-1]
+		s.spareHashes = s.spareHashes[:n-1]
+		return b
+	}
+	return nil
+}
+
+func (s *simulator) heldBuf() []int32 {
+	if n := len(s.spareHeld); n > 0 {
+		b := s.spareHeld[n-1]
+		s.spareHeld = s.spareHeld[:n-1]
+		return b
+	}
+	return nil
+}
+
+// recycle keeps a finished request's buffers for later requests.
+func (s *simulator) recycle(r *request) {
+	if r.hashes != nil {
+		s.spareHashes = append(s.spareHashes, r.hashes[:0])
+	}
+	if r.held != nil {
+		s.spareHeld = append(s.spareHeld, r.held[:0])
+	}
+	r.hashes, r.held = nil, nil
+}
+
+// rejectReason says why r can never be served, or "".
+func (s *simulator) rejectReason(r *request) string {
+	e := &s.cfg.Engine
+	need := r.isl + r.osl - 1
+	switch {
+	case r.osl <= 0:
+		return "output_length is 0 (server default): the simulator needs a requested output length"
+	case e.MaxModelLen > 0 && r.isl+r.osl > e.MaxModelLen:
+		return fmt.Sprintf("ISL %d + OSL %d exceeds engine.max_model_len %d", r.isl, r.osl, e.MaxModelLen)
+	case e.Type == "llamacpp" && need > e.LlamaCpp.CtxSize/e.LlamaCpp.Parallel:
+		return fmt.Sprintf("ISL %d + OSL %d − 1 tokens exceed the slot context of %d tokens (llamacpp.ctx_size %d / parallel %d)",
+			r.isl, r.osl, e.LlamaCpp.CtxSize/e.LlamaCpp.Parallel, e.LlamaCpp.CtxSize, e.LlamaCpp.Parallel)
+	case e.Type != "llamacpp" && ceilDiv(need, e.BlockSize) > s.blocks:
+		return fmt.Sprintf("needs %d KV blocks (ISL %d + OSL %d − 1 tokens at block size %d) but a worker has %d",
+			ceilDiv(need, e.BlockSize), r.isl, r.osl, e.BlockSize, s.blocks)
+	case e.Type == "vllm" && !e.EnableChunkedPrefill && r.isl > e.MaxNumBatchedTokens:
+		return fmt.Sprintf("ISL %d exceeds engine.max_num_batched_tokens %d with chunked prefill disabled",
+			r.isl, e.MaxNumBatchedTokens)
+	}
+	return ""
+}
+
+// token emits r's next output token at engine time now.
+func (s *simulator) token(r *request, now int64) {
+	r.generated++
+	if r.generated == 1 {
+		r.firstTok = now
+	}
+	r.chunks = append(r.chunks, results.Chunk{AtNs: Epoch + now + s.respOv, Tokens: 1})
+}
+
+// complete hands a finished request to the sink and frees its client slot
+// once the last token has reached the client.
+func (s *simulator) complete(r *request, now int64) {
+	s.emit(s.record(r))
+	s.finishClient(r, now+s.respOv)
+}
+
+func (s *simulator) reject(r *request, reason string) {
+	s.sum.rejected++
+	s.sum.reasons[reason]++
+	s.emit(s.rejectedRecord(r, reason))
+	s.finishClient(r, s.now+s.respOv)
+}
+
+func (s *simulator) finishClient(r *request, at int64) {
+	if at > s.now {
+		s.push(at, evClientDone, r.wi)
+		return
+	}
+	s.clientDone(r.wi)
+}
+
+func (s *simulator) emit(rec *results.Record) {
+	s.sum.add(rec)
+	if s.sink == nil || s.err != nil {
+		return
+	}
+	if err := s.sink(rec); err != nil {
+		s.err = err
+	}
+}
+
+// clientDone frees the request's concurrency slot and schedules its
+// session's next turn.
+func (s *simulator) clientDone(idx int32) {
+	s.live[idx] = nil
+	s.done++
+	if next, at, ok := s.pacer.done(idx, s.now); ok {
+		s.push(at, evTurn, next)
+	}
+	s.reportProgress(false)
+}
+
+func (s *simulator) reportProgress(final bool) {
+	if s.opts.progress == nil || !final && s.done%s.opts.every != 0 {
+		return
+	}
+	s.opts.progress(Progress{SimNs: s.now, Done: s.done, Total: len(s.wl.Requests)})
+}

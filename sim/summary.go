@@ -1,0 +1,138 @@
+package sim
+
+import (
+	"sort"
+
+	"github.com/simbench/simbench/results"
+)
+
+// Summary is what a simulation knows beyond its records (sim_summary.json).
+// It holds no wall-clock figure, so equal inputs give equal summaries.
+type Summary struct {
+	Requests          int           `json:"requests"`
+	Completed         int           `json:"completed"`
+	Rejected          int           `json:"rejected"`
+	Warmup            int           `json:"warmup_requests"`
+	RejectReasons     []ReasonCount `json:"reject_reasons"`
+	SimulatedNs       int64         `json:"simulated_ns"`      // virtual time of the last event
+	SimulatedSeconds  float64       `json:"simulated_seconds"` // the same in seconds
+	Steps             int64         `json:"steps"`
+	Preemptions       int64         `json:"preemptions"`
+	PreemptedRequests int           `json:"preempted_requests"`
+	// PrefixCacheReusedRatio is Σ cached prompt tokens / Σ prompt tokens over
+	// completed non-warmup requests (DynoSim's prefix_cache_reused_ratio, with
+	// each request's largest hit over its admissions).
+	PrefixCacheReusedRatio float64         `json:"prefix_cache_reused_ratio"`
+	CachedTokens           int64           `json:"cached_tokens"`
+	InputTokens            int64           `json:"input_tokens"`
+	KVPeakUsage            float64         `json:"kv_peak_usage"` // largest worker peak / capacity
+	Workers                []WorkerSummary `json:"workers"`
+	Engine                 string          `json:"engine"`
+	Router                 string          `json:"router"`
+	Timing                 string          `json:"timing"`
+	WorkloadDigest         string          `json:"workload_digest"`
+}
+
+// ReasonCount counts rejected requests by reason.
+type ReasonCount struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+}
+
+// WorkerSummary is one worker's share of the run.
+type WorkerSummary struct {
+	Name             string  `json:"name"`
+	Requests         int64   `json:"requests"`
+	Steps            int64   `json:"steps"`
+	BusySeconds      float64 `json:"busy_seconds"`
+	BusyShare        float64 `json:"busy_share"` // busy time / simulated time
+	Preemptions      int64   `json:"preemptions"`
+	PrefillTokens    int64   `json:"prefill_tokens"` // prompt tokens computed (cache misses, recomputation)
+	DecodeTokens     int64   `json:"decode_tokens"`  // one-token decode steps of sequences
+	KVCapacityTokens int64   `json:"kv_capacity_tokens"`
+	KVPeakTokens     int64   `json:"kv_peak_tokens"`
+	KVCapacityBlocks int     `json:"kv_capacity_blocks,omitempty"` // block engines
+	KVPeakBlocks     int     `json:"kv_peak_blocks,omitempty"`
+	KVPeakUsage      float64 `json:"kv_peak_usage"`
+	Evictions        int64   `json:"prefix_cache_evictions"`
+}
+
+// tally accumulates per-request figures as records are emitted.
+type tally struct {
+	completed, rejected, warmup, preempted int
+	reasons                                map[string]int
+	isl, cached                            int64
+}
+
+func (t *tally) add(rec *results.Record) {
+	if rec.Warmup {
+		t.warmup++
+	}
+	if rec.Error != nil {
+		return
+	}
+	t.completed++
+	if rec.Sim.Preemptions > 0 {
+		t.preempted++
+	}
+	if !rec.Warmup {
+		t.isl += int64(rec.InputTokens)
+		t.cached += int64(rec.Sim.CachedTokens)
+	}
+}
+
+func (s *simulator) summary() *Summary {
+	t := &s.sum
+	sum := &Summary{
+		Requests: len(s.wl.Requests), Completed: t.completed, Rejected: t.rejected, Warmup: t.warmup,
+		RejectReasons: reasonCounts(t.reasons), SimulatedNs: s.now, SimulatedSeconds: float64(s.now) / 1e9,
+		PreemptedRequests: t.preempted, CachedTokens: t.cached, InputTokens: t.isl,
+		Engine: s.cfg.Engine.Type, Router: s.cfg.Router.Policy, Timing: s.cfg.Timing.Model,
+		WorkloadDigest: s.wl.Digest, Workers: []WorkerSummary{},
+	}
+	if t.isl > 0 {
+		sum.PrefixCacheReusedRatio = float64(t.cached) / float64(t.isl)
+	}
+	for _, w := range s.workers {
+		ws := s.workerSummary(w)
+		sum.Steps += ws.Steps
+		sum.Preemptions += ws.Preemptions
+		sum.KVPeakUsage = max(sum.KVPeakUsage, ws.KVPeakUsage)
+		sum.Workers = append(sum.Workers, ws)
+	}
+	return sum
+}
+
+func (s *simulator) workerSummary(w *worker) WorkerSummary {
+	st := &w.stats
+	ws := WorkerSummary{Name: w.name, Requests: st.requests, Steps: st.steps,
+		BusySeconds: float64(st.busyNs) / 1e9, Preemptions: st.preemptions,
+		PrefillTokens: st.prefillTokens, DecodeTokens: st.decodeTokens,
+		KVCapacityTokens: w.kvCap, KVPeakTokens: st.peakTokens}
+	if s.now > 0 {
+		ws.BusyShare = float64(st.busyNs) / float64(s.now)
+	}
+	if w.kv != nil {
+		ws.KVCapacityBlocks, ws.KVPeakBlocks = w.kv.capacity, w.kv.peak
+		ws.KVPeakTokens = int64(w.kv.peak) * int64(w.bs)
+		ws.Evictions = w.kv.evictions
+	}
+	if w.kvCap > 0 {
+		ws.KVPeakUsage = float64(ws.KVPeakTokens) / float64(w.kvCap)
+	}
+	return ws
+}
+
+func reasonCounts(m map[string]int) []ReasonCount {
+	out := make([]ReasonCount, 0, len(m))
+	for r, n := range m {
+		out = append(out, ReasonCount{Reason: r, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Reason < out[j].Reason
+	})
+	return out
+}

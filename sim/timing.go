@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+)
+
+// stepStats is what a timing model sees of one engine step (one forward pass).
+type stepStats struct {
+	PrefillTokens int64 // prompt tokens computed in the step (chunks, recomputation)
+	PrefillSeqs   int64 // sequences with prompt tokens in the step
+	PrefillPrefix int64 // Σ tokens already in KV before each prompt chunk
+	PrefillAttn   int64 // Σ n·(prefix + (n+1)/2): query–key pairs of the chunks (causal)
+	DecodeSeqs    int64 // sequences decoding one token
+	DecodeContext int64 // Σ KV tokens read by the decoding sequences
+	KVCapacity    int64 // tokens the worker's KV cache holds
+}
+
+// contextRead is the context tokens whose KV the step reads: every decoding
+// sequence's context, plus every prompt chunk's prefix and the chunk itself.
+func (s stepStats) contextRead() int64 {
+	return s.DecodeContext + s.PrefillPrefix + s.PrefillTokens
+}
+
+// timingModel gives the duration of one step in ns (before speedup).
+type timingModel interface {
+	stepMs(s stepStats) float64
+}
+
+// clock converts a model's milliseconds into integer step nanoseconds: divided
+// by the speedup, rounded, and at least 1 ns so that virtual time advances.
+type clock struct {
+	model   timingModel
+	speedup float64
+}
+
+func (c clock) stepNs(s stepStats) int64 {
+	ns := math.Round(c.model.stepMs(s) * 1e6 / c.speedup)
+	if !(ns >= 1) { // also catches NaN
+		return 1
+	}
+	return int64(ns)
+}
+
+// newTiming builds the configured timing model.
+func newTiming(c *Config) (clock, error) {
+	var m timingModel
+	var err error
+	switch c.Timing.Model {
+	case "poly":
+		p := c.Timing.Poly
+		m = polyTiming{pre: [3]float64(p.Prefill), dec: [3]float64(p.Decode), floor: p.DecodeFloorMs}
+	case "linear":
+		m = linearTiming(c.Timing.Linear)
+	case "roofline":
+		m, err = newRoofline(c)
+	case "table":
+		m, err = LoadTable(c.Timing.Table.File)
+		if err != nil {
+			err = fmt.Errorf("timing.table.file: %w", err)
+		}
+	default:
+		err = fmt.Errorf("timing.model: unknown model %q", c.Timing.Model)
+	}
+	return clock{model: m, speedup: c.Timing.Speedup}, err
+}
+
+// polyTiming is DynoSim's default polynomial (simulators.md §1.6a):
+//
+//	prefill_ms = p0 + p1·T + p2·T²      T = new prompt tokens in the step
+//	decode_ms  = max(floor, d0 + d1·u + d2·u²)
+//	u          = Σ decoding context tokens / KV capacity tokens, capped at 1
+//
+// A step pays prefill_ms when it computes prompt tokens and decode_ms when it
+// decodes; DynoSim's pass is the same serial sum. Unlike DynoSim, sequences
+// that finish their prompt in the step are not decoders of that step.
+type polyTiming struct {
+	pre, dec [3]float64
+	floor    float64
+}
+
+func (p polyTiming) stepMs(s stepStats) float64 {
+	ms := 0.0
+	if t := float64(s.PrefillTokens); t > 0 {
+		ms += p.pre[0] + p.pre[1]*t + p.pre[2]*t*t
+	}
+	if s.DecodeSeqs > 0 {
+		u := 0.0
+		if s.KVCapacity > 0 {
+			u = min(1, float64(s.DecodeContext)/float64(s.KVCapacity))
+		}
+		ms += max(p.floor, p.dec[0]+p.dec[1]*u+p.dec[2]*u*u)
+	}
+	return ms
+}
+
+// linearTiming is the calibration model (see LinearConfig).
+type linearTiming LinearConfig
+
+func (l linearTiming) stepMs(s stepStats) float64 {
+	return l.BaseMs + l.PrefillTokenMs*float64(s.PrefillTokens) +
+		l.DecodeSeqMs*float64(s.DecodeSeqs) + l.ContextTokenMs*float64(s.contextRead())
+}
+
+// roofline bounds a step by compute or memory, whichever is slower, per GPU of
+// a tensor-parallel group, plus the all-reduces and a fixed overhead:
+//
+//	flops = 2·(layer weights)·tokens + 2·vocab·hidden·sequences
+//	        + 4·layers·heads·head_dim·(prompt query–key pairs + decoding context)
+//	bytes = weights + (context read + tokens written)·KV bytes per token
+//	time  = max(flops/(peak·eff), bytes/(bandwidth·eff))/tp
+//	        + 2·layers·(tokens·hidden·dtype)·2(tp−1)/tp / link bandwidth + overhead
+type roofline struct {
+	layerFlopsPerTok float64 // 2 × all layers' weights
+	headFlopsPerSeq  float64 // LM head
+	attnFlopsPerPair float64
+	weightBytes      float64
+	kvBytesPerTok    float64
+	arBytesPerTok    float64 // all-reduce payload per token, all layers
+	peak, bw, link   float64 // FLOP/s, bytes/s, bytes/s (already × efficiency)
+	tp               float64
+	overheadMs       float64
+}
+
+func newRoofline(c *Config) (*roofline, error) {
+	g, err := c.Hardware.gpu()
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.Hardware.model()
+	if err != nil {
+		return nil, err
+	}
+	dt := dtypeBytes[c.Hardware.DType]
+	eff := c.Timing.Roofline.Efficiency
+	peak := g.PeakTFLOPS * 1e12
+	if c.Hardware.DType == "fp8" && g.FP8Supported {
+		peak *= 2
+	} else if c.Hardware.DType == "fp32" {
+		peak /= 2 // tf32 tensor rate
+	}
+	return &roofline{
+		layerFlopsPerTok: 2 * float64(m.Layers) * m.layerParams(),
+		headFlopsPerSeq:  2 * float64(m.Vocab) * float64(m.Hidden),
+		attnFlopsPerPair: 4 * float64(m.Layers) * float64(m.Heads) * float64(m.headDim()),
+		weightBytes:      m.Params() * dt,
+		kvBytesPerTok:    m.kvBytesPerToken(dt),
+		arBytesPerTok:    2 * float64(m.Layers) * float64(m.Hidden) * dt,
+		peak:             peak * eff, bw: g.MemBWGBs * 1e9 * eff, link: g.LinkBWGBs * 1e9 * eff,
+		tp:         float64(c.Hardware.TensorParallel),
+		overheadMs: c.Timing.Roofline.StepOverheadMs,
+	}, nil
+}
+
+func (r *roofline) stepMs(s stepStats) float64 {
+	tokens := float64(s.PrefillTokens + s.DecodeSeqs)
+	seqs := float64(s.PrefillSeqs + s.DecodeSeqs)
+	flops := r.layerFlopsPerTok*tokens + r.headFlopsPerSeq*seqs +
+		r.attnFlopsPerPair*float64(s.PrefillAttn+s.DecodeContext)
+	bytes := r.weightBytes + float64(s.contextRead()+s.PrefillTokens+s.DecodeSeqs)*r.kvBytesPerTok
+	sec := max(flops/r.peak, bytes/r.bw) / r.tp
+	if r.tp > 1 {
+		sec += r.arBytesPerTok * tokens * 2 * (r.tp - 1) / r.tp / r.link
+	}
+	return sec*1e3 + r.overheadMs
+}

@@ -1,0 +1,301 @@
+package sim
+
+import "slices"
+
+type engineKind uint8
+
+const (
+	engineVLLM engineKind = iota
+	engineSGLang
+	engineLlamaCpp
+)
+
+// entry is one request's share of a step.
+type entry struct {
+	r       *request
+	n       int  // tokens computed for r in the step
+	prefill bool // prompt (or recomputation) tokens rather than one decode token
+}
+
+// workerStats feeds sim_summary.json.
+type workerStats struct {
+	requests      int64
+	steps         int64
+	busyNs        int64
+	preemptions   int64
+	prefillTokens int64
+	decodeTokens  int64
+	peakTokens    int64 // llamacpp: peak KV tokens over slots
+}
+
+// slot is a llamacpp slot: its request and the prompt it last held.
+type slot struct {
+	req      *request
+	prev     []uint64 // block hashes of the slot's cached prompt
+	lastUsed int64
+}
+
+// worker is one engine replica: a scheduler, its queues and its KV cache.
+type worker struct {
+	id   int
+	name string
+	sim  *simulator
+	kind engineKind
+	bs   int
+
+	kv      *kvCache // vllm, sglang
+	slots   []slot   // llamacpp
+	slotCtx int      // llamacpp tokens per slot
+	kvCap   int64    // KV capacity in tokens
+
+	waiting deque
+	running []*request
+	batch   []entry
+	chunked *request // sglang: the request whose prompt continues next step
+
+	busy      bool
+	nextOrder int64
+	snapshot  []*request
+	stats     workerStats
+}
+
+// plan fills w.batch with the next step's work.
+func (w *worker) plan() {
+	switch w.kind {
+	case engineVLLM:
+		w.planVLLM()
+	case engineSGLang:
+		w.planSGLang()
+	default:
+		w.planLlamaCpp()
+	}
+}
+
+func (w *worker) add(r *request, n int, prefill bool) {
+	w.batch = append(w.batch, entry{r: r, n: n, prefill: prefill})
+}
+
+// grow makes r hold enough KV blocks for tokens tokens.
+func (w *worker) grow(r *request, tokens int) bool {
+	if tokens <= r.blocks()*w.bs {
+		return true
+	}
+	need := ceilDiv(tokens, w.bs) - r.blocks()
+	if !w.kv.alloc(need) {
+		return false
+	}
+	r.private += need
+	return true
+}
+
+// preempt sends a running request back to the front of the waiting queue,
+// dropping its KV (it is recomputed later, vLLM's recompute mode). It returns
+// the index r had in w.running and the tokens it had in this step's batch.
+func (w *worker) preempt(r *request) (idx, scheduled int) {
+	w.kv.release(r.held, r.private)
+	r.held, r.private, r.computed = r.held[:0], 0, 0
+	r.preemptions++
+	r.running = false
+	w.stats.preemptions++
+	idx = slices.Index(w.running, r)
+	w.running = slices.Delete(w.running, idx, idx+1)
+	if j := slices.IndexFunc(w.batch, func(e entry) bool { return e.r == r }); j >= 0 {
+		scheduled = w.batch[j].n
+		w.batch = slices.Delete(w.batch, j, j+1)
+	}
+	if w.chunked == r {
+		w.chunked = nil
+	}
+	w.waiting.pushFront(r)
+	return idx, scheduled
+}
+
+// tryAdmit admits the front waiting request with up to budget prompt tokens
+// in this step, after a prefix-cache lookup, when its blocks fit beside
+// reserve blocks. It returns the tokens scheduled.
+func (w *worker) tryAdmit(budget, reserve int, chunking bool) (int, bool) {
+	r := w.waiting.front()
+	known := r.known()
+	matched, idleHits := w.kv.probe(r.hashes, (known-1)/w.bs)
+	cachedTok := matched * w.bs
+	rest := known - cachedTok
+	n := min(rest, budget)
+	if n < rest && !chunking && r.generated == 0 {
+		return 0, false
+	}
+	need := ceilDiv(cachedTok+n, w.bs) - matched
+	if need+reserve > w.kv.available()-idleHits {
+		return 0, false
+	}
+	r.held = w.kv.acquire(r.held)
+	w.kv.alloc(need)
+	r.private, r.computed = need, cachedTok
+	r.cached = max(r.cached, cachedTok)
+	w.waiting.popFront()
+	r.order = w.nextOrder
+	w.nextOrder++
+	r.running = true
+	w.running = append(w.running, r)
+	w.add(r, n, true)
+	return n, true
+}
+
+// commit registers the prompt blocks r has filled, so later requests can
+// reuse them.
+func (w *worker) commit(r *request) {
+	full := min(r.computed/w.bs, len(r.hashes))
+	for len(r.held) < full && r.private > 0 {
+		r.held = append(r.held, w.kv.register(r.hashes[len(r.held)]))
+		r.private--
+	}
+}
+
+// stepStats summarises the planned batch for the timing model.
+func (w *worker) stepStats() stepStats {
+	s := stepStats{KVCapacity: w.kvCap}
+	for _, e := range w.batch {
+		if e.prefill {
+			n, p := int64(e.n), int64(e.r.computed)
+			s.PrefillTokens += n
+			s.PrefillSeqs++
+			s.PrefillPrefix += p
+			s.PrefillAttn += n*p + n*(n+1)/2
+		} else {
+			s.DecodeSeqs++
+			s.DecodeContext += int64(e.r.known())
+		}
+	}
+	return s
+}
+
+// soloNs is how long r's prompt chunk of e.n tokens would take alone.
+func (w *worker) soloNs(e entry) int64 {
+	n, p := int64(e.n), int64(e.r.computed)
+	s := stepStats{PrefillTokens: n, PrefillSeqs: 1, PrefillPrefix: p, PrefillAttn: n*p + n*(n+1)/2, KVCapacity: w.kvCap}
+	return w.sim.clock.stepNs(s)
+}
+
+// startStep plans and starts a step at now; false when there is nothing to do.
+func (w *worker) startStep(now int64) bool {
+	w.batch = w.batch[:0]
+	w.plan()
+	if len(w.batch) == 0 {
+		return false
+	}
+	st := w.stepStats()
+	dur := w.sim.clock.stepNs(st)
+	for _, e := range w.batch {
+		if !e.prefill || e.r.generated > 0 {
+			continue
+		}
+		if !e.r.started {
+			e.r.started, e.r.prefillAt = true, now
+		}
+		e.r.ownPrefill += min(dur, w.soloNs(e))
+	}
+	w.stats.steps++
+	w.stats.busyNs += dur
+	w.stats.prefillTokens += st.PrefillTokens
+	w.stats.decodeTokens += st.DecodeSeqs
+	w.busy = true
+	w.sim.push(now+dur, evStepEnd, int32(w.id))
+	return true
+}
+
+// endStep applies the step's effects at its end: KV computed, prompt blocks
+// registered, and one token for every sequence whose known tokens are all
+// computed, stamped now.
+func (w *worker) endStep(now int64) {
+	w.busy = false
+	finished := false
+	for _, e := range w.batch {
+		r := e.r
+		r.computed += e.n
+		if e.prefill && w.kv != nil && w.kv.caching {
+			w.commit(r)
+		}
+		if r.computed < r.known() {
+			continue
+		}
+		w.sim.token(r, now)
+		if r.generated == r.osl {
+			w.finish(r, now)
+			finished = true
+		}
+	}
+	if finished {
+		w.running = slices.DeleteFunc(w.running, func(r *request) bool { return !r.running })
+	}
+}
+
+func (w *worker) finish(r *request, now int64) {
+	r.running = false
+	if w.kv != nil {
+		w.kv.release(r.held, r.private)
+		r.private = 0
+		w.sim.recycle(r)
+	} else {
+		s := &w.slots[r.slot]
+		s.req, s.prev, s.lastUsed = nil, r.hashes, now
+	}
+	if w.chunked == r {
+		w.chunked = nil
+	}
+	w.sim.complete(r, now)
+}
+
+// load is the router's view of the worker: prompt tokens still to compute
+// and KV blocks of the active (waiting and running) requests.
+func (w *worker) load() (prefillTokens, blocks int) {
+	for i := range w.waiting.len() {
+		r := w.waiting.at(i)
+		prefillTokens += r.remaining()
+		blocks += ceilDiv(r.known(), w.bs)
+	}
+	for _, r := range w.running {
+		if !r.decoding() {
+			prefillTokens += r.remaining()
+		}
+		blocks += ceilDiv(r.known(), w.bs)
+	}
+	return prefillTokens, blocks
+}
+
+func (w *worker) active() int { return w.waiting.len() + len(w.running) }
+
+// overlap is the number of r's leading blocks this worker has cached.
+func (w *worker) overlap(hashes []uint64) int {
+	if w.kv != nil {
+		n, _ := w.kv.probe(hashes, len(hashes))
+		return n
+	}
+	best := 0
+	for i := range w.slots {
+		best = max(best, commonPrefix(w.slots[i].prev, hashes))
+	}
+	return best
+}
+
+func commonPrefix(a, b []uint64) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// kvTokens is the KV currently held, in tokens.
+func (w *worker) kvTokens() int64 {
+	if w.kv != nil {
+		return int64(w.kv.held) * int64(w.bs)
+	}
+	var t int64
+	for _, s := range w.slots {
+		if s.req != nil {
+			t += int64(s.req.computed)
+		}
+	}
+	return t
+}

@@ -1,0 +1,169 @@
+package sim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
+)
+
+// SummaryName is the simulator's own summary file in a run directory.
+const SummaryName = "sim_summary.json"
+
+// RunFiles is what WriteRun wrote.
+type RunFiles struct {
+	Summary *Summary
+	Profile *results.Profile
+	Dir     string
+}
+
+// WriteRun simulates wl and writes the run directory dir: the AIPerf files
+// (profile_export.jsonl, profile_export_aiperf.json and .csv, through
+// results.RunWriter) and sim_summary.json. input is the AIPerf-like
+// input_config describing the workload (e.g. "loadgen", "input" sections);
+// WriteRun adds "endpoint" when absent, "workload" and "sim" (the effective
+// configuration). The files depend only on the inputs.
+func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, input map[string]any, opts ...Option) (*RunFiles, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rw, err := results.CreateRun(dir, results.RunOptions{Buffered: true})
+	if err != nil {
+		return nil, err
+	}
+	w := startWriter(rw)
+	sum, runErr := Run(ctx, cfg, wl, w.add, opts...)
+	writeErr := w.wait()
+	meta, metaErr := runMeta(cfg, wl, input, sum)
+	prof, closeErr := rw.Close(meta)
+	if err := errors.Join(runErr, writeErr, metaErr, closeErr); err != nil {
+		return nil, err
+	}
+	if err := writeJSON(filepath.Join(dir, SummaryName), sum); err != nil {
+		return nil, err
+	}
+	return &RunFiles{Summary: sum, Profile: prof, Dir: dir}, nil
+}
+
+// recordWriter adds records to a RunWriter on a goroutine of its own, in
+// the order they were produced, so formatting the JSONL overlaps the
+// simulation (one pipeline stage, not a goroutine per request).
+type recordWriter struct {
+	ch   chan *results.Record
+	done chan struct{}
+	err  atomic.Pointer[error]
+}
+
+func startWriter(rw *results.RunWriter) *recordWriter {
+	w := &recordWriter{ch: make(chan *results.Record, 4096), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for r := range w.ch {
+			if w.err.Load() != nil {
+				continue
+			}
+			if _, err := rw.Add(r); err != nil {
+				w.err.Store(&err)
+			}
+		}
+	}()
+	return w
+}
+
+func (w *recordWriter) add(r *results.Record) error {
+	if err := w.err.Load(); err != nil {
+		return *err
+	}
+	w.ch <- r
+	return nil
+}
+
+// wait drains the queue and returns the first write error.
+func (w *recordWriter) wait() error {
+	close(w.ch)
+	<-w.done
+	if err := w.err.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+func runMeta(cfg Config, wl *traces.Workload, input map[string]any, sum *Summary) (results.RunMeta, error) {
+	ic, err := InputConfig(cfg, wl, input)
+	if err != nil {
+		return results.RunMeta{}, err
+	}
+	id, err := BenchmarkID(cfg, wl)
+	if err != nil {
+		return results.RunMeta{}, err
+	}
+	meta := results.RunMeta{BenchmarkID: id, InputConfig: ic, StartNs: Epoch}
+	if sum != nil {
+		meta.EndNs = Epoch + sum.SimulatedNs
+	}
+	return meta, nil
+}
+
+// InputConfig is the input_config of a simulated run: input's sections plus
+// "endpoint" (when input has none), "workload" (source, digest, size) and
+// "sim" (the configuration, keyed as in the YAML).
+func InputConfig(cfg Config, wl *traces.Workload, input map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(input)+3)
+	for k, v := range input {
+		out[k] = v
+	}
+	if _, ok := out["endpoint"]; !ok {
+		out["endpoint"] = map[string]any{"model_names": []string{cfg.Hardware.Model}, "type": "chat",
+			"streaming": true, "url": "sim://" + cfg.Engine.Type}
+	}
+	out["workload"] = map[string]any{"source": wl.Source, "digest": wl.Digest,
+		"requests": len(wl.Requests), "block_size": wl.BlockSize, "concurrency": wl.Concurrency}
+	m, err := cfg.asMap()
+	if err != nil {
+		return nil, err
+	}
+	out["sim"] = m
+	return out, nil
+}
+
+// asMap is the configuration as generic maps with the YAML key names.
+func (c Config) asMap() (map[string]any, error) {
+	b, err := c.YAML()
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, yaml.Unmarshal(b, &m)
+}
+
+// BenchmarkID is a UUID-shaped id derived from the configuration and the
+// workload digest, so reruns of the same simulation carry the same id.
+func BenchmarkID(cfg Config, wl *traces.Workload) (string, error) {
+	b, err := cfg.YAML()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write(b)
+	h.Write([]byte(wl.Digest))
+	x := hex.EncodeToString(h.Sum(nil))
+	return fmt.Sprintf("%s-%s-%s-%s-%s", x[0:8], x[8:12], x[12:16], x[16:20], x[20:32]), nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
