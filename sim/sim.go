@@ -57,6 +57,7 @@ type simulator struct {
 	blocks int // KV blocks per worker (block engines)
 	reqOv  int64
 	respOv int64
+	gap    int64 // client gap after each response (frontend.client_gap_ms)
 
 	events  eventHeap
 	now     int64
@@ -103,6 +104,7 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	s := &simulator{cfg: cfg, wl: wl, sink: sink, pacer: pc,
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
 		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
+		gap: msToNs(cfg.Frontend.ClientGapMs),
 		sum: tally{reasons: map[string]int{}}}
 	for _, o := range opts {
 		o(&s.opts)
@@ -332,14 +334,14 @@ func (s *simulator) token(r *request, now int64) {
 // once the last token has reached the client.
 func (s *simulator) complete(r *request, now int64) {
 	s.emit(s.record(r))
-	s.finishClient(r, now+s.respOv)
+	s.finishClient(r, now+s.respOv+s.gap)
 }
 
 func (s *simulator) reject(r *request, reason string) {
 	s.sum.rejected++
 	s.sum.reasons[reason]++
 	s.emit(s.rejectedRecord(r, reason))
-	s.finishClient(r, s.now+s.respOv)
+	s.finishClient(r, s.now+s.respOv+s.gap)
 }
 
 func (s *simulator) finishClient(r *request, at int64) {

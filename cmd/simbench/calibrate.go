@@ -75,7 +75,11 @@ func loadTargets(dirs []string) ([]calibrate.Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, calibrate.Target{Name: run.Name, Profile: run.Profile, Workload: wl})
+		gap, err := calibrate.EstimateClientGap(run, wl)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, calibrate.Target{Name: run.Name, Profile: run.Profile, Workload: wl, ClientGapMs: gap})
 	}
 	return out, nil
 }

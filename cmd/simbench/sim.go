@@ -82,6 +82,7 @@ func simConfigFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "prefix-caching", DefaultText: "true", Usage: "engine.enable_prefix_caching (--prefix-caching=false turns it off)"},
 		&cli.Float64Flag{Name: "request-overhead-ms", DefaultText: "0", Usage: "frontend.request_overhead_ms: client send to engine arrival"},
 		&cli.Float64Flag{Name: "response-overhead-ms", DefaultText: "0", Usage: "frontend.response_overhead_ms: engine token to client, every token"},
+		&cli.Float64Flag{Name: "client-gap-ms", DefaultText: "0", Usage: "frontend.client_gap_ms: load generator time between a response's end and the next send from its slot"},
 	}
 }
 
@@ -180,6 +181,7 @@ func applyConfigFlags(c *cli.Context, cfg *sim.Config) {
 	}
 	setFloat(c, "request-overhead-ms", &cfg.Frontend.RequestOverheadMs)
 	setFloat(c, "response-overhead-ms", &cfg.Frontend.ResponseOverheadMs)
+	setFloat(c, "client-gap-ms", &cfg.Frontend.ClientGapMs)
 	if c.IsSet("random-seed") {
 		cfg.Seed = c.Int64("random-seed")
 	}

@@ -64,6 +64,10 @@ type Target struct {
 	Name     string
 	Profile  *results.Profile
 	Workload *traces.Workload
+	// ClientGapMs is the load generator's gap between a response and the
+	// next send from its slot (see EstimateClientGap); it is simulated, not
+	// fitted.
+	ClientGapMs float64
 }
 
 // Options tune Fit.
@@ -71,7 +75,7 @@ type Options struct {
 	Base     sim.Config // engine, workers, router and KV are kept; timing is replaced
 	Terms    []Term     // default DefaultTerms
 	MaxEvals int        // simulator runs at most; default 1500
-	Prior    float64    // weight of the pull towards the start; default 1e-6
+	Prior    float64    // weight of the pull towards the start; default 1e-5
 }
 
 // Row is one fitted statistic: real and simulated values and the signed
@@ -115,7 +119,9 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Config: p.Apply(opts.Base), Start: start, Params: p, Rows: rows, Loss: loss, Evals: f.evals}, nil
+	cfg := p.Apply(opts.Base)
+	cfg.Frontend.ClientGapMs = targets[0].ClientGapMs
+	return &Result{Config: cfg, Start: start, Params: p, Rows: rows, Loss: loss, Evals: f.evals}, nil
 }
 
 func withDefaults(o Options) Options {
@@ -126,7 +132,7 @@ func withDefaults(o Options) Options {
 		o.MaxEvals = 1500
 	}
 	if o.Prior == 0 {
-		o.Prior = 1e-6
+		o.Prior = 1e-5
 	}
 	return o
 }
@@ -206,6 +212,7 @@ func (f *fitter) evaluate(p Params) ([]Row, float64, error) {
 	var rows []Row
 	loss := 0.0
 	for _, t := range f.targets {
+		cfg.Frontend.ClientGapMs = t.ClientGapMs
 		prof, err := Simulate(f.ctx, cfg, t.Workload)
 		if err != nil {
 			return nil, 0, fmt.Errorf("calibrate: simulating %s: %w", t.Name, err)

@@ -50,9 +50,15 @@ func TestInitialFromAIPerfRun(t *testing.T) {
 	wl := synth(t, 1, 8)
 	start := Initial(p, wl)
 	itl, _ := p.Value(results.TagITL, "avg")
-	// One decode step at the measured context reproduces the measured ITL.
+	// One decode step at the measured context reproduces the measured ITL,
+	// and the first step plus the overhead the measured TTFT.
 	step := start.BaseMs + start.DecodeSeqMs + start.ContextTokenMs*(100+200.0/2)
 	assert.InEpsilon(t, itl, step, 0.01)
+	ttft, _ := p.Value(results.TagTTFT, "avg")
+	first := start.OverheadMs + start.BaseMs + start.DecodeSeqMs + 100*(start.PrefillTokenMs+start.ContextTokenMs)
+	assert.InEpsilon(t, ttft, first, 0.01)
+	// 64 requests back to back over 255.56 s at 3652 ms each: ~346 ms apart.
+	assert.InDelta(t, 346.5, ClientGap(p, wl), 0.5)
 	for _, v := range start.vector() {
 		assert.Greater(t, v, 0.0)
 	}
@@ -85,4 +91,19 @@ func TestRunWorkloadFromAIPerfInputConfig(t *testing.T) {
 	}
 	_, err = RunWorkload(t.TempDir(), &results.Profile{})
 	assert.ErrorContains(t, err, "cannot rebuild the workload")
+}
+
+// TestClientGapDelaysNextSend: with frontend.client_gap_ms, a closed-loop
+// slot sends its next request that long after the previous response ended.
+func TestClientGapDelaysNextSend(t *testing.T) {
+	wl := synth(t, 1, 3)
+	cfg := Params{BaseMs: 10, PrefillTokenMs: 0.01, DecodeSeqMs: 0.1}.Apply(sim.DefaultConfig())
+	cfg.Frontend.ClientGapMs = 250
+	var recs []*results.Record
+	_, err := sim.Run(context.Background(), cfg, wl, func(r *results.Record) error { recs = append(recs, r); return nil })
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	for i := 1; i < len(recs); i++ {
+		assert.Equal(t, recs[i-1].EndNs+250_000_000, recs[i].StartNs)
+	}
 }

@@ -1,6 +1,8 @@
 package calibrate
 
 import (
+	"slices"
+
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
@@ -11,16 +13,19 @@ import (
 // extra sequence and each context token read add a few percent, and the
 // time to first token is part prefill compute, part frontend overhead.
 const (
-	decodeSeqShare  = 0.02 // of the decode step, per running sequence
-	contextShare    = 0.05 // of the decode step, for the average context read
-	prefillTTFTPart = 0.5  // of TTFT beyond one step: prefill compute
-	minShare        = 0.1  // the step's base never starts below this share of ITL
+	decodeSeqShare = 0.02 // of the decode step, per running sequence
+	contextShare   = 0.05 // of the decode step, for the average context read
+	// prefillPerStep is how many prompt tokens cost one more step's base:
+	// at small batch a GPU decode step is bound by fixed costs (launches,
+	// reading the weights), so a prompt of this size roughly doubles it.
+	prefillPerStep = 1024
+	minShare       = 0.1 // a start never puts a term below this share of what it splits
 )
 
 // Initial derives starting parameters from a real run: the decode step from
-// ITL, split into a base, a per-sequence and a per-context-token part, and
-// the rest of TTFT beyond one step split between prefill compute (per
-// prompt token) and the frontend overhead.
+// ITL, split into a base, a per-sequence and a per-context-token part; the
+// prefill cost per prompt token from the base (prefillPerStep); and the
+// rest of TTFT beyond that first step as frontend overhead.
 func Initial(p *results.Profile, wl *traces.Workload) Params {
 	itl := valueOr(p, results.TagITL, 20)
 	ttft := valueOr(p, results.TagTTFT, 2*itl)
@@ -32,9 +37,63 @@ func Initial(p *results.Profile, wl *traces.Workload) Params {
 	seq := decodeSeqShare * itl
 	perCtx := contextShare * itl / (ctx * batch)
 	base := max(itl-batch*seq-batch*ctx*perCtx, minShare*itl)
-	rest := max(ttft-base, 0.1*ttft)
-	return Params{BaseMs: base, PrefillTokenMs: prefillTTFTPart * rest / isl, DecodeSeqMs: seq,
-		ContextTokenMs: perCtx, OverheadMs: (1 - prefillTTFTPart) * rest}
+	prefill := base / prefillPerStep
+	overhead := max(ttft-base-seq-isl*(prefill+perCtx), minShare*ttft)
+	return Params{BaseMs: base, PrefillTokenMs: prefill, DecodeSeqMs: seq, ContextTokenMs: perCtx, OverheadMs: overhead}
+}
+
+// ClientGap estimates the load generator's time between a response's end
+// and its slot's next send, in ms, for a closed-loop run from its aggregate:
+// each of the C slots ran N/C requests back to back, so
+// duration = (N/C)·latency + (N/C − 1)·gap. It assumes equal requests; use
+// EstimateClientGap when the run's records are at hand. It is 0 for
+// open-loop runs and when the figures are missing.
+func ClientGap(p *results.Profile, wl *traces.Workload) float64 {
+	if wl.Concurrency <= 0 || hasTimestamps(wl) {
+		return 0
+	}
+	n, ok1 := p.Value(results.TagRequestCount, "avg")
+	dur, ok2 := p.Value(results.TagBenchmarkDuration, "avg")
+	lat, ok3 := p.Value(results.TagRequestLatency, "avg")
+	perSlot := n / float64(wl.Concurrency)
+	if !ok1 || !ok2 || !ok3 || perSlot <= 1 {
+		return 0
+	}
+	return max(0, (dur*1e3-perSlot*lat)/(perSlot-1))
+}
+
+// ClientGapFromRecords measures the same gap from a closed-loop run's
+// records: in a closed loop the k-th send after the first C follows the
+// k-th completion, so the gap is the mean of start[C+k] − end[k] (sorted
+// starts and ends, wall ns), in ms. ok is false when there are too few.
+func ClientGapFromRecords(recs []results.RecordMetrics, concurrency int) (float64, bool) {
+	if concurrency <= 0 || len(recs) <= concurrency {
+		return 0, false
+	}
+	starts := make([]int64, 0, len(recs))
+	ends := make([]int64, 0, len(recs))
+	for i := range recs {
+		m := &recs[i]
+		starts = append(starts, m.Meta.RequestStartNs)
+		ends = append(ends, m.Meta.RequestEndNs)
+	}
+	slices.Sort(starts)
+	slices.Sort(ends)
+	sum := 0.0
+	n := len(recs) - concurrency
+	for k := range n {
+		sum += float64(starts[concurrency+k] - ends[k])
+	}
+	return max(0, sum/float64(n)/1e6), true
+}
+
+func hasTimestamps(wl *traces.Workload) bool {
+	for i := range wl.Requests {
+		if wl.Requests[i].HasTimestamp {
+			return true
+		}
+	}
+	return false
 }
 
 func valueOr(p *results.Profile, tag string, def float64) float64 {

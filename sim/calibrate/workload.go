@@ -109,3 +109,25 @@ func fileExists(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
 }
+
+// EstimateClientGap is the client gap of a run directory's closed-loop run:
+// from its records when they cover every request, else from its aggregate
+// (ClientGap).
+func EstimateClientGap(run *results.Run, wl *traces.Workload) (float64, error) {
+	if wl.Concurrency <= 0 || hasTimestamps(wl) {
+		return 0, nil
+	}
+	n, _ := run.Profile.Value(results.TagRequestCount, "avg")
+	if run.RecordsPath != "" {
+		recs, err := results.LoadJSONL(run.RecordsPath)
+		if err != nil {
+			return 0, err
+		}
+		if len(recs) >= int(n) {
+			if gap, ok := ClientGapFromRecords(recs, wl.Concurrency); ok {
+				return gap, nil
+			}
+		}
+	}
+	return ClientGap(run.Profile, wl), nil
+}
