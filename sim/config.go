@@ -63,8 +63,13 @@ type RouterConfig struct {
 
 // TimingConfig chooses how long one engine step takes.
 type TimingConfig struct {
-	Model    string         `yaml:"model"`   // poly | linear | roofline | table
-	Speedup  float64        `yaml:"speedup"` // every step time is divided by it
+	Model   string  `yaml:"model"`   // poly | linear | roofline | table
+	Speedup float64 `yaml:"speedup"` // every step time is divided by it
+	// Jitter is the coefficient of variation of a step's time: each step is
+	// multiplied by a lognormal factor of mean 1 drawn from the worker's own
+	// seeded stream (0 = deterministic step times). Real engines' token gaps
+	// vary by a few percent; without it every synchronised request is alike.
+	Jitter   float64        `yaml:"jitter"`
 	Poly     PolyConfig     `yaml:"poly"`
 	Linear   LinearConfig   `yaml:"linear"`
 	Roofline RooflineConfig `yaml:"roofline"`
@@ -417,6 +422,7 @@ func (t TimingConfig) validate() error {
 	return firstErr(
 		oneOf("timing.model", t.Model, "poly", "linear", "roofline", "table"),
 		finiteIn("timing.speedup", t.Speedup, 1e-6, 1e6),
+		finiteIn("timing.jitter", t.Jitter, 0, 2),
 		t.validateModel(),
 	)
 }

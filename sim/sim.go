@@ -134,7 +134,8 @@ func (s *simulator) buildWorkers() error {
 		s.blocks = b
 	}
 	for i := range s.cfg.Workers {
-		w := &worker{id: i, name: "worker-" + strconv.Itoa(i), sim: s, kind: kind, bs: e.BlockSize}
+		w := &worker{id: i, name: "worker-" + strconv.Itoa(i), sim: s, kind: kind, bs: e.BlockSize,
+			jitter: newJitter(s.cfg.Timing.Jitter, s.cfg.Seed, i)}
 		if kind == engineLlamaCpp {
 			w.slots = make([]slot, e.LlamaCpp.Parallel)
 			w.slotCtx = e.LlamaCpp.CtxSize / e.LlamaCpp.Parallel

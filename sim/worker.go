@@ -53,6 +53,7 @@ type worker struct {
 	batch   []entry
 	chunked *request // sglang: the request whose prompt continues next step
 
+	jitter    *jitter // nil: deterministic step times
 	busy      bool
 	nextOrder int64
 	snapshot  []*request
@@ -183,7 +184,7 @@ func (w *worker) startStep(now int64) bool {
 		return false
 	}
 	st := w.stepStats()
-	dur := w.sim.clock.stepNs(st)
+	dur := w.jitter.apply(w.sim.clock.stepNs(st))
 	for _, e := range w.batch {
 		if !e.prefill || e.r.generated > 0 {
 			continue

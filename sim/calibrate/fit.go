@@ -22,8 +22,11 @@ type Term struct {
 
 // DefaultTerms are the statistics fitted by default: TTFT, TTST, ITL,
 // request latency and output throughput, at the average and the tail.
+// TTFT's tail weighs little: at one prompt length its spread is client and
+// server noise, and a heavy weight lets the optimizer inflate the prefill
+// step so that step jitter mimics it, which then mispredicts other loads.
 var DefaultTerms = []Term{
-	{results.TagTTFT, "avg", 1}, {results.TagTTFT, "p50", 1}, {results.TagTTFT, "p90", 1}, {results.TagTTFT, "p99", 0.5},
+	{results.TagTTFT, "avg", 1}, {results.TagTTFT, "p50", 1}, {results.TagTTFT, "p90", 0.1}, {results.TagTTFT, "p99", 0.05},
 	{results.TagTTST, "avg", 1},
 	{results.TagITL, "avg", 2}, {results.TagITL, "p50", 1}, {results.TagITL, "p99", 0.5},
 	{results.TagRequestLatency, "avg", 1}, {results.TagRequestLatency, "p99", 0.5},
@@ -76,6 +79,10 @@ type Options struct {
 	Terms    []Term     // default DefaultTerms
 	MaxEvals int        // simulator runs at most; default 1500
 	Prior    float64    // weight of the pull towards the start; default 1e-5
+	// Jitter is the step-time coefficient of variation to simulate; 0
+	// derives it from the first target's chunk gaps (StepJitter), < 0
+	// turns it off.
+	Jitter float64
 }
 
 // Row is one fitted statistic: real and simulated values and the signed
@@ -105,8 +112,16 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		return nil, errors.New("calibrate: no real run to fit")
 	}
 	opts = withDefaults(opts)
+	switch {
+	case opts.Jitter == 0:
+		opts.Base.Timing.Jitter = StepJitter(targets[0].Profile)
+	case opts.Jitter > 0:
+		opts.Base.Timing.Jitter = opts.Jitter
+	default:
+		opts.Base.Timing.Jitter = 0
+	}
 	start := Initial(targets[0].Profile, targets[0].Workload)
-	f := &fitter{ctx: ctx, targets: targets, opts: opts, scale: start.vector()}
+	f := &fitter{ctx: ctx, targets: targets, opts: opts, scale: start.vector(), prior: opts.Prior}
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -144,6 +159,7 @@ type fitter struct {
 	targets []Target
 	opts    Options
 	scale   []float64
+	prior   float64 // current weight of the pull towards the start
 	evals   int
 	err     error
 }
@@ -163,11 +179,17 @@ func (f *fitter) check() error {
 }
 
 // minimize runs Nelder–Mead, restarting from the best point until a
-// restart no longer improves the loss by 1e-9 or evaluations run out.
+// restart no longer improves the loss by 1e-9 or evaluations run out. The
+// first round settles the directions the data cannot see near the start;
+// later rounds weaken that pull 100-fold, so where the data does decide,
+// the data wins.
 func (f *fitter) minimize() ([]float64, error) {
 	x := make([]float64, numParams)
 	best := math.Inf(1)
 	for round := 0; round < 6 && f.evals < f.opts.MaxEvals; round++ {
+		if round == 1 {
+			f.prior, best = f.opts.Prior/100, f.loss(x)
+		}
 		res, err := optimize.Minimize(optimize.Problem{Func: f.loss}, x, &optimize.Settings{
 			FuncEvaluations: f.opts.MaxEvals - f.evals, Converger: &optimize.FunctionConverge{
 				Absolute: 1e-10, Relative: 1e-10, Iterations: 200}}, &optimize.NelderMead{SimplexSize: 0.5 / float64(round+1)})
@@ -188,6 +210,13 @@ func (f *fitter) minimize() ([]float64, error) {
 	return x, nil
 }
 
+// priorScale weighs the pull towards the start per parameter (base, prefill
+// token, decode sequence, context token, overhead). Prefill cost and
+// frontend overhead are pulled 100× harder: a run at one prompt length
+// cannot tell them apart, and otherwise the optimizer would move TTFT into
+// whichever one lets step jitter best mimic TTFT's tail.
+var priorScale = [numParams]float64{1, 100, 1, 1, 100}
+
 // loss is the optimizer's objective.
 func (f *fitter) loss(x []float64) float64 {
 	if f.err != nil {
@@ -199,10 +228,10 @@ func (f *fitter) loss(x []float64) float64 {
 		return math.Inf(1)
 	}
 	prior := 0.0
-	for _, xi := range x {
-		prior += xi * xi
+	for i, xi := range x {
+		prior += priorScale[i] * xi * xi
 	}
-	return l + f.opts.Prior*prior
+	return l + f.prior*prior
 }
 
 // evaluate simulates every target with p and scores it.

@@ -32,7 +32,7 @@ func TestRecoverKnownParameters(t *testing.T) {
 		require.NoError(t, err)
 		targets = append(targets, Target{Name: "c" + string(rune('0'+conc)), Profile: prof, Workload: wl})
 	}
-	res, err := Fit(context.Background(), targets, Options{Base: base, MaxEvals: 3000})
+	res, err := Fit(context.Background(), targets, Options{Base: base, MaxEvals: 3000, Jitter: -1})
 	require.NoError(t, err)
 	t.Logf("start %+v\nfit   %+v\nloss %.3g after %d simulations", res.Start, res.Params, res.Loss, res.Evals)
 	want, got := truth.vector(), res.Params.vector()
@@ -70,7 +70,7 @@ func TestFitDeterministic(t *testing.T) {
 	prof, err := Simulate(context.Background(), truth.Apply(sim.DefaultConfig()), wl)
 	require.NoError(t, err)
 	run := func() Params {
-		res, err := Fit(context.Background(), []Target{{Name: "a", Profile: prof, Workload: wl}}, Options{Base: sim.DefaultConfig(), MaxEvals: 200})
+		res, err := Fit(context.Background(), []Target{{Name: "a", Profile: prof, Workload: wl}}, Options{Base: sim.DefaultConfig(), MaxEvals: 200, Jitter: 0.05})
 		require.NoError(t, err)
 		return res.Params
 	}

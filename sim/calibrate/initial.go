@@ -87,6 +87,22 @@ func ClientGapFromRecords(recs []results.RecordMetrics, concurrency int) (float6
 	return max(0, sum/float64(n)/1e6), true
 }
 
+// maxJitter caps the derived step jitter: gaps that vary more than this are
+// stalls or load changes, not step-to-step noise.
+const maxJitter = 0.5
+
+// StepJitter is the coefficient of variation of a run's chunk gaps
+// (inter_chunk_latency std / avg), the spread of its step times as the
+// client saw them, capped at maxJitter; 0 when unknown.
+func StepJitter(p *results.Profile) float64 {
+	avg, ok1 := p.Value(results.TagICL, "avg")
+	std, ok2 := p.Value(results.TagICL, "std")
+	if !ok1 || !ok2 || avg <= 0 {
+		return 0
+	}
+	return min(std/avg, maxJitter)
+}
+
 func hasTimestamps(wl *traces.Workload) bool {
 	for i := range wl.Requests {
 		if wl.Requests[i].HasTimestamp {
