@@ -116,12 +116,14 @@ func (m *RecordMetrics) ChunkTimesNs() []int64 {
 	if !ok {
 		return nil
 	}
+	// Offsets are summed in ms relative to the start, where float64 keeps
+	// sub-ns precision, and only then added to the wall-clock start.
 	out := make([]int64, 0, len(m.ICL)+1)
-	t := float64(m.Meta.RequestStartNs) + ttft*1e6
-	out = append(out, int64(math.Round(t)))
+	start, rel := m.Meta.RequestStartNs, ttft
+	out = append(out, start+int64(math.Round(rel*nsPerMs)))
 	for _, g := range m.ICL {
-		t += g * 1e6
-		out = append(out, int64(math.Round(t)))
+		rel += g
+		out = append(out, start+int64(math.Round(rel*nsPerMs)))
 	}
 	return out
 }

@@ -9,5 +9,7 @@ func commands() []*cli.Command {
 		traceCommand(),
 		simCommand(),
 		calibrateCommand(),
+		compareCommand(),
+		plotCommand(),
 	}
 }

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/simbench/simbench/compare"
+	"github.com/simbench/simbench/plots"
+	"github.com/simbench/simbench/results"
+	"github.com/urfave/cli/v2"
+)
+
+func compareCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "compare",
+		Usage:     "line up two runs metric by metric in AIPerf's terms, with error %, stalls and plots",
+		ArgsUsage: "REFERENCE CANDIDATE",
+		UsageText: "simbench compare REFERENCE CANDIDATE [--format text|markdown|json|junit] [-o FILE]\n" +
+			"   [--gate] [--fail-above metric.stat=PCT%]... [--plots DIR] [--stall-k 5] [--stall-floor-ms 50]",
+		Description: "Each run is a run directory, a profile_export_aiperf.json, a profile_export.jsonl\n" +
+			"(aggregates computed on the fly) or a DynoSim replay report JSON (with --records-a/-b for\n" +
+			"its --per-request-jsonl). The first run is the reference (by convention the real one);\n" +
+			"--reference b makes the second one the reference.\n\n" +
+			"For every metric and statistic on both sides it prints reference, candidate, difference\n" +
+			"and the signed error % = (candidate − reference) / reference × 100 (n/a when the\n" +
+			"reference is 0). With per-request records on both sides it also pairs requests (by trace\n" +
+			"row, x_correlation_id or order) and grades each metric (MAPE, Pearson r; BLIS's grades),\n" +
+			"and it finds token-gap stalls: gaps > max(k × median gap, floor), which request-level\n" +
+			"averages hide.\n\n" +
+			"--fail-above time_to_first_token.avg=10% fails (exit code 3) when |error| exceeds 10 %;\n" +
+			"--gate adds a default set (TTFT and ITL avg 10 %/p99 20 %, request latency avg and output\n" +
+			"throughput 10 %). A gated statistic missing from either side is an error (exit code 1).\n\n" +
+			"Examples:\n" +
+			"  simbench compare artifacts/real artifacts/sim\n" +
+			"  simbench compare real sim --gate --format markdown -o compare.md --plots plots\n" +
+			"  simbench compare real dynamo_replay_report.json --records-b per_request.jsonl --format json",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text, markdown, json or junit"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE instead of stdout"},
+			&cli.StringFlag{Name: "reference", Value: "a", Usage: "which argument is the reference: a (first) or b (second)"},
+			&cli.StringSliceFlag{Name: "fail-above", Usage: "metric.stat=PCT% bound on |error %|; repeatable or comma-separated"},
+			&cli.BoolFlag{Name: "gate", Usage: "enable the default bounds (explicit --fail-above values override them)"},
+			&cli.StringFlag{Name: "plots", Usage: "write PNG plots (CDFs, error bars, scatter, timelines, throughput) into DIR"},
+			&cli.StringFlag{Name: "records-a", Usage: "per-request JSONL for the first run (e.g. DynoSim's --per-request-jsonl)"},
+			&cli.StringFlag{Name: "records-b", Usage: "per-request JSONL for the second run"},
+		}, stallFlags()...),
+		Action: compareAction,
+	}
+}
+
+// memoryLimit is the soft heap limit of compare and plot.
+const memoryLimit = 1536 << 20
+
+// softMemoryLimit caps the heap softly unless GOMEMLIMIT says otherwise.
+// A comparison keeps two runs' pooled gaps (tens of millions of floats for
+// million-request runs) while the JSONL reader produces garbage at a high
+// rate; with Go's default GOGC=100 the heap may grow to twice the live
+// data before a collection. Near the limit the collector runs more often
+// instead, which costs a little CPU and keeps big comparisons under 2 GiB.
+func softMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
+}
+
+// compareFormats are the renderers by --format name.
+var compareFormats = map[string]bool{"text": true, "markdown": true, "json": true, "junit": true}
+
+func compareAction(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usagef("compare takes REFERENCE and CANDIDATE, got %d arguments", c.NArg())
+	}
+	opts, err := compareOptions(c)
+	if err != nil {
+		return err
+	}
+	softMemoryLimit()
+	ref, cand, err := openPair(c)
+	if err != nil {
+		return err
+	}
+	rep, err := compare.Compare(ref, cand, opts)
+	if err != nil {
+		return err
+	}
+	var links []string
+	if dir := c.String("plots"); dir != "" {
+		if links, err = writeComparePlots(dir, rep); err != nil {
+			return err
+		}
+	}
+	if err := writeReport(c, rep, plotLinks(links, c.String("output"))); err != nil {
+		return err
+	}
+	return verdictError(rep)
+}
+
+func compareOptions(c *cli.Context) (compare.Options, error) {
+	var opts compare.Options
+	if !compareFormats[c.String("format")] {
+		return opts, usagef("--format must be text, markdown, json or junit, got %q", c.String("format"))
+	}
+	if r := c.String("reference"); r != "a" && r != "b" {
+		return opts, usagef("--reference must be a or b, got %q", r)
+	}
+	stall, err := stallOptions(c)
+	if err != nil {
+		return opts, err
+	}
+	th, err := compare.ParseThresholds(c.StringSlice("fail-above"))
+	if err != nil {
+		return opts, usagef("--fail-above %v", err)
+	}
+	if c.Bool("gate") {
+		th = withDefaults(th)
+	}
+	return compare.Options{Stall: stall, Thresholds: th}, nil
+}
+
+// withDefaults puts the default gate first; an explicit bound on the same
+// field replaces the default one.
+func withDefaults(th []compare.Threshold) []compare.Threshold {
+	var out []compare.Threshold
+	for _, d := range compare.DefaultGate {
+		keep := true
+		for _, t := range th {
+			keep = keep && t.Field() != d.Field()
+		}
+		if keep {
+			out = append(out, d)
+		}
+	}
+	return append(out, th...)
+}
+
+func openPair(c *cli.Context) (ref, cand *compare.Input, err error) {
+	a, err := openInput(c.Args().Get(0), c.String("records-a"))
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := openInput(c.Args().Get(1), c.String("records-b"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.String("reference") == "b" {
+		return b, a, nil
+	}
+	return a, b, nil
+}
+
+// scatterTags are the per-request metrics drawn as reference-vs-candidate
+// scatter plots when the requests are joined.
+var scatterTags = []string{results.TagTTFT, results.TagITL, results.TagRequestLatency}
+
+// writeComparePlots draws both runs' figures, the error chart and the
+// per-request scatter plots.
+func writeComparePlots(dir string, rep *compare.Report) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	w := &plotWriter{dir: dir}
+	addRunPlots(w, []*compare.Digest{rep.RefDigest, rep.CandDigest}, []*compare.Stalls{rep.RefStalls, rep.CandStalls})
+	var bars []plots.ErrorBar
+	for _, r := range rep.ChartRows() {
+		bars = append(bars, plots.ErrorBar{Label: r.Metric + " " + r.Stat, ErrorPct: *r.ErrorPct, BoundPct: r.BoundPct})
+	}
+	title := fmt.Sprintf("%s vs %s: error per statistic", rep.Candidate.Name, rep.Reference.Name)
+	w.add("error_pct.png", func() (plots.Figure, error) { return plots.Errors(title, bars) })
+	if j := rep.PerRequest; j != nil {
+		for _, m := range j.Metrics {
+			if !slices.Contains(scatterTags, m.Metric) {
+				continue
+			}
+			t := fmt.Sprintf("%s per request (%d pairs, MAPE %s, grade %s)", m.Metric, m.N, pctOrNA(m.MAPEPct), m.Grade)
+			w.add("scatter_"+m.Metric+".png", func() (plots.Figure, error) {
+				return plots.Scatter(t, m.Metric+" ("+m.Unit+")", m.Reference, m.Candidate, rep.Reference.Name, rep.Candidate.Name)
+			})
+		}
+	}
+	return w.run()
+}
+
+func pctOrNA(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", *p)
+}
+
+// plotLinks makes the plot paths relative to the report file, so the
+// markdown's image links work where the report is written.
+func plotLinks(paths []string, output string) []string {
+	if output == "" {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		rel, err := filepath.Rel(filepath.Dir(output), p)
+		if err != nil {
+			rel = p
+		}
+		out[i] = filepath.ToSlash(rel)
+	}
+	return out
+}
+
+func writeReport(c *cli.Context, rep *compare.Report, links []string) (err error) {
+	w := c.App.Writer
+	if path := c.String("output"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		w = f
+	}
+	return render(w, c.String("format"), rep, links)
+}
+
+func render(w io.Writer, format string, rep *compare.Report, links []string) error {
+	switch format {
+	case "markdown":
+		return compare.WriteMarkdown(w, rep, links)
+	case "json":
+		return compare.WriteJSON(w, rep)
+	case "junit":
+		return compare.WriteJUnit(w, rep)
+	}
+	return compare.WriteText(w, rep)
+}
+
+// verdictError turns the verdicts into the exit status: a gated field
+// missing from a side is a failure (exit 1) even when others breached,
+// because the gate could not be applied; otherwise any breach exits 3.
+func verdictError(rep *compare.Report) error {
+	if miss := rep.MissingVerdicts(); len(miss) > 0 {
+		return fmt.Errorf("gate incomplete: %s", verdictList(miss))
+	}
+	if br := rep.Breaches(); len(br) > 0 {
+		return thresholdError{msg: "threshold breached: " + verdictList(br)}
+	}
+	return nil
+}
+
+func verdictList(vs []compare.Verdict) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.Field() + " (" + v.Reason + ")"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,172 @@
+package compare
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// maxJSONEvents bounds the stall list in the JSON; the counts are exact.
+const maxJSONEvents = 100
+
+type jsonReport struct {
+	Reference       jsonRun       `json:"reference"`
+	Candidate       jsonRun       `json:"candidate"`
+	Metrics         []jsonRow     `json:"metrics"`
+	OnlyInReference []string      `json:"only_in_reference"`
+	OnlyInCandidate []string      `json:"only_in_candidate"`
+	PerRequest      *jsonJoin     `json:"per_request"`
+	Stalls          jsonStallPair `json:"stalls"`
+	Verdicts        []jsonVerdict `json:"verdicts"`
+	Warnings        []string      `json:"warnings"`
+}
+
+type jsonRun struct {
+	Name     string `json:"name"`
+	Path     string `json:"path"`
+	Format   string `json:"format"`
+	Requests int    `json:"requests"`
+	Errors   int    `json:"failed_requests"`
+}
+
+type jsonRow struct {
+	Metric    string   `json:"metric"`
+	Stat      string   `json:"stat"`
+	Reference float64  `json:"reference"`
+	Candidate float64  `json:"candidate"`
+	Diff      float64  `json:"diff"`
+	ErrorPct  *float64 `json:"error_pct"`
+}
+
+type jsonJoin struct {
+	Key                string           `json:"key"`
+	Matched            int              `json:"matched"`
+	UnmatchedReference int              `json:"unmatched_reference"`
+	UnmatchedCandidate int              `json:"unmatched_candidate"`
+	OSLMismatches      int              `json:"output_token_mismatches"`
+	ISLMismatches      int              `json:"input_token_mismatches"`
+	Metrics            []jsonJoinMetric `json:"metrics"`
+}
+
+type jsonJoinMetric struct {
+	Metric       string   `json:"metric"`
+	Unit         string   `json:"unit"`
+	N            int      `json:"n"`
+	MAPEPct      *float64 `json:"mape_pct"`
+	MeanError    float64  `json:"mean_error"`
+	MeanErrorPct *float64 `json:"mean_error_pct"`
+	PearsonR     *float64 `json:"pearson_r"`
+	Bias         string   `json:"bias"`
+	Grade        string   `json:"grade"`
+}
+
+type jsonStallPair struct {
+	Reference *jsonStalls `json:"reference"`
+	Candidate *jsonStalls `json:"candidate"`
+}
+
+type jsonStalls struct {
+	Count                 int              `json:"count"`
+	Gaps                  int              `json:"gaps"`
+	K                     float64          `json:"k"`
+	FloorMs               float64          `json:"floor_ms"`
+	MedianGapMs           float64          `json:"median_gap_ms"`
+	ThresholdMs           float64          `json:"threshold_ms"`
+	Per1000Gaps           float64          `json:"stalls_per_1000_gaps"`
+	BlockedS              float64          `json:"blocked_stream_time_s"`
+	P99Ms                 float64          `json:"token_gap_p99_ms"`
+	P999Ms                float64          `json:"token_gap_p99_9_ms"`
+	MaxMs                 float64          `json:"token_gap_max_ms"`
+	FirstS                *float64         `json:"first_stall_s"`
+	LastS                 *float64         `json:"last_stall_s"`
+	ByDecile              [10]int          `json:"stalls_by_run_decile"`
+	PrefillOverlap        int              `json:"prefill_overlap"`
+	OverlapShare          float64          `json:"prefill_overlap_share"`
+	PrefillCoverage       float64          `json:"prefill_coverage"`
+	Scope                 string           `json:"attribution_scope"`
+	InterferenceSuspected bool             `json:"chunked_prefill_interference_suspected"`
+	Events                []jsonStallEvent `json:"events"`
+	EventsTruncated       bool             `json:"events_truncated"`
+}
+
+type jsonStallEvent struct {
+	AtS            float64 `json:"at_s"`
+	GapMs          float64 `json:"gap_ms"`
+	PrefillOverlap bool    `json:"prefill_overlap"`
+}
+
+type jsonVerdict struct {
+	Field    string   `json:"field"`
+	Metric   string   `json:"metric"`
+	Stat     string   `json:"stat"`
+	BoundPct float64  `json:"bound_pct"`
+	ErrorPct *float64 `json:"error_pct"`
+	Status   string   `json:"status"`
+	Reason   string   `json:"reason"`
+}
+
+// WriteJSON writes the report as one indented JSON object. Undefined
+// percentages and correlations are null; the encoder refuses NaN and Inf,
+// so none can reach the file.
+func WriteJSON(w io.Writer, r *Report) error {
+	out := jsonReport{Reference: runJSON(r.Reference), Candidate: runJSON(r.Candidate),
+		Metrics: []jsonRow{}, OnlyInReference: orEmpty(r.OnlyInReference), OnlyInCandidate: orEmpty(r.OnlyInCandidate),
+		PerRequest: joinJSON(r.PerRequest), Verdicts: []jsonVerdict{}, Warnings: []string{},
+		Stalls: jsonStallPair{stallsJSON(r.RefStalls, r.Options.Stall), stallsJSON(r.CandStalls, r.Options.Stall)}}
+	for _, row := range r.Rows {
+		out.Metrics = append(out.Metrics, jsonRow{row.Metric, row.Stat, row.Reference, row.Candidate, row.Diff, row.ErrorPct})
+	}
+	for _, v := range r.Verdicts {
+		out.Verdicts = append(out.Verdicts, jsonVerdict{v.Field(), v.Metric, v.Stat, v.MaxPct, v.ErrorPct, v.Status, v.Reason})
+	}
+	for _, wn := range r.Warnings {
+		out.Warnings = append(out.Warnings, wn.Msg)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func runJSON(ri RunInfo) jsonRun {
+	return jsonRun{Name: ri.Name, Path: ri.Path, Format: ri.Format, Requests: ri.Requests, Errors: ri.Errors}
+}
+
+func joinJSON(j *Join) *jsonJoin {
+	if j == nil {
+		return nil
+	}
+	out := &jsonJoin{Key: j.Key, Matched: j.Matched, UnmatchedReference: j.UnmatchedReference,
+		UnmatchedCandidate: j.UnmatchedCandidate, OSLMismatches: j.OSLMismatches, ISLMismatches: j.ISLMismatches,
+		Metrics: []jsonJoinMetric{}}
+	for _, m := range j.Metrics {
+		out.Metrics = append(out.Metrics, jsonJoinMetric{m.Metric, m.Unit, m.N, m.MAPEPct, m.MeanError,
+			m.MeanErrorPct, m.PearsonR, m.Bias, m.Grade})
+	}
+	return out
+}
+
+func stallsJSON(s *Stalls, o StallOptions) *jsonStalls {
+	if s == nil {
+		return nil
+	}
+	out := &jsonStalls{Count: s.Count, Gaps: s.Gaps, K: o.K, FloorMs: o.FloorMs, MedianGapMs: s.MedianGapMs,
+		ThresholdMs: s.ThresholdMs, Per1000Gaps: s.Per1000Gaps, BlockedS: s.BlockedS, P99Ms: s.P99Ms,
+		P999Ms: s.P999Ms, MaxMs: s.MaxMs, ByDecile: s.ByDecile, PrefillOverlap: s.PrefillOverlap,
+		OverlapShare: s.OverlapShare, PrefillCoverage: s.PrefillCoverage, Scope: s.Scope,
+		InterferenceSuspected: s.InterferenceSuspected, Events: []jsonStallEvent{}}
+	if s.Count > 0 {
+		out.FirstS, out.LastS = &s.FirstS, &s.LastS
+	}
+	for _, e := range s.Events[:min(len(s.Events), maxJSONEvents)] {
+		out.Events = append(out.Events, jsonStallEvent(e))
+	}
+	out.EventsTruncated = len(s.Events) > maxJSONEvents
+	return out
+}

@@ -1,0 +1,213 @@
+package compare
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// metricColumnWidth wraps long metric titles over the rows of their
+// statistics, so the table fits in 120 columns.
+const metricColumnWidth = 32
+
+// WriteText writes the report as an AIPerf-like console table with error
+// columns, followed by the per-request join, the stalls, the verdicts and
+// the warnings.
+func WriteText(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	ew.printf("simbench compare   error %% = (candidate − reference) / reference × 100\n")
+	ew.printf("  reference: %s\n  candidate: %s\n\n", describe(r.Reference), describe(r.Candidate))
+	ew.do(metricsBox(r.Rows).write)
+	ew.printf("%s", onlyLines(r))
+	if r.PerRequest != nil {
+		ew.printf("\nPer-request join: %s\n", r.PerRequest)
+		ew.do(func(w io.Writer) error { return plain(w, joinTable(r.PerRequest), "lrrrrrll") })
+		ew.printf("  (mean error in the metric's unit; grades: BLIS's MAPE < 10/20/35 %% and Pearson r > 0.95/0.85/0.70)\n")
+	}
+	if r.RefStalls != nil || r.CandStalls != nil {
+		ew.printf("\nToken-gap stalls: a stall is a token gap > max(%g × median gap, %g ms)\n", r.Options.Stall.K, r.Options.Stall.FloorMs)
+		ew.do(func(w io.Writer) error { return plain(w, stallTable(r.RefStalls, r.CandStalls, false), "l") })
+		writeDecilesText(ew, r.RefStalls, r.CandStalls)
+	}
+	writeVerdictsText(ew, r.Verdicts)
+	if len(r.Warnings) > 0 {
+		ew.printf("\nWarnings:\n")
+		for i, wn := range r.Warnings {
+			ew.printf("  %d. %s\n", i+1, wn.Msg)
+		}
+	}
+	return ew.err
+}
+
+func describe(ri RunInfo) string {
+	s := fmt.Sprintf("%s (%s, %s", ri.Name, ri.Path, ri.Format)
+	if ri.Requests > 0 || ri.Errors > 0 {
+		s += fmt.Sprintf(", %d requests", ri.Requests)
+		if ri.Errors > 0 {
+			s += fmt.Sprintf(" + %d failed", ri.Errors)
+		}
+	}
+	return s + ")"
+}
+
+// metricsBox lays the rows out one statistic per line, the metric title
+// wrapped down the first column of its group.
+func metricsBox(rows []Row) *box {
+	b := &box{headers: []string{"Metric", "Stat", "Reference", "Candidate", "Diff", "Error"}, left: 2}
+	for _, g := range groups(shownRows(rows)) {
+		title := wrapWords(metricTitle(g[0].Metric, g[0].Unit), metricColumnWidth)
+		for i := 0; i < max(len(g), len(title)); i++ {
+			cells := []string{"", "", "", "", "", ""}
+			if i < len(title) {
+				cells[0] = title[i]
+			}
+			if i < len(g) {
+				row := g[i]
+				cells[1], cells[2], cells[3] = statLabel(row.Stat), fmtValue(row.Stat, row.Reference), fmtValue(row.Stat, row.Candidate)
+				cells[4], cells[5] = fmtSignedValue(row.Stat, row.Diff), fmtPct(row.ErrorPct)
+			}
+			b.rows = append(b.rows, cells)
+		}
+	}
+	return b
+}
+
+func onlyLines(r *Report) string {
+	var sb strings.Builder
+	if len(r.OnlyInReference) > 0 {
+		fmt.Fprintf(&sb, "Only in reference: %s\n", strings.Join(r.OnlyInReference, ", "))
+	}
+	if len(r.OnlyInCandidate) > 0 {
+		fmt.Fprintf(&sb, "Only in candidate: %s\n", strings.Join(r.OnlyInCandidate, ", "))
+	}
+	return sb.String()
+}
+
+func joinTable(j *Join) [][]string {
+	rows := [][]string{{"Metric", "n", "MAPE", "mean error", "mean error %", "Pearson r", "bias", "grade"}}
+	for _, m := range j.Metrics {
+		rows = append(rows, []string{m.Metric, fmt.Sprint(m.N), fmtOptPct(m.MAPEPct),
+			fmtSigned(m.MeanError), fmtPct(m.MeanErrorPct), fmtOptR(m.PearsonR), m.Bias, m.Grade})
+	}
+	return rows
+}
+
+// stallTable lists the stall figures of both runs side by side; the
+// per-tenth counts only when withDeciles (they are too wide for a text
+// column: see writeDecilesText).
+func stallTable(a, b *Stalls, withDeciles bool) [][]string {
+	rows := [][]string{{"", "Reference", "Candidate"}}
+	for _, f := range stallFields {
+		if f.label == decilesLabel && !withDeciles {
+			continue
+		}
+		rows = append(rows, []string{f.label, stallCell(a, f.value), stallCell(b, f.value)})
+	}
+	return rows
+}
+
+const decilesLabel = "stalls per tenth of the run"
+
+func writeDecilesText(ew *errWriter, a, b *Stalls) {
+	ew.printf("  %s:\n", decilesLabel)
+	for _, side := range []struct {
+		name string
+		s    *Stalls
+	}{{"reference", a}, {"candidate", b}} {
+		if side.s != nil {
+			ew.printf("    %-9s  %s\n", side.name, deciles(side.s))
+		}
+	}
+}
+
+func deciles(s *Stalls) string { return strings.Trim(fmt.Sprint(s.ByDecile), "[]") }
+
+func stallCell(s *Stalls, f func(*Stalls) string) string {
+	if s == nil {
+		return "no token gaps"
+	}
+	return f(s)
+}
+
+var stallFields = []struct {
+	label string
+	value func(*Stalls) string
+}{
+	{"token gaps", func(s *Stalls) string { return commas(fmt.Sprint(s.Gaps)) }},
+	{"median gap (ms)", func(s *Stalls) string { return fmtNum(s.MedianGapMs) }},
+	{"stall threshold (ms)", func(s *Stalls) string { return fmtNum(s.ThresholdMs) }},
+	{"stalls", func(s *Stalls) string { return commas(fmt.Sprint(s.Count)) }},
+	{"stalls per 1,000 gaps", func(s *Stalls) string { return fmtNum(s.Per1000Gaps) }},
+	{"blocked stream time (s)", func(s *Stalls) string { return fmtNum(s.BlockedS) }},
+	{"token gap p99 / p99.9 / max (ms)", func(s *Stalls) string {
+		return fmtNum(s.P99Ms) + " / " + fmtNum(s.P999Ms) + " / " + fmtNum(s.MaxMs)
+	}},
+	{"first – last stall (s from start)", func(s *Stalls) string {
+		if s.Count == 0 {
+			return "–"
+		}
+		return fmtNum(s.FirstS) + " – " + fmtNum(s.LastS)
+	}},
+	{decilesLabel, deciles},
+	{"overlapping another prefill", func(s *Stalls) string {
+		return fmt.Sprintf("%d (%.1f%%)", s.PrefillOverlap, 100*s.OverlapShare)
+	}},
+	{"expected by chance (prefill coverage)", func(s *Stalls) string {
+		return fmt.Sprintf("%.1f%% per %s", 100*s.PrefillCoverage, s.Scope)
+	}},
+	{"chunked-prefill interference suspected", func(s *Stalls) string { return yesNo(s.InterferenceSuspected) }},
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func writeVerdictsText(ew *errWriter, vs []Verdict) {
+	if len(vs) == 0 {
+		return
+	}
+	ew.printf("\nVerdicts: %s\n", verdictSummary(vs))
+	rows := [][]string{{"status", "field", "error", "bound", ""}}
+	for _, v := range vs {
+		rows = append(rows, []string{strings.ToUpper(v.Status), v.Field(), fmtPct(v.ErrorPct), fmt.Sprintf("±%g%%", v.MaxPct), verdictNote(v)})
+	}
+	ew.do(func(w io.Writer) error { return plain(w, rows, "llrrl") })
+}
+
+// verdictNote explains the verdicts that are not a plain comparison.
+func verdictNote(v Verdict) string {
+	if v.Status == Missing || v.ErrorPct == nil {
+		return v.Reason
+	}
+	return ""
+}
+
+// verdictSummary counts verdicts by status: "1 breach, 0 missing, 5 pass".
+func verdictSummary(vs []Verdict) string {
+	n := map[string]int{}
+	for _, v := range vs {
+		n[v.Status]++
+	}
+	return fmt.Sprintf("%d breach, %d missing, %d pass", n[Breach], n[Missing], n[Pass])
+}
+
+// errWriter keeps the first write error, so renderers read straight.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+func (e *errWriter) do(f func(io.Writer) error) {
+	if e.err == nil {
+		e.err = f(e.w)
+	}
+}
