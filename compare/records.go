@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bytes"
 	"bufio"
 	"fmt"
 	"os"
@@ -53,7 +54,7 @@ func eachDynoSimLine(path string, fn func(*results.RecordMetrics)) error {
 	line, index := 0, 0
 	for sc.Scan() {
 		line++
-		if len(trimSpace(sc.Bytes())) == 0 {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
 		m, err := dynoRecord(sc.Bytes(), index)
@@ -67,14 +68,4 @@ func eachDynoSimLine(path string, fn func(*results.RecordMetrics)) error {
 		return &results.LineError{File: path, Line: line + 1, Err: err}
 	}
 	return nil
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
