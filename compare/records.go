@@ -1,8 +1,8 @@
 package compare
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 
