@@ -31,5 +31,14 @@ fuzz:
 demo: build
 	./scripts/demo.sh
 
+# CPU real-engine tier (issue 6): builds Ollama once (cached under
+# $XDG_CACHE_HOME/simbench, default ~/.cache/simbench), serves the generated tiny model, and
+# runs/simulates/compares a concurrency sweep and a trace slice. Artifacts go
+# to $(E2E_ARTIFACTS); see scripts/e2e.sh for the other knobs.
+E2E_ARTIFACTS ?= artifacts/e2e
+
+e2e: build
+	E2E_ARTIFACTS=$(E2E_ARTIFACTS) ./scripts/e2e.sh $(BIN)
+
 clean:
 	rm -rf bin artifacts

@@ -11,5 +11,7 @@ func commands() []*cli.Command {
 		calibrateCommand(),
 		compareCommand(),
 		plotCommand(),
+		tinyModelCommand(),
+		runCommand(),
 	}
 }

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/simbench/simbench/loadgen"
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// apiKeyEnv is read when --api-key is not given.
+const apiKeyEnv = "SIMBENCH_API_KEY"
+
+// exitInterrupted is the exit code of a run stopped by SIGINT/SIGTERM
+// (128 + SIGINT), after its files were written.
+const exitInterrupted = 130
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "send a trace (or a synthetic workload) to a real OpenAI-compatible server on its schedule and write AIPerf files",
+		UsageText: "simbench run --url URL --model M (--trace FILE | --concurrency N | --request-rate R) -o DIR [flags]\n\n" +
+			"   SIMBENCH_API_KEY=sk-... simbench run --url localhost:8000 --model Qwen/Qwen3-0.6B \\\n" +
+			"       --trace conversation_trace.jsonl --limit 200 --extra-inputs ignore_eos:true -o artifacts/real\n" +
+			"   simbench run --url localhost:11434 --model tiny --use-legacy-max-tokens \\\n" +
+			"       --concurrency 4 --request-count 64 --isl 100 --osl 200 -o artifacts/ollama",
+		Description: "Each request goes out at its intended time (trace timestamps, or as soon as a --concurrency\n" +
+			"slot frees in closed-loop mode); turn n+1 of a session follows turn n's completion plus its delay.\n" +
+			"Every request is appended to DIR/profile_export.jsonl as it finishes, with the arrival time of\n" +
+			"every streamed chunk; the aggregates (profile_export_aiperf.json/.csv) are written at the end.\n" +
+			"Lateness is data: each record keeps its intended and actual send time (metrics send_lag,\n" +
+			"time_to_first_token_from_intended, request_latency_from_intended), and the summary reports the\n" +
+			"requested vs achieved rate and the share of sends more than 1 ms late.\n\n" +
+			"Prompts are built from the trace's hash_ids (same id, same block of text or token ids), so a\n" +
+			"server prefix cache sees the trace's reuse. Failed requests (HTTP errors, cut streams, timeouts)\n" +
+			"are error records; the exit code is 0 whenever the run completed, unless --max-error-rate is\n" +
+			"exceeded (exit 1). Ctrl-C stops sending, cancels requests in flight (recorded as cancelled,\n" +
+			"code 499), writes the files and exits 130; a second Ctrl-C exits at once.\n\n" +
+			"The API key comes from --api-key or $" + apiKeyEnv + " and is never written anywhere.\n" +
+			"Ollama ignores max_completion_tokens: use --use-legacy-max-tokens with it.",
+		Flags:  append(runFlags(), workloadFlags()...),
+		Action: runAction,
+	}
+}
+
+func runFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "run directory to write the AIPerf files into", Required: true},
+		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Usage: "server base URL; the scheme is optional (http:// assumed)", Required: true},
+		&cli.StringFlag{Name: "model", Aliases: []string{"m", "model-names"}, Usage: "model name sent in every request", Required: true},
+		&cli.StringFlag{Name: "endpoint-type", Value: loadgen.EndpointChat, Usage: "chat (/v1/chat/completions) or completions (/v1/completions)"},
+		&cli.StringFlag{Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "request path instead of the endpoint type's default"},
+		&cli.BoolFlag{Name: "streaming", Value: true, Usage: "stream the response (SSE); --streaming=false for whole responses (no TTFT/ITL)"},
+		&cli.BoolFlag{Name: "use-legacy-max-tokens", Usage: "chat: send max_tokens instead of max_completion_tokens (needed by Ollama)"},
+		&cli.StringSliceFlag{Name: "extra-inputs", Usage: "key:value merged into every request body; JSON-typed values (ignore_eos:true, min_tokens:200); repeatable"},
+		&cli.StringFlag{Name: "api-key", Usage: "sent as \"Authorization: Bearer KEY\" (default: $" + apiKeyEnv + "); never written to any file or log"},
+		&cli.Float64Flag{Name: "request-timeout-seconds", Value: 600, Usage: "per-request timeout; a timed-out request is an error record"},
+		&cli.BoolFlag{Name: "use-server-token-count", Usage: "take token counts from the server's usage (asks for stream_options.include_usage)"},
+		&cli.BoolFlag{Name: "prompt-token-ids", Usage: "completions: send prompts as token-id arrays (exact ISL; vLLM and SGLang accept them)"},
+		&cli.IntFlag{Name: "vocab-size", Value: 32000, Usage: "--prompt-token-ids: ids are drawn from [100, vocab-size)"},
+		&cli.Float64Flag{Name: "benchmark-duration", DefaultText: "off", Usage: "stop sending after this many seconds"},
+		&cli.Float64Flag{Name: "benchmark-grace-period", Value: 30, Usage: "after --benchmark-duration, seconds requests in flight may still finish"},
+		&cli.StringFlag{Name: "max-error-rate", DefaultText: "off", Usage: "exit 1 when more than this share of requests failed (0.05 or 5%)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output on stderr"},
+		&cli.DurationFlag{Name: "progress-interval", Hidden: true, Usage: "progress period (default 250ms on a terminal, 10s otherwise)"},
+		&cli.DurationFlag{Name: "spin", Hidden: true, Value: loadgen.DefaultSpin, Usage: "busy-wait before each deadline (negative: none)"},
+	}
+}
+
+func runAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("run takes no arguments, got %q", c.Args().First())
+	}
+	cfg, maxErr, err := runConfig(c)
+	if err != nil {
+		return err
+	}
+	wl, err := workloadFromFlags(c)
+	if err != nil {
+		return err
+	}
+	cfg.Limits.Repeat = cfg.Limits.Duration > 0 && !c.IsSet("trace") && !c.IsSet("request-count") && wl.Concurrency > 0 && !hasTimestamps(wl)
+	if _, err := loadgen.RaiseFileLimit(); err != nil && !c.Bool("quiet") {
+		fmt.Fprintf(c.App.ErrWriter, "warning: could not raise the open-file limit: %v\n", err)
+	}
+	ctx, stop := interruptContext(c.Context, c.App.ErrWriter, os.Exit)
+	defer stop()
+	rep, p, err := execute(ctx, c, wl, cfg)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteSummary(c.App.Writer, p); err != nil {
+		return err
+	}
+	return runOutcome(rep, maxErr)
+}
+
+// runConfig reads the endpoint and limit flags.
+func runConfig(c *cli.Context) (loadgen.Config, float64, error) {
+	ep, err := endpointFromFlags(c)
+	if err != nil {
+		return loadgen.Config{}, 0, err
+	}
+	maxErr, err := parseErrorRate(c.String("max-error-rate"))
+	if err != nil {
+		return loadgen.Config{}, 0, err
+	}
+	dur, grace := c.Float64("benchmark-duration"), c.Float64("benchmark-grace-period")
+	if !finiteNonNegative(dur) || !finiteNonNegative(grace) {
+		return loadgen.Config{}, 0, usagef("--benchmark-duration and --benchmark-grace-period must be finite numbers >= 0")
+	}
+	cfg := loadgen.Config{Endpoint: ep, Limits: loadgen.Limits{Duration: seconds(dur)}, Grace: seconds(grace),
+		Spin: c.Duration("spin")}
+	if cfg.Spin == 0 {
+		cfg.Spin = -1 // --spin 0: no spin (loadgen's 0 means the default)
+	}
+	if !c.Bool("quiet") {
+		cfg.Progress, cfg.ProgressEvery = progressPrinter(c)
+	}
+	return cfg, maxErr, nil
+}
+
+func endpointFromFlags(c *cli.Context) (loadgen.Endpoint, error) {
+	key := c.String("api-key")
+	if key == "" {
+		key = os.Getenv(apiKeyEnv)
+	}
+	timeout := c.Float64("request-timeout-seconds")
+	if !finiteNonNegative(timeout) {
+		return loadgen.Endpoint{}, usagef("--request-timeout-seconds must be a finite number >= 0")
+	}
+	ep := loadgen.Endpoint{URL: c.String("url"), Path: c.String("endpoint"), Type: c.String("endpoint-type"),
+		Model: c.String("model"), APIKey: key, Streaming: c.Bool("streaming"),
+		LegacyMaxTokens: c.Bool("use-legacy-max-tokens"), ServerTokenCount: c.Bool("use-server-token-count"),
+		Timeout: seconds(timeout),
+		Prompts: loadgen.Prompts{TokenIDs: c.Bool("prompt-token-ids"), VocabSize: c.Int("vocab-size"),
+			BlockSize: traces.MooncakeBlockSize, Seed: c.Int64("random-seed")}}
+	for _, s := range c.StringSlice("extra-inputs") {
+		x, err := loadgen.ParseExtra(s)
+		if err != nil {
+			return ep, usageError{err}
+		}
+		ep.Extra = append(ep.Extra, x)
+	}
+	if err := ep.Validate(); err != nil {
+		return ep, usageError{err}
+	}
+	return ep, nil
+}
+
+// execute runs the workload into the output directory and returns the
+// report and the aggregate profile.
+func execute(ctx context.Context, c *cli.Context, wl *traces.Workload, cfg loadgen.Config) (*loadgen.Report, *results.Profile, error) {
+	cfg.Endpoint.Prompts.BlockSize = wl.BlockSize
+	if wl.BlockSize <= 0 {
+		cfg.Endpoint.Prompts.BlockSize = traces.MooncakeBlockSize
+	}
+	dir := c.String("output-dir")
+	rw, err := results.CreateRun(dir, results.RunOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, runErr := loadgen.Run(ctx, wl, cfg, rw.Add)
+	if rep == nil {
+		rep = &loadgen.Report{}
+	}
+	p, err := rw.Close(results.RunMeta{InputConfig: inputConfig(c, wl, &cfg), StartNs: rep.StartNs,
+		EndNs: rep.EndNs, WasCancelled: rep.Interrupted})
+	if runErr != nil {
+		return nil, nil, runErr
+	}
+	return rep, p, err
+}
+
+// runOutcome turns the report into the exit status: 130 after an interrupt,
+// 1 above --max-error-rate, else 0.
+func runOutcome(rep *loadgen.Report, maxErr float64) error {
+	if rep.Interrupted {
+		return cli.Exit("interrupted: files written for the requests that were sent", exitInterrupted)
+	}
+	if maxErr >= 0 && rep.Finished > 0 {
+		if share := float64(rep.Errors) / float64(rep.Finished); share > maxErr {
+			return cli.Exit(fmt.Sprintf("%d of %d requests failed (%.2f%%), above --max-error-rate %.2f%%",
+				rep.Errors, rep.Finished, 100*share, 100*maxErr), exitFailure)
+		}
+	}
+	return nil
+}
+
+// parseErrorRate reads "0.05" or "5%"; "" is off (-1).
+func parseErrorRate(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return -1, nil
+	}
+	pct := strings.HasSuffix(s, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if pct {
+		v /= 100
+	}
+	if err != nil || math.IsNaN(v) || v < 0 || v > 1 {
+		return 0, usagef("--max-error-rate %q: want a fraction in [0, 1] or a percentage (5%%)", s)
+	}
+	return v, nil
+}
+
+func finiteNonNegative(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func hasTimestamps(wl *traces.Workload) bool {
+	for i := range wl.Requests {
+		if wl.Requests[i].HasTimestamp {
+			return true
+		}
+	}
+	return false
+}
+
+// progressPrinter renders progress on stderr: a bar on a terminal, a plain
+// line every 10 s otherwise.
+func progressPrinter(c *cli.Context) (func(loadgen.Progress), time.Duration) {
+	tty := false
+	if f, ok := c.App.ErrWriter.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	every := 10 * time.Second
+	if tty {
+		every = 250 * time.Millisecond
+	}
+	if d := c.Duration("progress-interval"); d > 0 {
+		every = d
+	}
+	pp := &loadgen.ProgressPrinter{W: c.App.ErrWriter, TTY: tty}
+	return pp.Print, every
+}
+
+// interruptContext is cancelled by the first SIGINT/SIGTERM; a second one
+// calls exit(130) at once.
+func interruptContext(parent context.Context, errw io.Writer, exit func(int)) (context.Context, func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := watchSignals(parent, sigs, errw, exit)
+	return ctx, func() { signal.Stop(sigs); stop() }
+}
+
+// watchSignals cancels the returned context at the first value on sigs and
+// calls exit at the second. stop ends the watch.
+func watchSignals(parent context.Context, sigs <-chan os.Signal, errw io.Writer, exit func(int)) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(errw, "\n%v: stopping sends, cancelling requests in flight and writing the files (again to exit at once)\n", s)
+			cancel()
+		case <-quit:
+			return
+		}
+		select {
+		case <-sigs:
+			exit(exitInterrupted)
+		case <-quit:
+		}
+	}()
+	return ctx, func() { close(quit); cancel() }
+}
+
+// inputConfig is AIPerf's input_config for the run (never the API key).
+func inputConfig(c *cli.Context, wl *traces.Workload, cfg *loadgen.Config) map[string]any {
+	ep := &cfg.Endpoint
+	extra := make([][2]any, 0, len(ep.Extra))
+	for _, x := range ep.Extra {
+		extra = append(extra, [2]any{x.Key, x.Value})
+	}
+	input := map[string]any{"extra": extra, "random_seed": c.Int64("random-seed"), "fixed_schedule": hasTimestamps(wl)}
+	if c.IsSet("trace") {
+		input["file"] = c.String("trace")
+	} else {
+		input["prompt"] = map[string]any{
+			"input_tokens":  map[string]any{"mean": c.Int("isl"), "stddev": c.Int("isl-stddev")},
+			"output_tokens": map[string]any{"mean": c.Int("osl"), "stddev": c.Int("osl-stddev")}}
+	}
+	return map[string]any{
+		"endpoint": map[string]any{"model_names": []string{ep.Model}, "type": ep.Type,
+			"custom_endpoint": endpointPath(ep), "streaming": ep.Streaming, "url": ep.URL},
+		"input":    input,
+		"loadgen":  loadgenConfig(c, wl),
+		"output":   map[string]any{"artifact_directory": c.String("output-dir")},
+		"simbench": map[string]any{"workload_source": wl.Source, "workload_digest": wl.Digest, "requests": len(wl.Requests)},
+	}
+}
+
+func endpointPath(ep *loadgen.Endpoint) string {
+	if ep.Path != "" {
+		return "/" + strings.TrimPrefix(ep.Path, "/")
+	}
+	if ep.Type == loadgen.EndpointCompletions {
+		return "/v1/completions"
+	}
+	return "/v1/chat/completions"
+}
+
+func loadgenConfig(c *cli.Context, wl *traces.Workload) map[string]any {
+	warm := 0
+	for i := range wl.Requests {
+		if wl.Requests[i].Warmup {
+			warm++
+		}
+	}
+	lg := map[string]any{"request_count": len(wl.Requests) - warm, "warmup_request_count": warm}
+	if wl.Concurrency > 0 {
+		lg["concurrency"] = wl.Concurrency
+	}
+	switch {
+	case c.IsSet("trace"):
+	case c.IsSet("request-rate"):
+		lg["request_rate"] = c.Float64("request-rate")
+		lg["arrival_pattern"] = strings.ToLower(strings.TrimSpace(c.String("arrival-pattern")))
+		if lg["arrival_pattern"] == "" {
+			lg["arrival_pattern"] = traces.ModePoisson
+		}
+	default:
+		lg["arrival_pattern"] = "concurrency_burst"
+	}
+	if d := c.Float64("benchmark-duration"); d > 0 {
+		lg["benchmark_duration"] = d
+	}
+	return lg
+}

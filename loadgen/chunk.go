@@ -1,0 +1,146 @@
+package loadgen
+
+import (
+	"github.com/simbench/simbench/results"
+)
+
+// chunk is what the client needs from one OpenAI response object (a
+// streamed chunk or a whole non-streaming response). Its buffers are reused
+// from one decode to the next, so decoding allocates nothing once warm.
+type chunk struct {
+	content   []byte // delta.content / message.content / text, decoded
+	reasoning []byte // reasoning_content, else reasoning, decoded
+	usage     results.Usage
+	hasUsage  bool // a usage object with a non-zero count (Ollama sends zeros)
+	hasError  bool // an "error" member
+	errMsg    []byte
+
+	altReasoning []byte // "reasoning" while "reasoning_content" is preferred
+	s            jscan
+}
+
+// decode parses one JSON document. It reports false when data is not valid
+// JSON (or not an object).
+func (c *chunk) decode(data []byte) bool {
+	c.content, c.reasoning, c.altReasoning, c.errMsg = c.content[:0], c.reasoning[:0], c.altReasoning[:0], c.errMsg[:0]
+	c.usage, c.hasUsage, c.hasError = results.Usage{}, false, false
+	c.s = jscan{b: data}
+	s := &c.s
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "choices":
+			return s.peek() != '[' && s.skip() || s.array(c.choice)
+		case "usage":
+			return s.peek() != '{' && s.skip() || c.decodeUsage()
+		case "error":
+			if s.null() {
+				return true
+			}
+			c.hasError = true
+			return c.decodeError()
+		}
+		return s.skip()
+	}) && s.end()
+	if len(c.reasoning) == 0 {
+		c.reasoning = append(c.reasoning, c.altReasoning...)
+	}
+	return ok
+}
+
+// choice reads choices[0]; later choices (n > 1) are skipped.
+func (c *chunk) choice(i int) bool {
+	s := &c.s
+	if i > 0 {
+		return s.skip()
+	}
+	return s.peek() != '{' && s.skip() || s.object(func(key []byte) bool {
+		switch string(key) {
+		case "delta", "message":
+			return s.peek() != '{' && s.skip() || s.object(c.message)
+		case "text":
+			return c.text(&c.content)
+		}
+		return s.skip()
+	})
+}
+
+func (c *chunk) message(key []byte) bool {
+	switch string(key) {
+	case "content":
+		return c.text(&c.content)
+	case "reasoning_content":
+		return c.text(&c.reasoning)
+	case "reasoning":
+		return c.text(&c.altReasoning)
+	}
+	return c.s.skip()
+}
+
+// text appends a string value to dst; null and non-strings (e.g. content
+// parts) add nothing.
+func (c *chunk) text(dst *[]byte) bool {
+	s := &c.s
+	if s.peek() != '"' {
+		return s.skip()
+	}
+	raw, ok := s.str()
+	if ok {
+		*dst = appendUnescaped(*dst, raw)
+	}
+	return ok
+}
+
+func (c *chunk) decodeUsage() bool {
+	s := &c.s
+	var u results.Usage
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "prompt_tokens":
+			return c.count(&u.PromptTokens)
+		case "completion_tokens":
+			return c.count(&u.CompletionTokens)
+		case "total_tokens":
+			return c.count(&u.TotalTokens)
+		case "completion_tokens_details":
+			return s.peek() != '{' && s.skip() || s.object(func(k []byte) bool {
+				if string(k) == "reasoning_tokens" {
+					return c.count(&u.ReasoningTokens)
+				}
+				return s.skip()
+			})
+		}
+		return s.skip()
+	})
+	if ok && (u.PromptTokens > 0 || u.CompletionTokens > 0 || u.TotalTokens > 0) {
+		c.usage, c.hasUsage = u, true
+	}
+	return ok
+}
+
+// count reads a non-negative count; null and non-numbers count as 0.
+func (c *chunk) count(dst *int) bool {
+	if p := c.s.peek(); p != '-' && (p < '0' || p > '9') {
+		return c.s.skip()
+	}
+	n, ok := c.s.number()
+	*dst = max(n, 0)
+	return ok
+}
+
+// decodeError reads an OpenAI error member: an object with a message, or a
+// bare string.
+func (c *chunk) decodeError() bool {
+	s := &c.s
+	switch s.peek() {
+	case '"':
+		return c.text(&c.errMsg)
+	case '{':
+		return s.object(func(key []byte) bool {
+			if string(key) == "message" {
+				return c.text(&c.errMsg)
+			}
+			return s.skip()
+		})
+	}
+	return s.skip()
+}

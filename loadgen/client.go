@@ -1,0 +1,442 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/simbench/simbench/results"
+)
+
+// readBufSize is each worker's body read buffer. Lines longer than it are
+// joined across reads (no line-length limit: the aiohttp trap of vLLM
+// #39963), so it only needs to hold a typical burst of events.
+const readBufSize = 32 << 10
+
+// client sends requests to one endpoint and turns responses into records.
+type client struct {
+	hc   *http.Client
+	url  string
+	auth string // "Bearer <key>", "" without a key
+	key  string
+	ep   *Endpoint
+	now  func() int64 // wall ns on the run's monotonic clock
+}
+
+// newTransport returns a keep-alive pool for pool concurrent streams to one
+// host: no cap on connections, idle ones kept for reuse, no compression
+// (it would buffer the stream), no proxy (a load generator talks to the
+// server directly).
+func newTransport(pool int) *http.Transport {
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		DialContext:         d.DialContext,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: max(pool, 1),
+		MaxConnsPerHost:     0,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ReadBufferSize:      16 << 10,
+		WriteBufferSize:     16 << 10,
+	}
+}
+
+func newClient(ep *Endpoint, pool int, now func() int64) (*client, error) {
+	u, err := ep.RequestURL()
+	if err != nil {
+		return nil, err
+	}
+	c := &client{hc: &http.Client{Transport: newTransport(pool)}, url: u, key: ep.APIKey, ep: ep, now: now}
+	if ep.APIKey != "" {
+		c.auth = "Bearer " + ep.APIKey
+	}
+	return c, nil
+}
+
+// close releases idle connections.
+func (c *client) close() { c.hc.CloseIdleConnections() }
+
+// stream is one worker's reusable read state.
+type stream struct {
+	buf   []byte
+	sse   sseParser
+	ch    chunk
+	whole bytes.Buffer
+}
+
+func newStream() *stream { return &stream{buf: make([]byte, readBufSize)} }
+
+// exchange is one request in progress.
+type exchange struct {
+	c        *client
+	st       *stream
+	rec      *results.Record
+	run, req context.Context // the run's context and this request's (with its timeout)
+	at       int64           // time of the read being parsed
+	done     bool            // [DONE] seen
+	out, rsn int             // client token counts
+	failed   bool
+}
+
+// do sends body and fills rec. It never returns an error: failures are
+// recorded in rec.
+func (c *client) do(run context.Context, st *stream, rec *results.Record, body []byte) {
+	ctx, cancel := run, context.CancelFunc(func() {})
+	if c.ep.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(run, c.ep.Timeout)
+	}
+	defer cancel()
+	x := &exchange{c: c, st: st, rec: rec, run: run, req: ctx}
+	x.send(body)
+	c.redact(rec)
+}
+
+func (x *exchange) send(body []byte) {
+	hreq, err := http.NewRequestWithContext(x.req, http.MethodPost, x.c.url, bytes.NewReader(body))
+	if err != nil {
+		x.failNow(0, "ClientError", err.Error())
+		return
+	}
+	x.c.setHeaders(hreq, x.rec)
+	x.rec.StartNs = x.c.now()
+	resp, err := x.c.hc.Do(hreq)
+	if err != nil {
+		x.transportError(err)
+		return
+	}
+	defer resp.Body.Close()
+	x.rec.AckNs = x.c.now()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		x.statusError(resp)
+		return
+	}
+	if strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+		x.readStream(resp.Body)
+	} else {
+		x.readWhole(resp.Body)
+	}
+	if !x.failed {
+		x.finishCounts()
+	}
+}
+
+func (c *client) setHeaders(r *http.Request, rec *results.Record) {
+	h := r.Header
+	h.Set("Content-Type", "application/json")
+	if c.ep.Streaming {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	h.Set("User-Agent", "simbench-loadgen")
+	h.Set("X-Request-ID", rec.ID)
+	if rec.CorrelationID != "" {
+		h.Set("X-Correlation-ID", rec.CorrelationID)
+	}
+	if c.auth != "" {
+		h.Set("Authorization", c.auth)
+	}
+}
+
+// readStream reads the SSE body incrementally, stamping every event with
+// the time of the read that completed it.
+func (x *exchange) readStream(body io.Reader) {
+	st := x.st
+	st.sse.reset()
+	for {
+		n, err := body.Read(st.buf)
+		if n > 0 {
+			x.at = x.c.now()
+			if !x.feed(st.buf[:n]) {
+				return
+			}
+		}
+		if err == io.EOF {
+			x.flush()
+			return
+		}
+		if err != nil {
+			x.readError(err)
+			return
+		}
+	}
+}
+
+func (x *exchange) feed(b []byte) bool {
+	cont, err := x.st.sse.feed(b, x.onEvent)
+	if err != nil {
+		x.fail(0, "SSEResponseError", err.Error())
+	}
+	return cont && !x.failed
+}
+
+func (x *exchange) flush() {
+	if _, err := x.st.sse.flush(x.onEvent); err != nil {
+		x.fail(0, "SSEResponseError", err.Error())
+	}
+}
+
+// onEvent handles one SSE event; it returns false to stop reading.
+func (x *exchange) onEvent(ev *sseEvent) bool {
+	x.rec.EndNs = x.at
+	if x.done {
+		return true // after [DONE]: read on to the end so the connection is reused
+	}
+	if bytes.EqualFold(ev.Name, []byte("error")) {
+		x.fail(502, "SSEResponseError", sseErrorText(ev))
+		return false
+	}
+	if !ev.HasData {
+		return true
+	}
+	data := bytes.TrimSpace(ev.Data)
+	if string(data) == "[DONE]" {
+		x.done = true
+		return true
+	}
+	return x.onJSON(data)
+}
+
+func sseErrorText(ev *sseEvent) string {
+	switch {
+	case len(ev.Comment) > 0:
+		return string(ev.Comment)
+	case len(bytes.TrimSpace(ev.Data)) > 0:
+		return string(bytes.TrimSpace(ev.Data))
+	}
+	return "Unknown error in SSE response"
+}
+
+// onJSON handles one response object (a chunk, or a whole response).
+func (x *exchange) onJSON(data []byte) bool {
+	ch := &x.st.ch
+	if !ch.decode(data) {
+		x.fail(0, "JSONDecodeError", "invalid JSON in response: "+clip(data, 200))
+		return false
+	}
+	if ch.hasError {
+		msg := string(ch.errMsg)
+		if msg == "" {
+			msg = string(data)
+		}
+		x.fail(502, "SSEResponseError", msg)
+		return false
+	}
+	if ch.hasUsage {
+		u := ch.usage
+		x.rec.Usage = &u
+	}
+	if len(ch.content) == 0 && len(ch.reasoning) == 0 {
+		return true // role-only, usage-only or finish chunk: not content
+	}
+	out, rsn := 0, 0
+	if len(ch.content) > 0 {
+		out = ApproxTokens(ch.content)
+	}
+	if len(ch.reasoning) > 0 {
+		rsn = ApproxTokens(ch.reasoning)
+	}
+	x.out += out
+	x.rsn += rsn
+	x.rec.Chunks = append(x.rec.Chunks, results.Chunk{AtNs: x.at, Tokens: out + rsn})
+	return true
+}
+
+// readWhole reads a non-streaming (or non-SSE) response: its content is one
+// chunk at the end of the body.
+func (x *exchange) readWhole(body io.Reader) {
+	w := &x.st.whole
+	w.Reset()
+	_, err := w.ReadFrom(body)
+	x.at = x.c.now()
+	x.rec.EndNs = x.at
+	if err != nil {
+		x.readError(err)
+		return
+	}
+	x.rec.NonStreaming = true
+	x.onJSON(bytes.TrimSpace(w.Bytes()))
+}
+
+// finishCounts sets the token counts: the client's estimates, or the
+// server's usage with --use-server-token-count (AIPerf's rules: output =
+// completion − reasoning).
+func (x *exchange) finishCounts() {
+	r := x.rec
+	r.OutputTokens, r.ReasoningTokens = x.out, x.rsn
+	if !x.c.ep.ServerTokenCount || r.Usage == nil {
+		return
+	}
+	r.InputTokens = r.Usage.PromptTokens
+	r.ReasoningTokens = min(r.Usage.ReasoningTokens, r.Usage.CompletionTokens)
+	r.OutputTokens = r.Usage.CompletionTokens - r.ReasoningTokens
+	spreadTokens(r.Chunks, r.OSL())
+}
+
+// spreadTokens re-weights chunk token counts so they add up to total (the
+// server's count), keeping at least one per chunk and the client's
+// estimates as weights.
+func spreadTokens(chunks []results.Chunk, total int) {
+	n := len(chunks)
+	if n == 0 {
+		return
+	}
+	extra, weight := total-n, 0
+	for _, c := range chunks {
+		weight += c.Tokens - 1
+	}
+	if extra <= 0 || weight == 0 {
+		extraEven(chunks, max(extra, 0))
+		return
+	}
+	cum, given := 0, 0
+	for i := range chunks {
+		cum += chunks[i].Tokens - 1
+		share := extra * cum / weight
+		chunks[i].Tokens = 1 + share - given
+		given = share
+	}
+}
+
+// extraEven gives every chunk one token and spreads extra evenly.
+func extraEven(chunks []results.Chunk, extra int) {
+	n, given := len(chunks), 0
+	for i := range chunks {
+		share := extra * (i + 1) / n
+		chunks[i].Tokens = 1 + share - given
+		given = share
+	}
+}
+
+// maxMessage bounds error messages (an error page can be large).
+const maxMessage = 2000
+
+// fail records an error (the first one wins). Failures found while parsing
+// keep EndNs at the read that delivered them; failNow stamps the current
+// time.
+func (x *exchange) fail(code int, typ, msg string) {
+	if x.failed {
+		return
+	}
+	x.failed = true
+	if x.rec.EndNs == 0 {
+		x.rec.EndNs = x.c.now()
+	}
+	x.rec.Error = &results.ErrorDetails{Code: code, Type: typ, Message: clip([]byte(msg), maxMessage)}
+}
+
+func (x *exchange) failNow(code int, typ, msg string) {
+	if !x.failed {
+		x.rec.EndNs = x.c.now()
+	}
+	x.fail(code, typ, msg)
+}
+
+// statusError records a non-2xx response: code = status, type = reason
+// phrase, message = body text (AIPerf's shape).
+func (x *exchange) statusError(resp *http.Response) {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxMessage+1))
+	reason := strings.TrimSpace(strings.TrimPrefix(resp.Status, resp.Status[:min(3, len(resp.Status))]))
+	if reason == "" {
+		reason = http.StatusText(resp.StatusCode)
+	}
+	msg := strings.TrimSpace(string(b))
+	if msg == "" {
+		msg = resp.Status
+	}
+	x.failNow(resp.StatusCode, reason, msg)
+}
+
+// transportError records a failure before any response.
+func (x *exchange) transportError(err error) {
+	if x.interrupted() {
+		return
+	}
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) && ue.Unwrap() != nil {
+		err = ue.Unwrap() // drop url.Error's "Post <url>:" prefix
+	}
+	var op *net.OpError
+	switch {
+	case errors.As(err, &op) && op.Op == "dial":
+		x.failNow(0, "ClientConnectorError", "cannot connect to host: "+err.Error())
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		x.failNow(0, "ServerDisconnectedError", "server disconnected: "+err.Error())
+	default:
+		x.failNow(0, "ClientError", err.Error())
+	}
+}
+
+// readError records a failure while reading the body: a cut stream.
+func (x *exchange) readError(err error) {
+	if x.interrupted() {
+		return
+	}
+	x.failNow(0, "ClientPayloadError", "response payload is not completed: "+err.Error()+
+		" (after "+strconv.Itoa(len(x.rec.Chunks))+" content chunks)")
+}
+
+// interrupted records a run cancellation (code 499) or a request timeout
+// and reports whether it did.
+func (x *exchange) interrupted() bool {
+	now := x.c.now()
+	secs := float64(now-x.rec.StartNs) / 1e9
+	switch {
+	case x.run.Err() != nil:
+		x.failNow(499, "RequestCancellationError", "Request was cancelled after "+strconv.FormatFloat(secs, 'f', 3, 64)+" seconds")
+		x.rec.Cancelled, x.rec.CancelledNs = true, now
+	case x.req.Err() != nil:
+		x.failNow(0, "TimeoutError", "request timed out after "+strconv.FormatFloat(secs, 'f', 3, 64)+" seconds")
+	default:
+		return false
+	}
+	return true
+}
+
+// redact removes the API key from the record's error message, in case a
+// server echoes the Authorization header.
+func (c *client) redact(rec *results.Record) {
+	if c.key != "" && rec.Error != nil {
+		rec.Error.Message = strings.ReplaceAll(rec.Error.Message, c.key, "[redacted]")
+	}
+}
+
+// clip returns b as valid UTF-8 text of at most n bytes (plus "…").
+func clip(b []byte, n int) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}

@@ -1,0 +1,148 @@
+package loadgen
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/simbench/simbench/traces"
+)
+
+// Prompts builds each request's prompt from its hash_ids so that equal
+// hash_ids give byte-identical prompt blocks: a server's prefix cache then
+// sees the reuse the trace recorded. Block j of a request holds BlockSize
+// tokens (the last one the remainder of InputLength), drawn from a generator
+// seeded by (Seed, hash id): a shorter block is a prefix of the full one, so
+// the content never depends on which request materialises a block first.
+// Requests without hash_ids get a block of their own, keyed by their row.
+//
+// Two forms:
+//   - token ids (TokenIDs, for /v1/completions on vLLM and SGLang, which
+//     accept "prompt": [ids]): exact lengths, ids uniform in [100, VocabSize)
+//     so special tokens (ids < 100 in common vocabularies) are avoided;
+//   - text: each token is one word from a list of 256 common English words,
+//     each a single token, with its leading space, in the GPT-2/cl100k/
+//     Llama-3 BPE and Llama-2/Mistral SentencePiece vocabularies. The
+//     length is therefore approximate: a tokenizer may still merge or split
+//     a few words, and the chat template adds tokens. The run summary
+//     compares the intended ISL with the server's usage.prompt_tokens.
+//
+// A literal prompt from the trace (TextInput) is sent as is.
+type Prompts struct {
+	TokenIDs  bool
+	VocabSize int // token-id mode: ids are in [100, VocabSize)
+	BlockSize int // tokens per hash_id block (Workload.BlockSize)
+	Seed      int64
+}
+
+// minTokenID keeps token-id prompts clear of special tokens.
+const minTokenID = 100
+
+// rowStream separates a request's own block (no hash_ids) from hash blocks.
+const rowStream = 0x5bd1e9955bd1e995
+
+// Validate checks the options.
+func (p Prompts) Validate() error {
+	if p.BlockSize <= 0 {
+		return fmt.Errorf("prompts: block size must be > 0, got %d", p.BlockSize)
+	}
+	if p.TokenIDs && p.VocabSize <= minTokenID {
+		return fmt.Errorf("--vocab-size must be > %d, got %d", minTokenID, p.VocabSize)
+	}
+	return nil
+}
+
+// AppendText appends r's prompt text (JSON-safe words, or TextInput raw).
+func (p Prompts) AppendText(dst []byte, r *traces.Request) []byte {
+	if r.TextInput != "" {
+		return append(dst, r.TextInput...)
+	}
+	first := true
+	p.blocks(r, func(pcg *rand.PCG, n int) {
+		dst = appendWords(dst, pcg, n, first)
+		first = false
+	})
+	return dst
+}
+
+// AppendTokenIDs appends r's prompt as a JSON array of token ids.
+func (p Prompts) AppendTokenIDs(dst []byte, r *traces.Request) []byte {
+	dst = append(dst, '[')
+	span := uint64(p.VocabSize - minTokenID)
+	p.blocks(r, func(pcg *rand.PCG, n int) {
+		for range n {
+			if dst[len(dst)-1] != '[' {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, minTokenID+pcg.Uint64()%span, 10)
+		}
+	})
+	return append(dst, ']')
+}
+
+// Tokens is the prompt length the client assumes for r: InputLength for
+// synthesised prompts, an estimate for a literal one.
+func (p Prompts) Tokens(r *traces.Request) int {
+	if r.TextInput != "" {
+		return ApproxTokens([]byte(r.TextInput))
+	}
+	return r.InputLength
+}
+
+// blocks calls gen for each block of r with its seeded generator and size.
+func (p Prompts) blocks(r *traces.Request, gen func(pcg *rand.PCG, n int)) {
+	var pcg rand.PCG
+	if len(r.HashIDs) == 0 {
+		pcg.Seed(uint64(p.Seed), rowStream^uint64(r.Row))
+		gen(&pcg, r.InputLength)
+		return
+	}
+	left := r.InputLength
+	for j, h := range r.HashIDs {
+		n := min(p.BlockSize, left)
+		if j == len(r.HashIDs)-1 {
+			n = left // the last block takes the remainder, as in AIPerf
+		}
+		pcg.Seed(uint64(p.Seed), uint64(h))
+		gen(&pcg, max(n, 0))
+		left -= max(n, 0)
+	}
+}
+
+// appendWords appends n words, each with a leading space except the very
+// first word of the prompt.
+func appendWords(dst []byte, pcg *rand.PCG, n int, first bool) []byte {
+	var bits uint64
+	for i := range n {
+		if i%8 == 0 {
+			bits = pcg.Uint64()
+		}
+		if !first || i > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, promptWords[byte(bits)]...)
+		bits >>= 8
+	}
+	return dst
+}
+
+// promptWords are 256 common English words, each a single token (with its
+// leading space) in widely used BPE and SentencePiece vocabularies.
+var promptWords = [256]string{
+	"the", "of", "and", "to", "in", "is", "was", "for", "that", "with", "as", "on", "by", "at", "from", "his",
+	"her", "he", "it", "be", "are", "this", "or", "an", "had", "not", "but", "which", "have", "they", "you", "were",
+	"their", "one", "all", "we", "can", "has", "there", "been", "if", "more", "when", "will", "would", "who", "so", "no",
+	"time", "out", "up", "about", "into", "them", "some", "than", "its", "two", "then", "first", "new", "other", "what", "also",
+	"only", "my", "could", "after", "over", "made", "may", "most", "many", "these", "like", "years", "such", "people", "state", "where",
+	"through", "way", "each", "well", "make", "did", "back", "used", "three", "him", "your", "our", "just", "very", "me", "she",
+	"any", "even", "because", "before", "same", "how", "work", "world", "life", "year", "own", "part", "four", "those", "good", "both",
+	"under", "day", "last", "long", "great", "found", "down", "still", "high", "find", "must", "between", "right", "while", "take", "much",
+	"never", "upon", "place", "old", "give", "came", "called", "being", "small", "man", "house", "city", "school", "group", "water", "name",
+	"number", "case", "point", "home", "area", "family", "system", "country", "power", "next", "hand", "light", "line", "war", "end", "head",
+	"open", "body", "land", "music", "game", "book", "road", "side", "art", "money", "team", "church", "party", "court", "form", "level",
+	"set", "few", "since", "should", "does", "here", "now", "off", "get", "go", "see", "know", "say", "said", "come", "think",
+	"look", "want", "use", "raise", "tell", "ask", "feel", "try", "leave", "call", "keep", "let", "begin", "seem", "help", "show",
+	"hear", "play", "run", "move", "live", "believe", "bring", "happen", "write", "sit", "stand", "lose", "pay", "meet", "include", "continue",
+	"learn", "change", "lead", "understand", "watch", "follow", "stop", "create", "speak", "read", "spend", "grow", "win", "offer", "remember", "love",
+	"consider", "appear", "buy", "wait", "serve", "die", "send", "expect", "build", "stay", "fall", "cut", "reach", "kill", "remain", "suggest",
+}

@@ -1,0 +1,265 @@
+package loadgen
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
+)
+
+// LateThresholdMs is perf_analyzer's tolerance: a send more than 1 ms after
+// its intended time is late, and more than LateShareWarn of late sends means
+// the client fell behind.
+const (
+	LateThresholdMs = 1.0
+	LateShareWarn   = 0.01
+	RateShortfall   = 0.005 // achieved rate more than 0.5 % below requested
+)
+
+// Report is what a run measured about itself, beyond its records: how well
+// it kept the schedule and how close the prompts came to their intended
+// length. Warmup requests are left out of everything but Warmup.
+type Report struct {
+	StartNs, EndNs int64
+	Interrupted    bool // the run was cancelled (an interrupt)
+	OpenLoop       bool // the profiling schedule had timestamps
+	Warmup         int  // warmup requests sent
+	Sent           int  // profiling requests sent
+	Finished       int
+	Errors         int // error records, cancellations included
+	Cancelled      int
+	HeldByCap      int // sends the concurrency cap held past their intended time
+	// Spin is the time the pacing loop busy-waited before deadlines (the
+	// CPU cost of sub-millisecond precision).
+	Spin time.Duration
+
+	dispatchMs                  []float64 // driver hand-off time − deadline (profiling sends)
+	firstIntended, lastIntended int64
+	firstStart, lastStart       int64
+	lagsMs                      []float64 // send_lag of successful requests (results' definition)
+	islIntended, islServer      float64
+	islPairs                    int
+}
+
+func newReport(wl *traces.Workload) *Report {
+	rep := &Report{}
+	for i := range wl.Requests {
+		if !wl.Requests[i].Warmup && wl.Requests[i].HasTimestamp {
+			rep.OpenLoop = true
+			break
+		}
+	}
+	return rep
+}
+
+func (rep *Report) noteSend(s Send, lateBy time.Duration) {
+	if s.Warmup {
+		rep.Warmup++
+		return
+	}
+	rep.Sent++
+	rep.dispatchMs = append(rep.dispatchMs, float64(lateBy)/1e6)
+	if s.At > s.Intended {
+		rep.HeldByCap++
+	}
+}
+
+// add accounts one finished request with its metrics.
+func (rep *Report) add(j job, m *results.RecordMetrics) {
+	rec := j.rec
+	if rec.Warmup {
+		return
+	}
+	rep.Finished++
+	if rec.Error != nil {
+		rep.Errors++
+	}
+	if rec.Cancelled {
+		rep.Cancelled++
+	}
+	rep.firstIntended, rep.lastIntended = span(rep.firstIntended, rep.lastIntended, rec.IntendedNs)
+	rep.firstStart, rep.lastStart = span(rep.firstStart, rep.lastStart, rec.StartNs)
+	if lag, ok := m.Get(results.TagSendLag); ok {
+		rep.lagsMs = append(rep.lagsMs, lag)
+	}
+	if rec.Usage != nil && rec.Usage.PromptTokens > 0 && j.req.InputLength > 0 && rec.Error == nil {
+		rep.islIntended += float64(j.req.InputLength)
+		rep.islServer += float64(rec.Usage.PromptTokens)
+		rep.islPairs++
+	}
+}
+
+func span(lo, hi, v int64) (int64, int64) {
+	if v == 0 {
+		return lo, hi
+	}
+	if lo == 0 || v < lo {
+		lo = v
+	}
+	return lo, max(hi, v)
+}
+
+// RequestedRate is the schedule's rate over the requests sent (open loop
+// only): (n−1)/(last − first intended time), in requests/s.
+func (rep *Report) RequestedRate() (float64, bool) {
+	return rate(rep.Finished, rep.firstIntended, rep.lastIntended, rep.OpenLoop)
+}
+
+// AchievedRate is the same over actual send times.
+func (rep *Report) AchievedRate() (float64, bool) {
+	return rate(rep.Finished, rep.firstStart, rep.lastStart, true)
+}
+
+func rate(n int, first, last int64, ok bool) (float64, bool) {
+	if !ok || n < 2 || last <= first {
+		return 0, false
+	}
+	return float64(n-1) / (float64(last-first) / 1e9), true
+}
+
+// SendLag summarizes send_lag (ms) over the successful requests and counts
+// the sends more than LateThresholdMs late.
+func (rep *Report) SendLag() (s results.Summary, late int, ok bool) {
+	for _, v := range rep.lagsMs {
+		if v > LateThresholdMs {
+			late++
+		}
+	}
+	s, ok = results.Summarize(append([]float64(nil), rep.lagsMs...))
+	return s, late, ok
+}
+
+// DispatchLag summarizes how late the pacing loop handed each send to a
+// worker (ms after its deadline): the driver's own precision, before the
+// worker is scheduled and stamps the send (send_lag includes both).
+func (rep *Report) DispatchLag() (results.Summary, bool) {
+	return results.Summarize(append([]float64(nil), rep.dispatchMs...))
+}
+
+// ISLError is the mean intended ISL, the mean server usage.prompt_tokens
+// over the same requests, and their relative difference.
+func (rep *Report) ISLError() (intended, server, pct float64, ok bool) {
+	if rep.islPairs == 0 {
+		return 0, 0, 0, false
+	}
+	n := float64(rep.islPairs)
+	intended, server = rep.islIntended/n, rep.islServer/n
+	return intended, server, (server - intended) / intended * 100, true
+}
+
+// Warnings are the run's self-checks that failed.
+func (rep *Report) Warnings() []string {
+	var out []string
+	if s, late, ok := rep.SendLag(); ok && float64(late) > LateShareWarn*float64(s.Count) {
+		out = append(out, fmt.Sprintf("the client fell behind the schedule: %.1f%% of sends were more than %g ms late (send lag p99 %.2f ms); "+
+			"latencies from the intended send time are in the *_from_intended metrics", 100*float64(late)/float64(s.Count), LateThresholdMs, s.P[8]))
+	}
+	req, ok1 := rep.RequestedRate()
+	got, ok2 := rep.AchievedRate()
+	if ok1 && ok2 && got < req*(1-RateShortfall) {
+		out = append(out, fmt.Sprintf("achieved rate %.2f req/s is %.1f%% below the requested %.2f req/s", got, 100*(1-got/req), req))
+	}
+	if rep.HeldByCap > 0 {
+		out = append(out, fmt.Sprintf("%d of %d sends waited for a free --concurrency slot past their intended time (counted in send_lag)", rep.HeldByCap, rep.Sent))
+	}
+	if rep.Interrupted {
+		out = append(out, "the run was interrupted: requests in flight were cancelled (code 499) and later ones never sent")
+	}
+	return out
+}
+
+// WriteSummary prints the schedule check, the ISL check, warnings and an
+// AIPerf-like table of the main metrics of p.
+func (rep *Report) WriteSummary(w io.Writer, p *results.Profile) error {
+	var b strings.Builder
+	rep.writeSchedule(&b)
+	for _, warn := range rep.Warnings() {
+		fmt.Fprintf(&b, "warning: %s\n", warn)
+	}
+	b.WriteString("\n")
+	if err := writeMetricTable(&b, p); err != nil {
+		return err
+	}
+	writeErrorSummary(&b, p)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (rep *Report) writeSchedule(b *strings.Builder) {
+	secs := float64(rep.EndNs-rep.StartNs) / 1e9
+	fmt.Fprintf(b, "sent %d requests (+%d warmup) in %.2f s: %d ok, %d errors (%d cancelled)\n",
+		rep.Sent, rep.Warmup, secs, rep.Finished-rep.Errors, rep.Errors, rep.Cancelled)
+	got, okGot := rep.AchievedRate()
+	if req, ok := rep.RequestedRate(); ok && okGot {
+		fmt.Fprintf(b, "rate:      requested %.2f req/s, achieved %.2f req/s (%+.2f%%)\n", req, got, (got/req-1)*100)
+	} else if okGot {
+		fmt.Fprintf(b, "rate:      achieved %.2f req/s (closed loop: no requested rate)\n", got)
+	}
+	if s, late, ok := rep.SendLag(); ok {
+		fmt.Fprintf(b, "send lag:  p50 %.3f ms, p99 %.3f ms, max %.3f ms; %.2f%% of sends > %g ms late (%d successful requests)\n",
+			s.P[4], s.P[8], s.Max, 100*float64(late)/float64(s.Count), LateThresholdMs, s.Count)
+	}
+	if secs > 0 {
+		fmt.Fprintf(b, "pacing:    %.1f ms of busy-wait before deadlines (%.2f%% of one core)\n",
+			float64(rep.Spin)/1e6, 100*rep.Spin.Seconds()/secs)
+	}
+	if in, srv, pct, ok := rep.ISLError(); ok {
+		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg, server usage.prompt_tokens %.1f avg (%+.2f%%, includes any chat template)\n", in, srv, pct)
+	} else if rep.Finished > rep.Errors {
+		fmt.Fprintf(b, "ISL:       the server reported no usage (--use-server-token-count asks for it): prompt lengths unchecked\n")
+	}
+}
+
+// summaryRows are the metrics of the end-of-run table, AIPerf's console
+// order.
+var summaryRows = []string{results.TagTTFT, results.TagTTST, results.TagITL, results.TagRequestLatency,
+	results.TagOSL, results.TagISL, results.TagSendLag}
+
+var summaryScalars = []string{results.TagRequestThroughput, results.TagOutputThroughput,
+	results.TagTotalThroughput, results.TagRequestCount, results.TagErrorRequestCount, results.TagBenchmarkDuration}
+
+func writeMetricTable(b *strings.Builder, p *results.Profile) error {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "Metric\tavg\tmin\tmax\tp99\tp90\tp50\tstd\t")
+	for _, tag := range summaryRows {
+		m, ok := p.Metric(tag)
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(tw, "%s (%s)\t", m.Header(), m.Unit)
+		for _, stat := range []string{"avg", "min", "max", "p99", "p90", "p50", "std"} {
+			fmt.Fprintf(tw, "%s\t", fmtStat(m.Stats[stat]))
+		}
+		fmt.Fprintln(tw)
+	}
+	for _, tag := range summaryScalars {
+		if v, ok := p.Value(tag, "avg"); ok {
+			m, _ := p.Metric(tag)
+			fmt.Fprintf(tw, "%s (%s)\t%s\t\t\t\t\t\t\t\n", m.Header(), m.Unit, fmtStat(v))
+		}
+	}
+	return tw.Flush()
+}
+
+func fmtStat(v float64) string {
+	switch a := math.Abs(v); {
+	case v == math.Trunc(v) && a < 1e9:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 100:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func writeErrorSummary(b *strings.Builder, p *results.Profile) {
+	for _, e := range p.ErrorSummary {
+		msg := clip([]byte(e.Details.Message), 120)
+		fmt.Fprintf(b, "errors: %d × code %d %s: %s\n", e.Count, e.Details.Code, e.Details.Type, strings.ReplaceAll(msg, "\n", " "))
+	}
+}
