@@ -146,21 +146,7 @@ func traceFilterCommand() *cli.Command {
 			"divides timestamps and delays. Multi-turn sessions are kept or dropped whole.\n\n" +
 			"Example (the first 10 minutes, twice as fast, ISL at most 16k):\n" +
 			"  simbench trace filter conversation_trace.jsonl -o fast.jsonl --end-offset-ms 600000 --speedup 2 --max-isl 16384",
-		Flags: []cli.Flag{
-			outputFlag(),
-			&cli.Float64Flag{Name: "start-offset-ms", Aliases: []string{"fixed-schedule-start-offset"},
-				DefaultText: "off", Usage: "drop sessions starting before this time (ms); it becomes time zero"},
-			&cli.Float64Flag{Name: "end-offset-ms", Aliases: []string{"fixed-schedule-end-offset"},
-				DefaultText: "off", Usage: "drop sessions starting after this time (ms)"},
-			&cli.BoolFlag{Name: "auto-offset", Aliases: []string{"fixed-schedule-auto-offset"},
-				Usage: "shift the schedule so the first request is at time zero"},
-			&cli.Float64Flag{Name: "speedup", DefaultText: "off", Usage: "divide timestamps and delays by this factor (2 = twice the rate)"},
-			&cli.IntFlag{Name: "limit", DefaultText: "off", Usage: "keep at most the first N requests, in whole sessions"},
-			&cli.IntFlag{Name: "max-total-tokens", DefaultText: "off", Usage: "drop sessions with a request whose ISL+OSL exceeds this"},
-			&cli.IntFlag{Name: "max-isl", DefaultText: "off", Usage: "cap input lengths at this many tokens"},
-			&cli.IntFlag{Name: "max-osl", DefaultText: "off", Usage: "cap output lengths at this many tokens"},
-			&cli.Float64Flag{Name: "scale-lengths", DefaultText: "off", Usage: "multiply input and output lengths by this factor"},
-		},
+		Flags:  append([]cli.Flag{outputFlag()}, filterFlags("")...),
 		Action: traceFilterAction,
 	}
 }

@@ -28,22 +28,25 @@ func workloadFlags() []cli.Flag {
 	return flags
 }
 
-// workloadFilterFlags reshape a --trace workload (traces.Filter); the names
-// are those of `simbench trace filter`.
-func workloadFilterFlags() []cli.Flag {
+// workloadFilterFlags reshape a --trace workload (traces.Filter).
+func workloadFilterFlags() []cli.Flag { return filterFlags("--trace: ") }
+
+// filterFlags are the traces.Filter flags, shared with `simbench trace
+// filter`; prefix starts every usage line.
+func filterFlags(prefix string) []cli.Flag {
 	return []cli.Flag{
 		&cli.Float64Flag{Name: "start-offset-ms", Aliases: []string{"fixed-schedule-start-offset"},
-			DefaultText: "off", Usage: "--trace: drop sessions starting before this time (ms); it becomes time zero"},
+			DefaultText: "off", Usage: prefix + "drop sessions starting before this time (ms); it becomes time zero"},
 		&cli.Float64Flag{Name: "end-offset-ms", Aliases: []string{"fixed-schedule-end-offset"},
-			DefaultText: "off", Usage: "--trace: drop sessions starting after this time (ms)"},
+			DefaultText: "off", Usage: prefix + "drop sessions starting after this time (ms)"},
 		&cli.BoolFlag{Name: "auto-offset", Aliases: []string{"fixed-schedule-auto-offset"},
-			Usage: "--trace: shift the schedule so the first request is at time zero"},
-		&cli.Float64Flag{Name: "speedup", DefaultText: "off", Usage: "--trace: divide timestamps and delays by this factor (2 = twice the rate)"},
-		&cli.IntFlag{Name: "limit", DefaultText: "off", Usage: "--trace: keep at most the first N requests, in whole sessions"},
-		&cli.IntFlag{Name: "max-total-tokens", DefaultText: "off", Usage: "--trace: drop sessions with a request whose ISL+OSL exceeds this"},
-		&cli.IntFlag{Name: "max-isl", DefaultText: "off", Usage: "--trace: cap input lengths at this many tokens"},
-		&cli.IntFlag{Name: "max-osl", DefaultText: "off", Usage: "--trace: cap output lengths at this many tokens"},
-		&cli.Float64Flag{Name: "scale-lengths", DefaultText: "off", Usage: "--trace: multiply input and output lengths by this factor"},
+			Usage: prefix + "shift the schedule so the first request is at time zero"},
+		&cli.Float64Flag{Name: "speedup", DefaultText: "off", Usage: prefix + "divide timestamps and delays by this factor (2 = twice the rate)"},
+		&cli.IntFlag{Name: "limit", DefaultText: "off", Usage: prefix + "keep at most the first N requests, in whole sessions"},
+		&cli.IntFlag{Name: "max-total-tokens", DefaultText: "off", Usage: prefix + "drop sessions with a request whose ISL+OSL exceeds this"},
+		&cli.IntFlag{Name: "max-isl", DefaultText: "off", Usage: prefix + "cap input lengths at this many tokens"},
+		&cli.IntFlag{Name: "max-osl", DefaultText: "off", Usage: prefix + "cap output lengths at this many tokens"},
+		&cli.Float64Flag{Name: "scale-lengths", DefaultText: "off", Usage: prefix + "multiply input and output lengths by this factor"},
 	}
 }
 

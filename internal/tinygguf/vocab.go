@@ -3,6 +3,8 @@ package tinygguf
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/simbench/simbench/internal/promptwords"
 )
 
 // Token types of tokenizer.ggml.token_type (llama.cpp's llama_token_type).
@@ -105,12 +107,12 @@ func (v *Vocab) required() {
 	for c := byte('!'); c <= '~'; c++ {
 		v.addNormal(string(c))
 	}
-	v.prefixes(Space, promptWords[:])
+	v.prefixes(Space, promptwords.All())
 }
 
 func (v *Vocab) optional() {
 	v.prefixes(Space, moreWords[:])
-	v.prefixes("", promptWords[:])
+	v.prefixes("", promptwords.All())
 	v.prefixes("", moreWords[:])
 	for a := 'a'; a <= 'z'; a++ {
 		for b := 'a'; b <= 'z'; b++ {

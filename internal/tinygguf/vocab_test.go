@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simbench/simbench/internal/promptwords"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -67,13 +68,13 @@ func TestReachableTokensPrintText(t *testing.T) {
 func TestTokenizeWords(t *testing.T) {
 	v, err := NewVocab(MinVocab())
 	require.NoError(t, err)
-	for _, w := range promptWords {
+	for _, w := range promptwords.All() {
 		ids := v.Tokenize(w) // the tokenizer prepends "▁"
 		require.Len(t, ids, 1, "%q -> %v", w, pieces(v, ids))
 		assert.Equal(t, Space+w, v.Tokens[ids[0]])
 	}
-	text := strings.Join(promptWords[:], " ")
-	assert.Len(t, v.Tokenize(text), len(promptWords))
+	text := strings.Join(promptwords.All(), " ")
+	assert.Len(t, v.Tokenize(text), promptwords.Count)
 }
 
 func TestTokenizeFallback(t *testing.T) {
@@ -100,7 +101,7 @@ func pieces(v *Vocab, ids []int32) []string {
 
 func TestWordListsAreDistinct(t *testing.T) {
 	seen := map[string]bool{}
-	for _, w := range append(promptWords[:], moreWords[:]...) {
+	for _, w := range append(promptwords.All(), moreWords[:]...) {
 		assert.False(t, seen[w], "word %q listed twice", w)
 		seen[w] = true
 	}
