@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-const fullTrace = "/work/shared/traces/conversation_trace.jsonl"
+const fullTrace = "../../shared/traces/conversation_trace.jsonl"
 
 func BenchmarkLoadMooncake(b *testing.B) {
 	if _, err := os.Stat(fullTrace); err != nil {

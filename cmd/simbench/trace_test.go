@@ -45,7 +45,7 @@ func TestTraceGolden(t *testing.T) {
 }
 
 func TestTraceInfoFullTrace(t *testing.T) {
-	const full = "/work/shared/traces/conversation_trace.jsonl"
+	const full = "../../../shared/traces/conversation_trace.jsonl"
 	if _, err := os.Stat(full); err != nil {
 		t.Skip("full trace not available:", err)
 	}
