@@ -27,7 +27,7 @@ func TestRecoverKnownParameters(t *testing.T) {
 	base := sim.DefaultConfig()
 	var targets []Target
 	for _, conc := range []int{1, 8} {
-		wl := synth(t, conc, 48)
+		wl := synth(t, conc, 24)
 		prof, err := Simulate(context.Background(), truth.Apply(base), wl)
 		require.NoError(t, err)
 		targets = append(targets, Target{Name: "c" + string(rune('0'+conc)), Profile: prof, Workload: wl})
