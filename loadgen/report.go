@@ -37,6 +37,9 @@ type Report struct {
 	// Spin is the time the pacing loop busy-waited before deadlines (the
 	// CPU cost of sub-millisecond precision).
 	Spin time.Duration
+	// StartLate is how long after Config.StartAt the run was ready to send
+	// (0 when on time or without a StartAt).
+	StartLate time.Duration
 
 	dispatchMs                  []float64 // driver hand-off time − deadline (profiling sends)
 	firstIntended, lastIntended int64
@@ -155,6 +158,10 @@ func (rep *Report) ISLError() (intended, server, pct float64, ok bool) {
 // Warnings are the run's self-checks that failed.
 func (rep *Report) Warnings() []string {
 	var out []string
+	if rep.StartLate > 0 {
+		out = append(out, fmt.Sprintf("the run was ready %.1f ms after --start-at: its first sends were late by that much (counted in send_lag)",
+			float64(rep.StartLate)/1e6))
+	}
 	if s, late, ok := rep.SendLag(); ok && float64(late) > LateShareWarn*float64(s.Count) {
 		out = append(out, fmt.Sprintf("the client fell behind the schedule: %.1f%% of sends were more than %g ms late (send lag p99 %.2f ms); "+
 			"latencies from the intended send time are in the *_from_intended metrics", 100*float64(late)/float64(s.Count), LateThresholdMs, s.P[8]))

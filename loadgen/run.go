@@ -25,6 +25,12 @@ type Config struct {
 	// its own goroutine, and once at the end.
 	Progress      func(Progress)
 	ProgressEvery time.Duration
+	// StartAt, when set, is the run's time origin: the schedule's time zero
+	// is this wall-clock instant, held on the monotonic clock from then on,
+	// so shards started apart share one schedule. Run waits for it; a run
+	// that is ready only after it keeps the origin (its first sends are
+	// late, as send lag shows) and reports how late in Report.StartLate.
+	StartAt time.Time
 }
 
 // Sink receives every finished request, warmup included, and returns its
@@ -100,6 +106,10 @@ func Run(ctx context.Context, wl *traces.Workload, cfg Config, sink Sink) (*Repo
 	ctx, r.abort = context.WithCancel(ctx)
 	defer r.abort()
 	r.ctx = ctx
+	if !r.awaitStart(ctx) {
+		r.report.StartNs, r.report.EndNs, r.report.Interrupted = r.wall0, r.now(), true
+		return r.report, nil
+	}
 	stopProgress := r.startProgress()
 	r.report.StartNs = r.now()
 	r.drive(ctx)
@@ -126,6 +136,9 @@ func newRunner(wl *traces.Workload, cfg Config, sink Sink) (*runner, error) {
 		spin = DefaultSpin
 	}
 	start := time.Now()
+	if !cfg.StartAt.IsZero() {
+		start = start.Add(cfg.StartAt.Sub(start)) // the monotonic reading at StartAt
+	}
 	r := &runner{wl: wl, cfg: cfg, pacer: pacer, sink: sink, wait: newWaiter(start, spin),
 		wall0: start.UnixNano(), jobs: make(chan job), done: make(chan completion, 4096),
 		report: newReport(wl), sessionIDs: map[string]string{}}
@@ -138,6 +151,26 @@ func newRunner(wl *traces.Workload, cfg Config, sink Sink) (*runner, error) {
 	}
 	r.body = newBody(&r.cfg.Endpoint)
 	return r, nil
+}
+
+// awaitStart waits for the time origin (Config.StartAt) and records how late
+// the run was ready. It returns false when ctx ended first.
+func (r *runner) awaitStart(ctx context.Context) bool {
+	left := -r.wait.elapsed()
+	if left <= 0 {
+		if !r.cfg.StartAt.IsZero() {
+			r.report.StartLate = -left
+		}
+		return true
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // now is wall-clock ns on the monotonic clock: the start's wall time plus

@@ -287,6 +287,15 @@ type jsonMetricValue struct {
 }
 
 func parseJSONLLine(b []byte) (RecordMetrics, error) {
+	if m, ok := parseFast(b); ok {
+		return m, nil
+	}
+	return parseJSONLSlow(b)
+}
+
+// parseJSONLSlow decodes a line with encoding/json: the reference parseFast
+// must match, and the path that reports errors.
+func parseJSONLSlow(b []byte) (RecordMetrics, error) {
 	var l jsonlLine
 	if err := json.Unmarshal(b, &l); err != nil {
 		return RecordMetrics{}, fmt.Errorf("malformed JSON: %w", err)

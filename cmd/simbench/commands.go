@@ -6,12 +6,14 @@ import "github.com/urfave/cli/v2"
 func commands() []*cli.Command {
 	return []*cli.Command{
 		summarizeCommand(),
-		traceCommand(),
-		simCommand(),
 		calibrateCommand(),
+		traceCommand(),
+		tinyModelCommand(),
 		compareCommand(),
 		plotCommand(),
-		tinyModelCommand(),
+		simCommand(),
 		runCommand(),
+		mergeCommand(),
+		validateCommand(),
 	}
 }

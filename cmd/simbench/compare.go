@@ -21,7 +21,8 @@ func compareCommand() *cli.Command {
 		Usage:     "line up two runs metric by metric in AIPerf's terms, with error %, stalls and plots",
 		ArgsUsage: "REFERENCE CANDIDATE",
 		UsageText: "simbench compare REFERENCE CANDIDATE [--format text|markdown|json|junit] [-o FILE]\n" +
-			"   [--gate] [--fail-above metric.stat=PCT%]... [--plots DIR] [--stall-k 5] [--stall-floor-ms 50]",
+			"   [--gate] [--fail-above metric.stat=PCT%]... [--plots DIR] [--stall-k 5] [--stall-floor-ms 50]\n" +
+			"simbench compare REF1,REF2,... CAND1,CAND2,... [--alpha 0.05] [same flags]   (several runs per side)",
 		Description: "Each run is a run directory, a profile_export_aiperf.json, a profile_export.jsonl\n" +
 			"(aggregates computed on the fly) or a DynoSim replay report JSON (with --records-a/-b for\n" +
 			"its --per-request-jsonl). The first run is the reference (by convention the real one);\n" +
@@ -35,10 +36,19 @@ func compareCommand() *cli.Command {
 			"--fail-above time_to_first_token.avg=10% fails (exit code 3) when |error| exceeds 10 %;\n" +
 			"--gate adds a default set (TTFT and ITL avg 10 %/p99 20 %, request latency avg and output\n" +
 			"throughput 10 %). A gated statistic missing from either side is an error (exit code 1).\n\n" +
+			"Several runs per side (repeated runs, to tell a change from run-to-run noise): give each side\n" +
+			"as a comma-separated list of runs, or as a directory of repeated runs (run_0001, run_0002, …\n" +
+			"as `simbench sim --repeat` and `simbench validate` write them). The report then gives, per\n" +
+			"statistic, each side's median and [min … max] over its runs, the error % of the medians and a\n" +
+			"two-sided Mann–Whitney U test of the runs' values. A difference with p > --alpha is within\n" +
+			"noise (\"~\", as benchstat prints it) and never breaches a bound: a gate fails only on a\n" +
+			"difference that is both larger than the bound and significant. The test needs at least 4\n" +
+			"runs per side to reach p ≤ 0.05 (with 3 the smallest p is 0.1).\n\n" +
 			"Examples:\n" +
 			"  simbench compare artifacts/real artifacts/sim\n" +
 			"  simbench compare real sim --gate --format markdown -o compare.md --plots plots\n" +
-			"  simbench compare real dynamo_replay_report.json --records-b per_request.jsonl --format json",
+			"  simbench compare real dynamo_replay_report.json --records-b per_request.jsonl --format json\n" +
+			"  simbench compare real/run_0001,real/run_0002,real/run_0003,real/run_0004 sim --gate",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text, markdown, json or junit"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE instead of stdout"},
@@ -48,6 +58,7 @@ func compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "plots", Usage: "write PNG plots (CDFs, error bars, scatter, timelines, throughput) into DIR"},
 			&cli.StringFlag{Name: "records-a", Usage: "per-request JSONL for the first run (e.g. DynoSim's --per-request-jsonl)"},
 			&cli.StringFlag{Name: "records-b", Usage: "per-request JSONL for the second run"},
+			&cli.Float64Flag{Name: "alpha", Value: compare.DefaultAlpha, Usage: "several runs per side: Mann–Whitney significance level; p > alpha is within noise (~)"},
 		}, stallFlags()...),
 		Action: compareAction,
 	}
@@ -74,6 +85,13 @@ var compareFormats = map[string]bool{"text": true, "markdown": true, "json": tru
 func compareAction(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return usagef("compare takes REFERENCE and CANDIDATE, got %d arguments", c.NArg())
+	}
+	refs, cands, multi, err := runLists(c)
+	if err != nil {
+		return err
+	}
+	if multi {
+		return compareMultiAction(c, refs, cands)
 	}
 	opts, err := compareOptions(c)
 	if err != nil {
@@ -241,7 +259,7 @@ func render(w io.Writer, format string, rep *compare.Report, links []string) err
 // verdictError turns the verdicts into the exit status: a gated field
 // missing from a side is a failure (exit 1) even when others breached,
 // because the gate could not be applied; otherwise any breach exits 3.
-func verdictError(rep *compare.Report) error {
+func verdictError(rep verdicter) error {
 	if miss := rep.MissingVerdicts(); len(miss) > 0 {
 		return fmt.Errorf("gate incomplete: %s", verdictList(miss))
 	}

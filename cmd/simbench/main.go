@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -29,9 +30,16 @@ func main() {
 // can drive the whole CLI without exiting.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	appMu.Lock() // urfave/cli v2 mutates its global HelpFlag while parsing
 	err := app.Run(permuteArgs(app, args))
+	appMu.Unlock()
 	return exitCode(err, stderr)
 }
+
+// appMu serialises app.Run: urfave/cli v2 writes to the package-level
+// cli.HelpFlag on every run, a data race when tests run the CLI in
+// parallel. One process runs one command, so this costs nothing in use.
+var appMu sync.Mutex
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{

@@ -48,8 +48,14 @@ func runCommand() *cli.Command {
 			"exceeded (exit 1). Ctrl-C stops sending, cancels requests in flight (recorded as cancelled,\n" +
 			"code 499), writes the files and exits 130; a second Ctrl-C exits at once.\n\n" +
 			"The API key comes from --api-key or $" + apiKeyEnv + " and is never written anywhere.\n" +
-			"Ollama ignores max_completion_tokens: use --use-legacy-max-tokens with it.",
-		Flags:  append(runFlags(), workloadFlags()...),
+			"Ollama ignores max_completion_tokens: use --use-legacy-max-tokens with it.\n\n" +
+			"Scaling out: --shard I/N runs a deterministic part of the schedule (whole sessions, every\n" +
+			"N-th session from the I-th; concurrency divided among the shards) and --start-at gives all\n" +
+			"shards one time origin, so N processes on N hosts send together what one would have sent:\n" +
+			"   simbench run --url URL --model M --trace T --shard 0/3 --start-at 2026-11-30T07:00:00Z -o out/s0\n" +
+			"   (… shards 1/3 and 2/3 elsewhere, same flags), then: simbench merge out/s0 out/s1 out/s2 -o out/all\n" +
+			"In a Kubernetes Indexed Job give --shard-count N and the index comes from $" + jobIndexEnv + ".",
+		Flags:  append(append(runFlags(), shardFlags()...), workloadFlags()...),
 		Action: runAction,
 	}
 }
@@ -86,9 +92,17 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	wl, err := workloadFromFlags(c)
+	full, err := workloadFromFlags(c)
 	if err != nil {
 		return err
+	}
+	wl, plan, err := planShard(c, full)
+	if err != nil {
+		return err
+	}
+	cfg.StartAt = plan.startAt
+	if note := plan.note(wl); note != "" && !c.Bool("quiet") {
+		fmt.Fprint(c.App.ErrWriter, note)
 	}
 	cfg.Limits.Repeat = cfg.Limits.Duration > 0 && !c.IsSet("trace") && !c.IsSet("request-count") && wl.Concurrency > 0 && !hasTimestamps(wl)
 	if _, err := loadgen.RaiseFileLimit(); err != nil && !c.Bool("quiet") {
@@ -96,7 +110,7 @@ func runAction(c *cli.Context) error {
 	}
 	ctx, stop := interruptContext(c.Context, c.App.ErrWriter, os.Exit)
 	defer stop()
-	rep, p, err := execute(ctx, c, wl, cfg)
+	rep, p, err := execute(ctx, c, wl, cfg, plan)
 	if err != nil {
 		return err
 	}
@@ -161,7 +175,7 @@ func endpointFromFlags(c *cli.Context) (loadgen.Endpoint, error) {
 
 // execute runs the workload into the output directory and returns the
 // report and the aggregate profile.
-func execute(ctx context.Context, c *cli.Context, wl *traces.Workload, cfg loadgen.Config) (*loadgen.Report, *results.Profile, error) {
+func execute(ctx context.Context, c *cli.Context, wl *traces.Workload, cfg loadgen.Config, plan shardPlan) (*loadgen.Report, *results.Profile, error) {
 	cfg.Endpoint.Prompts.BlockSize = wl.BlockSize
 	if wl.BlockSize <= 0 {
 		cfg.Endpoint.Prompts.BlockSize = traces.MooncakeBlockSize
@@ -175,7 +189,7 @@ func execute(ctx context.Context, c *cli.Context, wl *traces.Workload, cfg loadg
 	if rep == nil {
 		rep = &loadgen.Report{}
 	}
-	p, err := rw.Close(results.RunMeta{InputConfig: inputConfig(c, wl, &cfg), StartNs: rep.StartNs,
+	p, err := rw.Close(results.RunMeta{InputConfig: inputConfig(c, wl, &cfg, plan, rep.StartLate), StartNs: rep.StartNs,
 		EndNs: rep.EndNs, WasCancelled: rep.Interrupted})
 	if runErr != nil {
 		return nil, nil, runErr
@@ -278,7 +292,8 @@ func watchSignals(parent context.Context, sigs <-chan os.Signal, errw io.Writer,
 }
 
 // inputConfig is AIPerf's input_config for the run (never the API key).
-func inputConfig(c *cli.Context, wl *traces.Workload, cfg *loadgen.Config) map[string]any {
+// A shard describes the whole run in "loadgen" and itself under "simbench".
+func inputConfig(c *cli.Context, wl *traces.Workload, cfg *loadgen.Config, plan shardPlan, startLate time.Duration) map[string]any {
 	ep := &cfg.Endpoint
 	extra := make([][2]any, 0, len(ep.Extra))
 	for _, x := range ep.Extra {
@@ -296,9 +311,9 @@ func inputConfig(c *cli.Context, wl *traces.Workload, cfg *loadgen.Config) map[s
 		"endpoint": map[string]any{"model_names": []string{ep.Model}, "type": ep.Type,
 			"custom_endpoint": endpointPath(ep), "streaming": ep.Streaming, "url": ep.URL},
 		"input":    input,
-		"loadgen":  loadgenConfig(c, wl),
+		"loadgen":  loadgenConfig(c, plan.full),
 		"output":   map[string]any{"artifact_directory": c.String("output-dir")},
-		"simbench": map[string]any{"workload_source": wl.Source, "workload_digest": wl.Digest, "requests": len(wl.Requests)},
+		"simbench": plan.simbenchSection(wl, startLate),
 	}
 }
 

@@ -41,7 +41,9 @@ func simCommand() *cli.Command {
 			"Examples:\n" +
 			"  simbench sim --trace conversation_trace.jsonl --workers 4 --router kv --seed 7 -o runs/sim\n" +
 			"  simbench sim --concurrency 4 --request-count 64 --isl 100 --osl 200 -o runs/sim-c4\n" +
-			"  simbench sim --print-config --engine sglang > sglang.yaml",
+			"  simbench sim --config sim.yaml --trace t.jsonl --repeat 5 -o runs/sim   # runs/sim/run_0001 … run_0005\n" +
+			"  simbench sim --print-config --engine sglang > sglang.yaml\n" +
+			"  simbench sim --trace t.jsonl --sweep sweep.yaml -o runs/sweep   # runs/sweep/point_0000 …, sweep_summary.json, sweep_pareto.png",
 		Flags:  simFlags(),
 		Action: simAction,
 	}
@@ -52,8 +54,10 @@ func simFlags() []cli.Flag {
 		&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "run `DIR` to write the AIPerf files and sim_summary.json into (required)"},
 		&cli.BoolFlag{Name: "progress", Usage: "show progress on stderr even when it is not a terminal"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
+		&cli.IntFlag{Name: "repeat", Value: 1, Usage: "simulate the same workload N times with simulator seeds seed, seed+1, … into DIR/run_0001, DIR/run_0002, …"},
 	}
 	flags = append(flags, simConfigFlags()...)
+	flags = append(flags, sweepFlags()...)
 	return append(flags, workloadFlags()...)
 }
 
@@ -64,6 +68,7 @@ func simConfigFlags() []cli.Flag {
 	itoa, ftoa := strconv.Itoa, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	return []cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "simulator configuration `YAML` (engine, workers, router, timing, hardware, frontend)"},
+		&cli.Int64Flag{Name: "sim-seed", DefaultText: "--random-seed, else the config's seed", Usage: "seed: the simulator's own random choices (router, step jitter); the workload keeps --random-seed"},
 		&cli.BoolFlag{Name: "print-config", Usage: "print the effective configuration as YAML and exit"},
 		&cli.StringFlag{Name: "engine", DefaultText: d.Engine.Type, Usage: "engine.type: vllm, sglang or llamacpp"},
 		&cli.IntFlag{Name: "workers", DefaultText: itoa(d.Workers), Usage: "workers: engine replicas behind the router"},
@@ -109,6 +114,15 @@ func simAction(c *cli.Context) error {
 	wl, input, err := simWorkload(c)
 	if err != nil {
 		return err
+	}
+	if c.IsSet("sweep") {
+		return simSweep(c, cfg, wl, input, dir)
+	}
+	if c.IsSet("repeat") {
+		return simRepeat(c, cfg, wl, input, dir)
+	}
+	if name := firstSet(c, []string{"shard", "shard-index", "shard-count"}); name != "" {
+		return usagef("--%s splits a --sweep: it needs --sweep", name)
 	}
 	return simRun(c, cfg, wl, input, dir)
 }
@@ -184,6 +198,9 @@ func applyConfigFlags(c *cli.Context, cfg *sim.Config) {
 	setFloat(c, "client-gap-ms", &cfg.Frontend.ClientGapMs)
 	if c.IsSet("random-seed") {
 		cfg.Seed = c.Int64("random-seed")
+	}
+	if c.IsSet("sim-seed") {
+		cfg.Seed = c.Int64("sim-seed")
 	}
 }
 

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/simbench/simbench/traces"
+)
+
+// mergeSweep merges the shards of one `simbench sim --sweep --shard I/N`
+// into out: every point's run directory, copied as is, and the summary and
+// Pareto plot of the whole grid, as the unsharded sweep writes them.
+func mergeSweep(c *cli.Context, dirs []string, out string) error {
+	sums := make([]*sweepSummary, len(dirs))
+	for i, d := range dirs {
+		s, err := loadSweepSummary(d)
+		if err != nil {
+			return err
+		}
+		sums[i] = s
+	}
+	if err := checkSweepShards(dirs, sums); err != nil {
+		return err
+	}
+	merged := *sums[0]
+	merged.Shard, merged.Results = nil, nil
+	for i, s := range sums {
+		for _, r := range s.Results {
+			if err := copyPointDir(dirs[i], out, r.Dir); err != nil {
+				return err
+			}
+			merged.Results = append(merged.Results, r)
+		}
+	}
+	if len(merged.Results) != merged.Points {
+		return fmt.Errorf("incomplete sweep: %d of %d points in the shards", len(merged.Results), merged.Points)
+	}
+	return writeSweepOutputs(c.App.Writer, out, &merged, c.Bool("quiet"))
+}
+
+func loadSweepSummary(dir string) (*sweepSummary, error) {
+	path := filepath.Join(dir, sweepSummaryName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a sweep shard: %w", dir, err)
+	}
+	var s sweepSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if s.Shard == nil {
+		return nil, fmt.Errorf("%s: a whole sweep, not a shard: was it run with --shard I/N?", dir)
+	}
+	return &s, nil
+}
+
+// checkSweepShards checks the summaries are the N shards of one sweep, each
+// once, and no point is in two of them.
+func checkSweepShards(dirs []string, sums []*sweepSummary) error {
+	first, byIndex, points := sums[0], map[int]string{}, map[int]string{}
+	for i, s := range sums {
+		switch {
+		case s.Digest != first.Digest:
+			return fmt.Errorf("%s and %s are shards of different sweeps: sweep digest %s vs %s", dirs[0], dirs[i], first.Digest, s.Digest)
+		case s.Shard.Count != first.Shard.Count:
+			return fmt.Errorf("%s and %s are shards of different sweeps: shard count %d vs %d", dirs[0], dirs[i], first.Shard.Count, s.Shard.Count)
+		}
+		if prev, dup := byIndex[s.Shard.Index]; dup {
+			return fmt.Errorf("shard %d/%d given twice: %s and %s", s.Shard.Index, s.Shard.Count, prev, dirs[i])
+		}
+		byIndex[s.Shard.Index] = dirs[i]
+		for _, r := range s.Results {
+			if prev, dup := points[r.Index]; dup {
+				return fmt.Errorf("sweep point %d is in %s and in %s", r.Index, prev, dirs[i])
+			}
+			points[r.Index] = dirs[i]
+		}
+	}
+	var missing []string
+	for i := range first.Shard.Count {
+		if _, ok := byIndex[i]; !ok {
+			missing = append(missing, traces.ShardSpec{Index: i, Count: first.Shard.Count}.String())
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("incomplete sweep: shard %s missing (given %d of %d shards)", strings.Join(missing, ", "), len(sums), first.Shard.Count)
+	}
+	return nil
+}
+
+// copyPointDir copies a point's run directory from a shard into out.
+func copyPointDir(shard, out, name string) error {
+	if name == "" || filepath.Base(name) != name {
+		return fmt.Errorf("%s: bad point directory %q in %s", shard, name, sweepSummaryName)
+	}
+	dst := filepath.Join(out, name)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(shard, name))); err != nil {
+		return fmt.Errorf("copying %s: %w", filepath.Join(shard, name), err)
+	}
+	return nil
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}

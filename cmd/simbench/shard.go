@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/simbench/simbench/traces"
+)
+
+// jobIndexEnv is the shard index Kubernetes gives each pod of an Indexed Job.
+const jobIndexEnv = "JOB_COMPLETION_INDEX"
+
+// shardFlags select one deterministic part of a workload and its time
+// origin (simbench run).
+func shardFlags() []cli.Flag {
+	return append(shardSelectFlags("of the schedule (0-based I): whole sessions, striped by session; the N shards together are the whole schedule"),
+		&cli.StringFlag{Name: "start-at", DefaultText: "now", Usage: "RFC 3339 wall-clock `TIME` that is the schedule's time zero (the same on every shard), e.g. 2026-11-30T07:00:00Z"})
+}
+
+// shardSelectFlags are --shard, --shard-index and --shard-count; what
+// completes the --shard usage line.
+func shardSelectFlags(what string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "shard", Usage: "run shard `I/N` " + what},
+		&cli.IntFlag{Name: "shard-index", DefaultText: "$" + jobIndexEnv, Usage: "shard index I (with --shard-count; a Kubernetes Indexed Job sets $" + jobIndexEnv + ")"},
+		&cli.IntFlag{Name: "shard-count", DefaultText: "off", Usage: "number of shards N (with --shard-index or $" + jobIndexEnv + ")"},
+	}
+}
+
+// shardFromFlags reads --shard or --shard-index/--shard-count (the index
+// from $JOB_COMPLETION_INDEX when --shard-index is not given). ok is false
+// when the run is not sharded.
+func shardFromFlags(c *cli.Context) (spec traces.ShardSpec, ok bool, err error) {
+	if c.IsSet("shard") {
+		if c.IsSet("shard-index") || c.IsSet("shard-count") {
+			return spec, false, usagef("--shard I/N cannot be combined with --shard-index/--shard-count")
+		}
+		spec, err = traces.ParseShard(c.String("shard"))
+		if err != nil {
+			return spec, false, usagef("--shard: %v", err)
+		}
+		return spec, true, nil
+	}
+	if !c.IsSet("shard-count") {
+		if c.IsSet("shard-index") {
+			return spec, false, usagef("--shard-index needs --shard-count")
+		}
+		return spec, false, nil
+	}
+	spec.Count, spec.Index = c.Int("shard-count"), c.Int("shard-index")
+	if !c.IsSet("shard-index") {
+		if spec.Index, err = envShardIndex(); err != nil {
+			return spec, false, err
+		}
+	}
+	if err := spec.Validate(); err != nil {
+		return spec, false, usageError{err}
+	}
+	return spec, true, nil
+}
+
+func envShardIndex() (int, error) {
+	v, set := os.LookupEnv(jobIndexEnv)
+	if !set {
+		return 0, usagef("--shard-count needs --shard-index or $%s", jobIndexEnv)
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, usagef("$%s=%q: not an integer", jobIndexEnv, v)
+	}
+	return i, nil
+}
+
+// startAtFromFlags reads --start-at (zero when not given).
+func startAtFromFlags(c *cli.Context) (time.Time, error) {
+	if !c.IsSet("start-at") {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, c.String("start-at"))
+	if err != nil {
+		return t, usagef("--start-at %q: want an RFC 3339 time such as 2026-11-30T07:00:00Z", c.String("start-at"))
+	}
+	return t, nil
+}
+
+// shardPlan is how this process's part relates to the whole run.
+type shardPlan struct {
+	full    *traces.Workload // the whole workload (the run's identity)
+	spec    traces.ShardSpec
+	sharded bool
+	startAt time.Time
+}
+
+// planShard selects the shard of full the flags name.
+func planShard(c *cli.Context, full *traces.Workload) (*traces.Workload, shardPlan, error) {
+	plan := shardPlan{full: full}
+	var err error
+	if plan.startAt, err = startAtFromFlags(c); err != nil {
+		return nil, plan, err
+	}
+	if plan.spec, plan.sharded, err = shardFromFlags(c); err != nil || !plan.sharded {
+		return full, plan, err
+	}
+	wl, err := traces.Shard(full, plan.spec)
+	if err != nil {
+		return nil, plan, usageError{err}
+	}
+	if len(wl.Requests) == 0 {
+		return nil, plan, usagef("shard %s has no requests: the workload has fewer sessions than %d shards", plan.spec, plan.spec.Count)
+	}
+	return wl, plan, nil
+}
+
+// simbenchSection is input_config's "simbench" section of a run: the
+// workload and, for a shard, which part this is, where it ran and how late
+// it started. The clock offset to other hosts is not estimated.
+func (plan shardPlan) simbenchSection(wl *traces.Workload, startLate time.Duration) map[string]any {
+	sec := map[string]any{"workload_source": wl.Source, "workload_digest": plan.full.Digest, "requests": len(wl.Requests)}
+	if host, err := os.Hostname(); err == nil {
+		sec["host"] = host
+	}
+	if !plan.startAt.IsZero() {
+		sec["start_at"] = plan.startAt.UTC().Format(time.RFC3339Nano)
+		sec["start_late_ms"] = float64(startLate) / 1e6
+	}
+	if plan.sharded {
+		sec["shard"] = map[string]any{"spec": plan.spec.String(), "index": plan.spec.Index, "count": plan.spec.Count,
+			"digest": wl.Digest, "workload_requests": len(plan.full.Requests)}
+	}
+	return sec
+}
+
+// shardNote is printed before a sharded run.
+func (plan shardPlan) note(wl *traces.Workload) string {
+	if !plan.sharded {
+		return ""
+	}
+	return fmt.Sprintf("shard %s: %d of %d requests\n", plan.spec, len(wl.Requests), len(plan.full.Requests))
+}

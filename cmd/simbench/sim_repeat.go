@@ -1,0 +1,30 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/traces"
+)
+
+// simRepeat simulates the workload --repeat times into DIR/run_0001, …,
+// the i-th run (0-based) with simulator seed cfg.Seed+i: the workload stays
+// the same (its seed is --random-seed), only the simulator's own random
+// choices (kv/random router, step jitter) change, as a real engine's
+// run-to-run noise would. `simbench compare` takes DIR as the list of runs.
+func simRepeat(c *cli.Context, cfg sim.Config, wl *traces.Workload, input map[string]any, dir string) error {
+	n := c.Int("repeat")
+	if n < 1 {
+		return usagef("--repeat must be >= 1, got %d", n)
+	}
+	base := cfg.Seed
+	for i := range n {
+		cfg.Seed = base + int64(i)
+		if err := simRun(c, cfg, wl, input, filepath.Join(dir, repeatDirName(i))); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/simbench/simbench/compare"
+)
+
+// pipeline is a `simbench validate` configuration file: what to run
+// against (target), which workload both arms replay, how to get the
+// simulator's configuration, how to judge the comparison and where the
+// history goes. Relative paths in it are relative to the file's directory.
+type pipeline struct {
+	Target   targetSection   `yaml:"target"`
+	Workload workloadSection `yaml:"workload"`
+	Sim      simSection      `yaml:"sim"`
+	Compare  compareSection  `yaml:"compare"`
+	History  historySection  `yaml:"history"`
+	// Repeat > 1 runs each arm that many times, interleaved in rotating
+	// order after a discarded warm-up round, and compares the run lists.
+	Repeat int `yaml:"repeat"`
+
+	path   string // the file, as given
+	dir    string // its directory
+	digest string // sha256 of the configuration as read (before overrides)
+}
+
+// targetSection is the real OpenAI-compatible server (`simbench run`'s
+// endpoint flags).
+type targetSection struct {
+	URL                   string         `yaml:"url"`
+	Model                 string         `yaml:"model"`
+	EndpointType          string         `yaml:"endpoint_type"`
+	Endpoint              string         `yaml:"endpoint"`
+	APIKeyEnv             string         `yaml:"api_key_env"`
+	HealthCheck           string         `yaml:"health_check"`
+	HealthTimeoutSeconds  float64        `yaml:"health_timeout_seconds"`
+	ExtraInputs           map[string]any `yaml:"extra_inputs"`
+	UseLegacyMaxTokens    bool           `yaml:"use_legacy_max_tokens"`
+	UseServerTokenCount   bool           `yaml:"use_server_token_count"`
+	RequestTimeoutSeconds *float64       `yaml:"request_timeout_seconds"`
+	BenchmarkGracePeriod  *float64       `yaml:"benchmark_grace_period"`
+	MaxErrorRate          string         `yaml:"max_error_rate"`
+}
+
+// workloadSection holds the workload flags shared by `simbench run` and
+// `simbench sim` (workloadFlags), each key the flag's name with "_" for
+// "-"; unset keys keep the flags' defaults. Both arms get the same flags,
+// so they replay the same workload.
+type workloadSection struct {
+	Trace              *string  `yaml:"trace"`
+	StartOffsetMs      *float64 `yaml:"start_offset_ms"`
+	EndOffsetMs        *float64 `yaml:"end_offset_ms"`
+	AutoOffset         *bool    `yaml:"auto_offset"`
+	Speedup            *float64 `yaml:"speedup"`
+	Limit              *int     `yaml:"limit"`
+	MaxTotalTokens     *int     `yaml:"max_total_tokens"`
+	MaxISL             *int     `yaml:"max_isl"`
+	MaxOSL             *int     `yaml:"max_osl"`
+	ScaleLengths       *float64 `yaml:"scale_lengths"`
+	Concurrency        *int     `yaml:"concurrency"`
+	RequestCount       *int     `yaml:"request_count"`
+	WarmupRequestCount *int     `yaml:"warmup_request_count"`
+	RequestRate        *float64 `yaml:"request_rate"`
+	ArrivalPattern     *string  `yaml:"arrival_pattern"`
+	GammaShape         *float64 `yaml:"gamma_shape"`
+	ISL                *int     `yaml:"isl"`
+	ISLStddev          *int     `yaml:"isl_stddev"`
+	OSL                *int     `yaml:"osl"`
+	OSLStddev          *int     `yaml:"osl_stddev"`
+	SharedPrefixTokens *int     `yaml:"shared_prefix_tokens"`
+	NumPrefixGroups    *int     `yaml:"num_prefix_groups"`
+	BlockSize          *int     `yaml:"block_size"`
+	RandomSeed         *int64   `yaml:"random_seed"`
+	Turns              *int     `yaml:"turns"`
+	TurnDelayMs        *float64 `yaml:"turn_delay_ms"`
+}
+
+// simSection says where the simulator's configuration comes from: a file,
+// or a calibration (on the file as base, when given).
+type simSection struct {
+	Config    string `yaml:"config"`
+	Calibrate bool   `yaml:"calibrate"`
+	// CalibrateFrom is a real run directory, or "silicon" (the default):
+	// this pipeline's own silicon run (the warm-up round's with repeat > 1,
+	// so that the measured runs are held out).
+	CalibrateFrom string `yaml:"calibrate_from"`
+	MaxEvals      int    `yaml:"max_evals"`
+}
+
+// calibrateFromSilicon is sim.calibrate_from's value for this pipeline's
+// own silicon run.
+const calibrateFromSilicon = "silicon"
+
+// compareSection sets the bounds and the stall detection of the
+// comparison (`simbench compare`'s flags).
+type compareSection struct {
+	FailAbove    []string `yaml:"fail_above"`
+	Gate         bool     `yaml:"gate"`
+	StallK       *float64 `yaml:"stall_k"`
+	StallFloorMs *float64 `yaml:"stall_floor_ms"`
+	Alpha        float64  `yaml:"alpha"`
+	// Plots (default true) draws OUTPUT/plots/*.png; false saves the
+	// rendering time in a quick pull-request check.
+	Plots *bool `yaml:"plots"`
+}
+
+// wantPlots is compare.plots, true when unset.
+func (c compareSection) wantPlots() bool { return c.Plots == nil || *c.Plots }
+
+// historySection names the JSONL file one line per validation is appended
+// to (default OUTPUT/history.jsonl).
+type historySection struct {
+	Path string `yaml:"path"`
+}
+
+// loadPipeline reads and checks a pipeline file. Every mistake is a usage
+// error naming the file, the line where known and the key.
+func loadPipeline(path string) (*pipeline, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--config: %w", err)}
+	}
+	p, err := parsePipeline(b)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	p.path, p.dir = path, filepath.Dir(path)
+	if err := p.check(); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	return p, nil
+}
+
+// parsePipeline decodes the YAML strictly: unknown keys (reported with
+// their line and full key) and mistyped values are errors.
+func parsePipeline(b []byte) (*pipeline, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, err
+	}
+	if len(root.Content) == 0 {
+		return nil, errors.New("empty pipeline file")
+	}
+	if err := checkPipelineKeys(root.Content[0], reflect.TypeOf(pipeline{}), ""); err != nil {
+		return nil, err
+	}
+	p := &pipeline{}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(p); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	sum := sha256.Sum256(mustJSON(p))
+	p.digest = hex.EncodeToString(sum[:])
+	return p, nil
+}
+
+// mustJSON encodes the exported configuration; it cannot fail for these
+// types (extra_inputs values come from YAML scalars, lists and maps).
+func mustJSON(p *pipeline) []byte {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return []byte(fmt.Sprint(p))
+	}
+	return b
+}
+
+// checkPipelineKeys walks a mapping node against the struct it decodes
+// into and reports the first unknown key as "line N: unknown key a.b
+// (known keys of a: …)".
+func checkPipelineKeys(n *yaml.Node, t reflect.Type, path string) error {
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+		return nil
+	}
+	fields := map[string]reflect.Type{}
+	var names []string
+	for i := range t.NumField() {
+		if tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]; tag != "" && tag != "-" {
+			fields[tag] = t.Field(i).Type
+			names = append(names, tag)
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		ft, ok := fields[k.Value]
+		if !ok {
+			sort.Strings(names)
+			return fmt.Errorf("line %d: unknown key %q (known keys of %s: %s)", k.Line, path+k.Value,
+				orTop(path), strings.Join(names, ", "))
+		}
+		if err := checkPipelineKeys(n.Content[i+1], ft, path+k.Value+"."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func orTop(path string) string {
+	if path == "" {
+		return "the pipeline"
+	}
+	return strings.TrimSuffix(path, ".")
+}
+
+// check validates the values and fills the defaults.
+func (p *pipeline) check() error {
+	if err := p.Target.check(); err != nil {
+		return err
+	}
+	if p.Repeat < 0 {
+		return fmt.Errorf("repeat must be >= 1, got %d", p.Repeat)
+	}
+	p.Repeat = max(p.Repeat, 1)
+	if err := p.Sim.check(); err != nil {
+		return err
+	}
+	return p.Compare.check()
+}
+
+func (t *targetSection) check() error {
+	switch {
+	case strings.TrimSpace(t.URL) == "":
+		return errors.New("target.url is required (the server's base URL, e.g. http://127.0.0.1:8000)")
+	case strings.TrimSpace(t.Model) == "":
+		return errors.New("target.model is required (the model name sent in every request)")
+	case t.EndpointType != "" && t.EndpointType != "chat" && t.EndpointType != "completions":
+		return fmt.Errorf("target.endpoint_type: want chat or completions, got %q", t.EndpointType)
+	case t.HealthCheck != "" && t.HealthCheck != "none" && !strings.HasPrefix(t.HealthCheck, "/"):
+		return fmt.Errorf("target.health_check: want a path such as /v1/models, or none, got %q", t.HealthCheck)
+	case t.HealthTimeoutSeconds < 0:
+		return fmt.Errorf("target.health_timeout_seconds must be >= 0, got %g", t.HealthTimeoutSeconds)
+	}
+	if t.MaxErrorRate != "" {
+		if _, err := parseErrorRate(t.MaxErrorRate); err != nil {
+			return fmt.Errorf("target.max_error_rate: %v", err)
+		}
+	}
+	return nil
+}
+
+func (s *simSection) check() error {
+	if s.Config == "" && !s.Calibrate {
+		return errors.New("sim: give config (a `simbench sim --config` file), calibrate: true, or both (the file is then the calibration's base)")
+	}
+	if s.CalibrateFrom != "" && !s.Calibrate {
+		return errors.New("sim.calibrate_from needs sim.calibrate: true")
+	}
+	if s.Calibrate && s.CalibrateFrom == "" {
+		s.CalibrateFrom = calibrateFromSilicon
+	}
+	if s.MaxEvals < 0 {
+		return fmt.Errorf("sim.max_evals must be >= 0, got %d", s.MaxEvals)
+	}
+	return nil
+}
+
+func (c *compareSection) check() error {
+	if _, err := compare.ParseThresholds(c.FailAbove); err != nil {
+		return fmt.Errorf("compare.fail_above: %v", err)
+	}
+	if c.Alpha == 0 {
+		c.Alpha = compare.DefaultAlpha
+	}
+	if !(c.Alpha > 0 && c.Alpha < 1) {
+		return fmt.Errorf("compare.alpha must be in (0, 1), got %g", c.Alpha)
+	}
+	if k := c.StallK; k != nil && !(*k > 0) {
+		return fmt.Errorf("compare.stall_k must be > 0, got %g", *k)
+	}
+	if f := c.StallFloorMs; f != nil && !(*f >= 0) {
+		return fmt.Errorf("compare.stall_floor_ms must be >= 0, got %g", *f)
+	}
+	return nil
+}
+
+// resolve makes a path of the pipeline file relative to its directory.
+func (p *pipeline) resolve(path string) string {
+	if path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(p.dir, path)
+}
+
+// options are the comparison options: thresholds (with the default gate
+// first when gate: true) and stall detection.
+func (c compareSection) options() compare.MultiOptions {
+	th, _ := compare.ParseThresholds(c.FailAbove) // checked by check
+	if c.Gate {
+		th = withDefaults(th)
+	}
+	stall := compare.DefaultStallOptions
+	if c.StallK != nil {
+		stall.K = *c.StallK
+	}
+	if c.StallFloorMs != nil {
+		stall.FloorMs = *c.StallFloorMs
+	}
+	return compare.MultiOptions{Stall: stall, Thresholds: th, Alpha: c.Alpha}
+}
+
+// workloadArgs are the workload flags of both arms, "--name=value" for
+// every key set; a trace path is resolved against the pipeline's directory.
+func (p *pipeline) workloadArgs() []string {
+	v := reflect.ValueOf(p.Workload)
+	t := v.Type()
+	var out []string
+	for i := range t.NumField() {
+		f := v.Field(i)
+		if f.IsNil() {
+			continue
+		}
+		key := t.Field(i).Tag.Get("yaml")
+		val := fmt.Sprint(f.Elem().Interface())
+		if key == "trace" {
+			val = p.resolve(val)
+		}
+		out = append(out, "--"+strings.ReplaceAll(key, "_", "-")+"="+val)
+	}
+	return out
+}
+
+// extraInputArgs are target.extra_inputs as --extra-inputs key:JSON, in key
+// order.
+func (t targetSection) extraInputArgs() ([]string, error) {
+	keys := make([]string, 0, len(t.ExtraInputs))
+	for k := range t.ExtraInputs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		b, err := json.Marshal(t.ExtraInputs[k])
+		if err != nil {
+			return nil, usagef("target.extra_inputs.%s: %v", k, err)
+		}
+		out = append(out, "--extra-inputs", k+":"+string(b))
+	}
+	return out, nil
+}

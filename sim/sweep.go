@@ -1,0 +1,181 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// SpeedupKey is the sweep parameter that is not a configuration key: the
+// workload's arrival speedup (timestamps and delays divided by it).
+const SpeedupKey = "speedup"
+
+// maxSweepPoints bounds a grid (a typo such as a 1e6-long list fails early).
+const maxSweepPoints = 100000
+
+// Sweep is a grid of simulator configurations over one workload: the
+// cartesian product of its parameters' values, the first parameter varying
+// slowest. A sweep file is YAML:
+//
+//	parameters:
+//	  - key: workers              # any configuration key, dotted as in the YAML
+//	    values: [1, 2, 4]
+//	  - key: router.policy
+//	    values: [round_robin, kv]
+//	  - key: speedup              # arrival speedup of the workload
+//	    values: [1, 2]
+type Sweep struct {
+	Parameters []SweepParam `yaml:"parameters"`
+}
+
+// SweepParam is one axis of the grid.
+type SweepParam struct {
+	Key    string `yaml:"key"`
+	Values []any  `yaml:"values"`
+}
+
+// SweepPoint is one configuration of the grid: Values[i] is the value of
+// Parameters[i].
+type SweepPoint struct {
+	Index  int
+	Values []any
+}
+
+// LoadSweep reads and checks a sweep file.
+func LoadSweep(path string) (*Sweep, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ParseSweep(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSweep parses a sweep document; unknown keys are errors.
+func ParseSweep(b []byte) (*Sweep, error) {
+	var s Sweep
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return &s, s.check()
+}
+
+func (s *Sweep) check() error {
+	if len(s.Parameters) == 0 {
+		return errors.New("sweep: no parameters")
+	}
+	seen := map[string]bool{}
+	n := 1
+	for i, p := range s.Parameters {
+		if strings.TrimSpace(p.Key) == "" || len(p.Values) == 0 {
+			return fmt.Errorf("sweep: parameters[%d]: want a key and at least one value", i)
+		}
+		if seen[p.Key] {
+			return fmt.Errorf("sweep: parameter %q given twice", p.Key)
+		}
+		seen[p.Key] = true
+		if n *= len(p.Values); n > maxSweepPoints {
+			return fmt.Errorf("sweep: more than %d points", maxSweepPoints)
+		}
+	}
+	return nil
+}
+
+// Points enumerates the grid.
+func (s *Sweep) Points() []SweepPoint {
+	n := 1
+	for _, p := range s.Parameters {
+		n *= len(p.Values)
+	}
+	out := make([]SweepPoint, n)
+	for i := range out {
+		vals, rest := make([]any, len(s.Parameters)), i
+		for k := len(s.Parameters) - 1; k >= 0; k-- {
+			m := len(s.Parameters[k].Values)
+			vals[k], rest = s.Parameters[k].Values[rest%m], rest/m
+		}
+		out[i] = SweepPoint{Index: i, Values: vals}
+	}
+	return out
+}
+
+// Apply returns base with the point's configuration keys set, validated,
+// and the point's arrival speedup (0 when the sweep has none).
+func (s *Sweep) Apply(base Config, pt SweepPoint) (Config, float64, error) {
+	b, err := base.YAML()
+	if err != nil {
+		return base, 0, err
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return base, 0, err
+	}
+	speedup := 0.0
+	for i, p := range s.Parameters {
+		if p.Key == SpeedupKey {
+			if speedup, err = positiveFloat(pt.Values[i]); err != nil {
+				return base, 0, fmt.Errorf("sweep point %d: speedup: %w", pt.Index, err)
+			}
+			continue
+		}
+		setPath(doc, strings.Split(p.Key, "."), pt.Values[i])
+	}
+	if b, err = yaml.Marshal(doc); err != nil {
+		return base, 0, err
+	}
+	cfg, err := ParseConfig(b)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		return base, 0, fmt.Errorf("sweep point %d (%s): %w", pt.Index, s.Describe(pt), err)
+	}
+	return cfg, speedup, nil
+}
+
+// Describe is "key=value, key=value".
+func (s *Sweep) Describe(pt SweepPoint) string {
+	parts := make([]string, len(s.Parameters))
+	for i, p := range s.Parameters {
+		parts[i] = fmt.Sprintf("%s=%v", p.Key, pt.Values[i])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func setPath(doc map[string]any, path []string, v any) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := doc[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			doc[k] = next
+		}
+		doc = next
+	}
+	doc[path[len(path)-1]] = v
+}
+
+func positiveFloat(v any) (float64, error) {
+	var f float64
+	switch x := v.(type) {
+	case int:
+		f = float64(x)
+	case float64:
+		f = x
+	default:
+		return 0, fmt.Errorf("%v is not a number", v)
+	}
+	if !(f > 0) || f > 1e6 {
+		return 0, fmt.Errorf("%v: want a number > 0", v)
+	}
+	return f, nil
+}

@@ -1,0 +1,46 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSweepPointsAndApply(t *testing.T) {
+	s, err := ParseSweep([]byte("parameters:\n  - key: workers\n    values: [1, 2]\n  - key: router.policy\n    values: [round_robin, kv, least_loaded]\n  - key: speedup\n    values: [1.5]\n"))
+	require.NoError(t, err)
+	pts := s.Points()
+	require.Len(t, pts, 6)
+	assert.Equal(t, []any{1, "round_robin", 1.5}, pts[0].Values)
+	assert.Equal(t, []any{1, "least_loaded", 1.5}, pts[2].Values)
+	assert.Equal(t, []any{2, "kv", 1.5}, pts[4].Values)
+	cfg, speed, err := s.Apply(DefaultConfig(), pts[4])
+	require.NoError(t, err)
+	assert.Equal(t, 2, cfg.Workers)
+	assert.Equal(t, "kv", cfg.Router.Policy)
+	assert.Equal(t, 1.5, speed)
+	assert.Equal(t, "workers=2, router.policy=kv, speedup=1.5", s.Describe(pts[4]))
+}
+
+func TestSweepErrors(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"parameters: []", "no parameters"},
+		{"parameter: []", "not found"},
+		{"parameters:\n  - key: workers\n    values: []", "at least one value"},
+		{"parameters:\n  - key: workers\n    values: [1]\n  - key: workers\n    values: [2]", "given twice"},
+	} {
+		_, err := ParseSweep([]byte(tc.doc))
+		assert.ErrorContains(t, err, tc.want, tc.doc)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"parameters:\n  - key: router.polcy\n    values: [kv]", "polcy"},
+		{"parameters:\n  - key: workers\n    values: [0]", "workers"},
+		{"parameters:\n  - key: speedup\n    values: [-1]", "speedup"},
+	} {
+		s, err := ParseSweep([]byte(tc.doc))
+		require.NoError(t, err)
+		_, _, err = s.Apply(DefaultConfig(), s.Points()[0])
+		assert.ErrorContains(t, err, tc.want, tc.doc)
+	}
+}
