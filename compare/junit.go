@@ -41,9 +41,16 @@ type junitProblem struct {
 // a field missing from a side an <error>. Without thresholds the suite is
 // empty.
 func WriteJUnit(w io.Writer, r *Report) error {
-	s := junitSuite{Name: fmt.Sprintf("simbench compare %s vs %s", r.Candidate.Name, r.Reference.Name), Cases: []junitCase{}}
-	for _, v := range r.Verdicts {
-		s.Cases = append(s.Cases, junitCaseOf(r, v))
+	name := fmt.Sprintf("simbench compare %s vs %s", r.Candidate.Name, r.Reference.Name)
+	return writeJUnitSuite(w, name, r.Verdicts, func(v Verdict) junitCase { return junitCaseOf(r, v) })
+}
+
+// writeJUnitSuite writes one suite with a testcase per verdict: a breach is
+// a <failure>, a field missing from a side an <error>.
+func writeJUnitSuite(w io.Writer, name string, verdicts []Verdict, caseOf func(Verdict) junitCase) error {
+	s := junitSuite{Name: name, Cases: []junitCase{}}
+	for _, v := range verdicts {
+		s.Cases = append(s.Cases, caseOf(v))
 		switch v.Status {
 		case Breach:
 			s.Failures++

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 )
@@ -72,29 +71,8 @@ func spreadJSON(s Spread) jsonSpread {
 // noise is a <failure>, a missing field an <error>; a "~" verdict passes
 // with its reason in <system-out>.
 func WriteMultiJUnit(w io.Writer, r *MultiReport) error {
-	s := junitSuite{Name: fmt.Sprintf("simbench compare %d candidate vs %d reference runs", len(r.Candidates), len(r.References)),
-		Cases: []junitCase{}}
-	for _, v := range r.Verdicts {
-		s.Cases = append(s.Cases, multiJUnitCase(r, v))
-		switch v.Status {
-		case Breach:
-			s.Failures++
-		case Missing:
-			s.Errors++
-		}
-	}
-	s.Tests = len(s.Cases)
-	out := junitSuites{Name: "simbench compare", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Suite: s}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	name := fmt.Sprintf("simbench compare %d candidate vs %d reference runs", len(r.Candidates), len(r.References))
+	return writeJUnitSuite(w, name, r.Verdicts, func(v Verdict) junitCase { return multiJUnitCase(r, v) })
 }
 
 func multiJUnitCase(r *MultiReport, v Verdict) junitCase {

@@ -227,21 +227,17 @@ func plotLinks(paths []string, output string) []string {
 	return out
 }
 
-func writeReport(c *cli.Context, rep *compare.Report, links []string) (err error) {
-	w := c.App.Writer
+func writeReport(c *cli.Context, rep *compare.Report, links []string) error {
+	return writeOutput(c, func(w io.Writer) error { return render(w, c.String("format"), rep, links) })
+}
+
+// writeOutput writes to the --output file when one is given (see
+// writeArtifact), else to stdout.
+func writeOutput(c *cli.Context, write func(io.Writer) error) error {
 	if path := c.String("output"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}()
-		w = f
+		return writeArtifact(path, write)
 	}
-	return render(w, c.String("format"), rep, links)
+	return write(c.App.Writer)
 }
 
 func render(w io.Writer, format string, rep *compare.Report, links []string) error {

@@ -159,21 +159,8 @@ func writeMultiPlots(dir string, rep *compare.MultiReport) ([]string, error) {
 	return w.run()
 }
 
-func writeMultiReport(c *cli.Context, rep *compare.MultiReport, links []string) (err error) {
-	w := c.App.Writer
-	if path := c.String("output"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}()
-		w = f
-	}
-	return renderMulti(w, c.String("format"), rep, links)
+func writeMultiReport(c *cli.Context, rep *compare.MultiReport, links []string) error {
+	return writeOutput(c, func(w io.Writer) error { return renderMulti(w, c.String("format"), rep, links) })
 }
 
 func renderMulti(w io.Writer, format string, rep *compare.MultiReport, links []string) error {
