@@ -63,7 +63,7 @@ func summaryLine(r *Report) string {
 		s += fmt.Sprintf(", worst `%s.%s` %s", worst[0].Metric, worst[0].Stat, fmtPct(worst[0].ErrorPct))
 	}
 	if len(r.Verdicts) > 0 {
-		s += "; gate: " + gateBadge(r.Verdicts)
+		s += "; gate: " + gateBadge(r.Verdicts, verdictSummary)
 	}
 	if r.RefStalls != nil && r.CandStalls != nil {
 		s += fmt.Sprintf("; token-gap stalls: %d reference, %d candidate", r.RefStalls.Count, r.CandStalls.Count)
@@ -71,17 +71,19 @@ func summaryLine(r *Report) string {
 	return s + "."
 }
 
-func gateBadge(vs []Verdict) string {
+// gateBadge is the markdown summary's verdict: incomplete when a gated
+// field is missing, else fail on any breach; summary counts the verdicts.
+func gateBadge(vs []Verdict, summary func([]Verdict) string) string {
 	b := "✅ pass"
 	for _, v := range vs {
 		if v.Status == Missing {
-			return "⚠️ incomplete (" + verdictSummary(vs) + ")"
+			return "⚠️ incomplete (" + summary(vs) + ")"
 		}
 		if v.Status == Breach {
 			b = "❌ fail"
 		}
 	}
-	return b + " (" + verdictSummary(vs) + ")"
+	return b + " (" + summary(vs) + ")"
 }
 
 func writeWorstMarkdown(ew *errWriter, rows []Row) {

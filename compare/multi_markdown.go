@@ -45,22 +45,9 @@ func multiSummaryLine(r *MultiReport) string {
 	s := fmt.Sprintf("**%d statistics compared** over %d reference and %d candidate runs; %d differ beyond run-to-run noise (Mann–Whitney p ≤ %g)",
 		len(r.Rows), len(r.References), len(r.Candidates), sig, r.Options.Alpha)
 	if len(r.Verdicts) > 0 {
-		s += "; gate: " + multiGateBadge(r.Verdicts)
+		s += "; gate: " + gateBadge(r.Verdicts, multiVerdictSummary)
 	}
 	return s + "."
-}
-
-func multiGateBadge(vs []Verdict) string {
-	b := "✅ pass"
-	for _, v := range vs {
-		if v.Status == Missing {
-			return "⚠️ incomplete (" + multiVerdictSummary(vs) + ")"
-		}
-		if v.Status == Breach {
-			b = "❌ fail"
-		}
-	}
-	return b + " (" + multiVerdictSummary(vs) + ")"
 }
 
 func writeMultiVerdictsMarkdown(ew *errWriter, vs []Verdict) {
