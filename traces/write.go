@@ -9,6 +9,10 @@ import (
 	"strconv"
 )
 
+// WorkloadFile is the name under which `simbench run` and `simbench sim`
+// keep, in their run directory, the exact workload they replayed.
+const WorkloadFile = "workload.jsonl"
+
 // WriteJSONL writes wl as Mooncake JSONL, one request per line in order:
 // timestamp (when set), input_length, output_length (when > 0), hash_ids
 // (when any), session_id, delay (when > 0), text_input and warmup (simbench

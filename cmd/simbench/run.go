@@ -185,6 +185,9 @@ func execute(ctx context.Context, c *cli.Context, wl *traces.Workload, cfg loadg
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := writeWorkloadFile(dir, wl); err != nil {
+		return nil, nil, err
+	}
 	rep, runErr := loadgen.Run(ctx, wl, cfg, rw.Add)
 	if rep == nil {
 		rep = &loadgen.Report{}

@@ -136,6 +136,9 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input map[strin
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	}
+	if err := writeWorkloadFile(dir, wl); err != nil {
+		return err
+	}
 	var opts []sim.Option
 	pb := newSimProgress(c, len(wl.Requests))
 	if pb != nil {

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 
 	"github.com/simbench/simbench/traces"
 	"github.com/urfave/cli/v2"
@@ -133,4 +136,22 @@ func firstSet(c *cli.Context, names []string) string {
 		}
 	}
 	return ""
+}
+
+// writeWorkloadFile keeps the exact workload a run replayed in its
+// directory (traces.WorkloadFile, Mooncake JSONL with warmup marked), so
+// calibrate, merge and later replays rebuild it without the flags.
+func writeWorkloadFile(dir string, wl *traces.Workload) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, traces.WorkloadFile))
+	if err != nil {
+		return err
+	}
+	if err := traces.WriteJSONL(f, wl); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return f.Close()
 }

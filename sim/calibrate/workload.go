@@ -11,9 +11,6 @@ import (
 	"github.com/simbench/simbench/traces"
 )
 
-// WorkloadName is the file in which `simbench run` and `simbench sim` keep
-// the exact workload they replayed (Mooncake JSONL, warmup marked).
-const WorkloadName = "workload.jsonl"
 
 // inputConfig is the part of AIPerf's (and simbench's) input_config that
 // describes the workload.
@@ -54,7 +51,7 @@ func RunWorkload(dir string, p *results.Profile) (*traces.Workload, error) {
 			return nil, fmt.Errorf("%s: input_config: %w", dir, err)
 		}
 	}
-	if path := filepath.Join(dir, WorkloadName); fileExists(path) {
+	if path := filepath.Join(dir, traces.WorkloadFile); fileExists(path) {
 		wl, _, err := traces.LoadMooncake(path)
 		if err != nil {
 			return nil, err
@@ -73,7 +70,7 @@ func RunWorkload(dir string, p *results.Profile) (*traces.Workload, error) {
 		wl.Concurrency = ic.Loadgen.Concurrency
 		return wl, nil
 	}
-	return nil, fmt.Errorf("%s: cannot rebuild the workload: no %s, and input_config names neither a synthetic prompt nor a readable trace file", dir, WorkloadName)
+	return nil, fmt.Errorf("%s: cannot rebuild the workload: no %s, and input_config names neither a synthetic prompt nor a readable trace file", dir, traces.WorkloadFile)
 }
 
 func synthesized(ic inputConfig) (*traces.Workload, error) {

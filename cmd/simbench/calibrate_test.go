@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/sim/calibrate"
+)
+
+// TestCalibrateOnSimbenchRun: a run directory keeps its exact workload, so
+// calibrate rebuilds it and writes a config `simbench sim --config` accepts.
+func TestCalibrateOnSimbenchRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	var out, errOut bytes.Buffer
+	code := run([]string{"simbench", "sim", "--concurrency", "2", "--request-count", "12", "--warmup-request-count", "1",
+		"--isl", "300", "--isl-stddev", "100", "--osl", "20", "--quiet", "-o", dir}, &out, &errOut)
+	require.Equal(t, exitOK, code, errOut.String())
+
+	prof, err := results.LoadProfileJSON(filepath.Join(dir, results.ProfileJSONName))
+	require.NoError(t, err)
+	wl, err := calibrate.RunWorkload(dir, prof)
+	require.NoError(t, err)
+	assert.Equal(t, 2, wl.Concurrency)
+	require.Len(t, wl.Requests, 13)
+	assert.True(t, wl.Requests[0].Warmup)
+	var ic struct {
+		Workload struct{ Digest string } `json:"workload"`
+	}
+	require.NoError(t, json.Unmarshal(prof.InputConfig, &ic))
+	assert.Equal(t, ic.Workload.Digest, wl.Digest, "the rebuilt workload is the one that ran")
+
+	cfgPath := filepath.Join(t.TempDir(), "sim.yaml")
+	out.Reset()
+	code = run([]string{"simbench", "calibrate", "--real", dir, "-o", cfgPath, "--max-evals", "40"}, &out, &errOut)
+	require.Equal(t, exitOK, code, errOut.String())
+	assert.Contains(t, out.String(), "fitted linear timing")
+	cfg, err := sim.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	assert.Equal(t, "linear", cfg.Timing.Model)
+
+	code = run([]string{"simbench", "calibrate", "--real", t.TempDir(), "-o", cfgPath}, &out, &errOut)
+	assert.Equal(t, exitFailure, code)
+}
