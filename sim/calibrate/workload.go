@@ -11,7 +11,6 @@ import (
 	"github.com/simbench/simbench/traces"
 )
 
-
 // inputConfig is the part of AIPerf's (and simbench's) input_config that
 // describes the workload.
 type inputConfig struct {
