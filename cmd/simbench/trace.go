@@ -164,18 +164,7 @@ func traceFilterAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f := traces.Filter{
-		MaxTotalTokens: c.Int("max-total-tokens"),
-		StartMs:        c.Float64("start-offset-ms"),
-		EndMs:          c.Float64("end-offset-ms"),
-		HasWindow:      c.IsSet("start-offset-ms") || c.IsSet("end-offset-ms"),
-		Speedup:        c.Float64("speedup"),
-		Limit:          c.Int("limit"),
-		MaxISL:         c.Int("max-isl"),
-		MaxOSL:         c.Int("max-osl"),
-		ScaleLengths:   c.Float64("scale-lengths"),
-		RebaseTime:     c.Bool("auto-offset"),
-	}
+	f := workloadFilter(c)
 	if err := f.Validate(); err != nil {
 		return usageError{err}
 	}
