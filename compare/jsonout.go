@@ -115,16 +115,32 @@ func WriteJSON(w io.Writer, r *Report) error {
 	for _, row := range r.Rows {
 		out.Metrics = append(out.Metrics, jsonRow{row.Metric, row.Stat, row.Reference, row.Candidate, row.Diff, row.ErrorPct})
 	}
-	for _, v := range r.Verdicts {
-		out.Verdicts = append(out.Verdicts, jsonVerdict{v.Field(), v.Metric, v.Stat, v.MaxPct, v.ErrorPct, v.Status, v.Reason})
+	out.Verdicts, out.Warnings = verdictsJSON(r.Verdicts), warningsJSON(r.Warnings)
+	return encodeJSON(w, out)
+}
+
+func verdictsJSON(vs []Verdict) []jsonVerdict {
+	out := []jsonVerdict{}
+	for _, v := range vs {
+		out = append(out, jsonVerdict{v.Field(), v.Metric, v.Stat, v.MaxPct, v.ErrorPct, v.Status, v.Reason})
 	}
-	for _, wn := range r.Warnings {
-		out.Warnings = append(out.Warnings, wn.Msg)
+	return out
+}
+
+func warningsJSON(ws []Warning) []string {
+	out := []string{}
+	for _, wn := range ws {
+		out = append(out, wn.Msg)
 	}
+	return out
+}
+
+// encodeJSON writes v indented, without HTML escaping.
+func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return enc.Encode(v)
 }
 
 func orEmpty(s []string) []string {

@@ -36,14 +36,19 @@ func WriteMarkdown(w io.Writer, r *Report, plots []string) error {
 	mdTable(ew, metricRowsMarkdown(r.Rows), "ll")
 	ew.printf("%s</details>\n\n", mdOnly(r))
 	writePlotsMarkdown(ew, plots)
-	if len(r.Warnings) > 0 {
-		ew.printf("#### Warnings\n\n")
-		for _, wn := range r.Warnings {
-			ew.printf("- %s\n", mdEscape(wn.Msg))
-		}
-		ew.printf("\n")
-	}
+	writeWarningsMarkdown(ew, r.Warnings)
 	return ew.err
+}
+
+func writeWarningsMarkdown(ew *errWriter, ws []Warning) {
+	if len(ws) == 0 {
+		return
+	}
+	ew.printf("#### Warnings\n\n")
+	for _, wn := range ws {
+		ew.printf("- %s\n", mdEscape(wn.Msg))
+	}
+	ew.printf("\n")
 }
 
 // summaryLine says in one sentence how far apart the runs are.

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 )
@@ -51,16 +50,8 @@ func WriteMultiJSON(w io.Writer, r *MultiReport) error {
 		out.Metrics = append(out.Metrics, jsonMultiRow{m.Metric, m.Stat, m.Unit, spreadJSON(m.Reference),
 			spreadJSON(m.Candidate), m.ErrorPct, m.Test.U, m.Test.P, m.Test.Exact, m.Significant})
 	}
-	for _, v := range r.Verdicts {
-		out.Verdicts = append(out.Verdicts, jsonVerdict{v.Field(), v.Metric, v.Stat, v.MaxPct, v.ErrorPct, v.Status, v.Reason})
-	}
-	for _, wn := range r.Warnings {
-		out.Warnings = append(out.Warnings, wn.Msg)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	out.Verdicts, out.Warnings = verdictsJSON(r.Verdicts), warningsJSON(r.Warnings)
+	return encodeJSON(w, out)
 }
 
 func spreadJSON(s Spread) jsonSpread {

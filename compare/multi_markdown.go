@@ -25,13 +25,7 @@ func WriteMultiMarkdown(w io.Writer, r *MultiReport, plots []string) error {
 	mdTable(ew, multiRowsMarkdown(shownMultiRows(r.Rows), true), "ll")
 	ew.printf("</details>\n\n")
 	writePlotsMarkdown(ew, plots)
-	if len(r.Warnings) > 0 {
-		ew.printf("#### Warnings\n\n")
-		for _, wn := range r.Warnings {
-			ew.printf("- %s\n", mdEscape(wn.Msg))
-		}
-		ew.printf("\n")
-	}
+	writeWarningsMarkdown(ew, r.Warnings)
 	return ew.err
 }
 
