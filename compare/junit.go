@@ -73,7 +73,6 @@ func writeJUnitSuite(w io.Writer, name string, verdicts []Verdict, caseOf func(V
 }
 
 func junitCaseOf(r *Report, v Verdict) junitCase {
-	c := junitCase{Classname: "simbench.compare", Name: v.Field()}
 	detail := v.Reason
 	for _, row := range r.Rows {
 		if row.Metric == v.Metric && row.Stat == v.Stat {
@@ -81,6 +80,14 @@ func junitCaseOf(r *Report, v Verdict) junitCase {
 				row.Unit, fmtValue(row.Stat, row.Candidate), row.Unit, fmtPct(row.ErrorPct), v.MaxPct)
 		}
 	}
+	return junitCaseFor(v, detail)
+}
+
+// junitCaseFor is the testcase of one verdict: a breach is a <failure>, a
+// missing field an <error>, anything else passes with detail in
+// <system-out>.
+func junitCaseFor(v Verdict, detail string) junitCase {
+	c := junitCase{Classname: "simbench.compare", Name: v.Field()}
 	switch v.Status {
 	case Breach:
 		c.Failure = &junitProblem{Message: v.Reason, Type: "breach", Text: detail}

@@ -67,7 +67,6 @@ func WriteMultiJUnit(w io.Writer, r *MultiReport) error {
 }
 
 func multiJUnitCase(r *MultiReport, v Verdict) junitCase {
-	c := junitCase{Classname: "simbench.compare", Name: v.Field()}
 	detail := v.Reason
 	if m, ok := r.Row(v.Metric, v.Stat); ok {
 		detail = fmt.Sprintf("reference median %s %s %s, candidate median %s %s %s, error %s, p = %s, bound ±%g%%: %s",
@@ -75,13 +74,5 @@ func multiJUnitCase(r *MultiReport, v Verdict) junitCase {
 			fmtValue(m.Stat, m.Candidate.Median), spreadRange(m.Stat, m.Candidate), m.Unit,
 			fmtPct(m.ErrorPct), fmtP(m.Test.P), v.MaxPct, v.Reason)
 	}
-	switch v.Status {
-	case Breach:
-		c.Failure = &junitProblem{Message: v.Reason, Type: "breach", Text: detail}
-	case Missing:
-		c.Error = &junitProblem{Message: v.Reason, Type: "missing", Text: detail}
-	default:
-		c.SystemOut = detail
-	}
-	return c
+	return junitCaseFor(v, detail)
 }

@@ -36,13 +36,10 @@ func CDF(title, xLabel string, series ...Series) (*plot.Plot, error) {
 		if len(xys) == 0 {
 			continue
 		}
-		l, err := plotter.NewLine(xys)
+		l, err := stepLine(xys, SeriesColor(i), vg.Points(1.5))
 		if err != nil {
 			return nil, fmt.Errorf("plots: CDF of %s: %w", s.Name, err)
 		}
-		l.StepStyle = plotter.PostStep
-		l.Color = SeriesColor(i)
-		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s (n=%d)", s.Name, len(s.Values)), l)
 		drawn++
@@ -71,13 +68,10 @@ func Tail(title, xLabel string, series ...Series) (*plot.Plot, error) {
 		if len(xys) == 0 {
 			continue
 		}
-		l, err := plotter.NewLine(xys)
+		l, err := stepLine(xys, SeriesColor(i), vg.Points(1.5))
 		if err != nil {
 			return nil, fmt.Errorf("plots: tail of %s: %w", s.Name, err)
 		}
-		l.StepStyle = plotter.PostStep
-		l.Color = SeriesColor(i)
-		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
 		drawn++

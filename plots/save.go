@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -112,4 +113,17 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Y.Label.Text = y
 	p.Legend.Top = true
 	return p
+}
+
+// stepLine is a line that holds each value until the next point (a CDF, a
+// per-second rate), in colour c and width w.
+func stepLine(xys plotter.XYs, c color.Color, w vg.Length) (*plotter.Line, error) {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return nil, err
+	}
+	l.StepStyle = plotter.PostStep
+	l.Color = c
+	l.Width = w
+	return l, nil
 }

@@ -33,13 +33,10 @@ func ThroughputOverTime(title string, runs ...Throughput) (*plot.Plot, error) {
 		if end := r.EndS; end > r.Seconds[n-1] { // draw the last step to the run's end
 			xys = append(xys, plotter.XY{X: end, Y: r.TokensPerS[n-1]})
 		}
-		l, err := plotter.NewLine(xys)
+		l, err := stepLine(xys, SeriesColor(i), vg.Points(1.2))
 		if err != nil {
 			return nil, fmt.Errorf("plots: throughput of %s: %w", r.Name, err)
 		}
-		l.StepStyle = plotter.PostStep
-		l.Color = SeriesColor(i)
-		l.Width = vg.Points(1.2)
 		p.Add(l)
 		p.Legend.Add(r.Name, l)
 		drawn++

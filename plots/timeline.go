@@ -110,14 +110,7 @@ func positiveLine(xs, ys []float64, col color.Color) (*plotter.Line, error) {
 	if len(xys) == 0 {
 		return nil, nil
 	}
-	l, err := plotter.NewLine(xys)
-	if err != nil {
-		return nil, err
-	}
-	l.Color = col
-	l.Width = vg.Points(1.2)
-	l.StepStyle = plotter.PostStep // a value holds for its whole second
-	return l, nil
+	return stepLine(xys, col, vg.Points(1.2)) // a value holds for its whole second
 }
 
 func addThreshold(p *plot.Plot, r GapTimeline) error {

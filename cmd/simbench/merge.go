@@ -131,14 +131,20 @@ func checkShardSet(shards []*shardDir) error {
 		}
 		byIndex[s.spec.Index] = s.dir
 	}
+	return missingShards("run", byIndex, len(shards), first.spec.Count)
+}
+
+// missingShards refuses an incomplete set: every index 0..count−1 must be
+// among the given shards (what names a run or a sweep).
+func missingShards(what string, byIndex map[int]string, given, count int) error {
 	var missing []string
-	for i := range first.spec.Count {
+	for i := range count {
 		if _, ok := byIndex[i]; !ok {
-			missing = append(missing, traces.ShardSpec{Index: i, Count: first.spec.Count}.String())
+			missing = append(missing, traces.ShardSpec{Index: i, Count: count}.String())
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("incomplete run: shard %s missing (given %d of %d shards)", strings.Join(missing, ", "), len(shards), first.spec.Count)
+		return fmt.Errorf("incomplete %s: shard %s missing (given %d of %d shards)", what, strings.Join(missing, ", "), given, count)
 	}
 	return nil
 }

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/simbench/simbench/traces"
 )
 
 // mergeSweep merges the shards of one `simbench sim --sweep --shard I/N`
@@ -81,16 +78,7 @@ func checkSweepShards(dirs []string, sums []*sweepSummary) error {
 			points[r.Index] = dirs[i]
 		}
 	}
-	var missing []string
-	for i := range first.Shard.Count {
-		if _, ok := byIndex[i]; !ok {
-			missing = append(missing, traces.ShardSpec{Index: i, Count: first.Shard.Count}.String())
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("incomplete sweep: shard %s missing (given %d of %d shards)", strings.Join(missing, ", "), len(sums), first.Shard.Count)
-	}
-	return nil
+	return missingShards("sweep", byIndex, len(sums), first.Shard.Count)
 }
 
 // copyPointDir copies a point's run directory from a shard into out.
