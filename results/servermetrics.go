@@ -282,4 +282,3 @@ func scrapeHash(fams []Family) uint64 {
 	}
 	return h.Sum64()
 }
-

@@ -78,8 +78,8 @@ type ServerMetric struct {
 type ServerSeries struct {
 	EndpointURL string            `json:"endpoint_url"`
 	Labels      map[string]string `json:"labels,omitempty"`
-	Stats       StatValues       `json:"stats"`
-	Buckets     StatValues       `json:"buckets,omitempty"`
+	Stats       StatValues        `json:"stats"`
+	Buckets     StatValues        `json:"buckets,omitempty"`
 }
 
 // Stat returns the named statistic of a series.

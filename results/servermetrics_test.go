@@ -42,9 +42,9 @@ func TestExportStatsOverWindow(t *testing.T) {
 		return Family{Name: "vllm:time_to_first_token_seconds", Kind: KindHistogram,
 			Series: []Series{hist(map[string]string{"model_name": "m"}, count, sum, cum...)}}
 	}
-	c.Add(scrapeAt(0, gauge(9), counter(100), h(5, 0.5, 5, 5, 5, 5)))          // before the window: reference only
-	c.Add(scrapeAt(1e9, gauge(1), counter(150), h(7, 0.6, 6, 7, 7, 7)))        // in the window
-	c.Add(scrapeAt(2e9, gauge(3), counter(400), h(9, 2.5, 6, 8, 8, 9)))        // in the window
+	c.Add(scrapeAt(0, gauge(9), counter(100), h(5, 0.5, 5, 5, 5, 5)))         // before the window: reference only
+	c.Add(scrapeAt(1e9, gauge(1), counter(150), h(7, 0.6, 6, 7, 7, 7)))       // in the window
+	c.Add(scrapeAt(2e9, gauge(3), counter(400), h(9, 2.5, 6, 8, 8, 9)))       // in the window
 	c.Add(scrapeAt(5e9, gauge(100), counter(1e6), h(99, 99, 99, 99, 99, 99))) // after it
 	e := c.Export(Window{StartNs: 1e9 - 1, EndNs: 2e9 + 1}, nil)
 

@@ -146,7 +146,7 @@ func BreakdownSources() []BreakdownSource {
 		{Server: ServerDynamo, TTFTFamily: "dynamo_frontend_time_to_first_token_seconds",
 			StageFamily: "dynamo_frontend_ttft_stage_seconds", StageLabel: "stage", PhaseLabel: "phase", Exclusive: true},
 		{Server: ServerVLLM, TTFTFamily: "vllm:time_to_first_token_seconds",
-			Stages: []StageFamily{{"queue", "vllm:request_queue_time_seconds"}, {"prefill", "vllm:request_prefill_time_seconds"}},
+			Stages:    []StageFamily{{"queue", "vllm:request_queue_time_seconds"}, {"prefill", "vllm:request_prefill_time_seconds"}},
 			Uncovered: "vLLM's queue and prefill times start when the engine core queues the request: tokenisation and input processing before it are outside both"},
 		{Server: ServerSGLang, TTFTFamily: "sglang:time_to_first_token_seconds",
 			Stages:    []StageFamily{{"queue", "sglang:queue_time_seconds"}},
