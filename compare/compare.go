@@ -32,8 +32,11 @@ type Report struct {
 	OnlyInCandidate       []string
 	PerRequest            *Join   // nil unless both runs have per-request records
 	RefStalls, CandStalls *Stalls // nil for a run without token gaps
-	Verdicts              []Verdict
-	Warnings              []Warning
+	// TTFTBreakdown compares the server-side TTFT stage means; nil unless
+	// both runs have server metrics with a breakdown (see LoadBreakdowns).
+	TTFTBreakdown *BreakdownComparison
+	Verdicts      []Verdict
+	Warnings      []Warning
 	// RefDigest and CandDigest are the scanned records (nil without
 	// records), for plots.
 	RefDigest, CandDigest *Digest
@@ -41,7 +44,8 @@ type Report struct {
 
 // Compare scans both inputs (concurrently: the work is CPU-bound parsing
 // and there are exactly two), aligns their profiles, joins their requests,
-// detects stalls and judges the thresholds.
+// detects stalls, lines up their server-side TTFT breakdowns and judges the
+// thresholds.
 func Compare(ref, cand *Input, opts Options) (*Report, error) {
 	var digests [2]*Digest
 	var errs [2]error
@@ -86,6 +90,7 @@ func build(ref, cand *Input, rd, cd *Digest, opts Options) *Report {
 	} else {
 		r.Warnings = append(r.Warnings, warnf("no per-request comparison: %s", missingRecords(r, rd, cd)))
 	}
+	r.addBreakdown(ref, cand)
 	r.Verdicts = Evaluate(r.Rows, a, opts.Thresholds)
 	return r
 }

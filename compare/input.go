@@ -114,6 +114,18 @@ func openJSON(path string) (*Input, error) {
 		Profile: rep.Profile, inline: rep.PerRequest, recordsKind: recordsDynoSim, Warnings: rep.Warnings}, nil
 }
 
+// Dir is the input's run directory: the directory given, or the one
+// holding the file given; "" for an input without a path.
+func (in *Input) Dir() string {
+	if in.Path == "" {
+		return ""
+	}
+	if st, err := os.Stat(in.Path); err == nil && st.IsDir() {
+		return in.Path
+	}
+	return filepath.Dir(in.Path)
+}
+
 // AttachRecords sets the per-request JSONL of an input that has none in its
 // directory, e.g. DynoSim's --per-request-jsonl beside its report.
 func (in *Input) AttachRecords(path string) error {

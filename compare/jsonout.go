@@ -3,21 +3,24 @@ package compare
 import (
 	"encoding/json"
 	"io"
+
+	"github.com/simbench/simbench/results"
 )
 
 // maxJSONEvents bounds the stall list in the JSON; the counts are exact.
 const maxJSONEvents = 100
 
 type jsonReport struct {
-	Reference       jsonRun       `json:"reference"`
-	Candidate       jsonRun       `json:"candidate"`
-	Metrics         []jsonRow     `json:"metrics"`
-	OnlyInReference []string      `json:"only_in_reference"`
-	OnlyInCandidate []string      `json:"only_in_candidate"`
-	PerRequest      *jsonJoin     `json:"per_request"`
-	Stalls          jsonStallPair `json:"stalls"`
-	Verdicts        []jsonVerdict `json:"verdicts"`
-	Warnings        []string      `json:"warnings"`
+	Reference       jsonRun        `json:"reference"`
+	Candidate       jsonRun        `json:"candidate"`
+	Metrics         []jsonRow      `json:"metrics"`
+	OnlyInReference []string       `json:"only_in_reference"`
+	OnlyInCandidate []string       `json:"only_in_candidate"`
+	PerRequest      *jsonJoin      `json:"per_request"`
+	Stalls          jsonStallPair  `json:"stalls"`
+	TTFTBreakdown   *jsonBreakdown `json:"ttft_breakdown"`
+	Verdicts        []jsonVerdict  `json:"verdicts"`
+	Warnings        []string       `json:"warnings"`
 }
 
 type jsonRun struct {
@@ -94,6 +97,35 @@ type jsonStallEvent struct {
 	PrefillOverlap bool    `json:"prefill_overlap"`
 }
 
+type jsonBreakdown struct {
+	Reference   jsonBreakdownRun   `json:"reference"`
+	Candidate   jsonBreakdownRun   `json:"candidate"`
+	SameSource  bool               `json:"same_source"`
+	Stages      []jsonBreakdownRow `json:"stages"`
+	StagesTotal jsonBreakdownRow   `json:"stages_total"`
+	TTFT        jsonBreakdownRow   `json:"ttft"`
+}
+
+type jsonBreakdownRun struct {
+	Server     string  `json:"server"`
+	TTFTFamily string  `json:"ttft_family"`
+	TTFTMeanMs float64 `json:"ttft_mean_ms"`
+	TTFTCount  float64 `json:"ttft_count"`
+	StageSumMs float64 `json:"stage_sum_ms"`
+	Additive   bool    `json:"additive"`
+	Reason     string  `json:"reason"`
+}
+
+type jsonBreakdownRow struct {
+	Stage       string   `json:"stage"`
+	Phase       string   `json:"phase"`
+	ReferenceMs *float64 `json:"reference_ms"`
+	CandidateMs *float64 `json:"candidate_ms"`
+	DiffMs      float64  `json:"diff_ms"`
+	ErrorPct    *float64 `json:"error_pct"`
+	GapSharePct *float64 `json:"gap_share_pct"`
+}
+
 type jsonVerdict struct {
 	Field    string   `json:"field"`
 	Metric   string   `json:"metric"`
@@ -115,8 +147,34 @@ func WriteJSON(w io.Writer, r *Report) error {
 	for _, row := range r.Rows {
 		out.Metrics = append(out.Metrics, jsonRow{row.Metric, row.Stat, row.Reference, row.Candidate, row.Diff, row.ErrorPct})
 	}
+	out.TTFTBreakdown = breakdownJSON(r.TTFTBreakdown)
 	out.Verdicts, out.Warnings = verdictsJSON(r.Verdicts), warningsJSON(r.Warnings)
 	return encodeJSON(w, out)
+}
+
+// breakdownJSON is the TTFT breakdown section; null without one. A stage
+// a run lacks has a null mean there.
+func breakdownJSON(b *BreakdownComparison) *jsonBreakdown {
+	if b == nil {
+		return nil
+	}
+	out := &jsonBreakdown{Reference: breakdownRunJSON(b.Reference), Candidate: breakdownRunJSON(b.Candidate),
+		SameSource: b.SameSource, Stages: []jsonBreakdownRow{}, StagesTotal: breakdownRowJSON(b.Total),
+		TTFT: breakdownRowJSON(b.TTFT)}
+	for _, row := range b.Stages {
+		out.Stages = append(out.Stages, breakdownRowJSON(row))
+	}
+	return out
+}
+
+func breakdownRowJSON(r BreakdownRow) jsonBreakdownRow {
+	return jsonBreakdownRow{Stage: r.Stage, Phase: r.Phase, ReferenceMs: r.Reference, CandidateMs: r.Candidate,
+		DiffMs: r.DiffMs, ErrorPct: r.ErrorPct, GapSharePct: r.GapSharePct}
+}
+
+func breakdownRunJSON(b *results.TTFTBreakdown) jsonBreakdownRun {
+	return jsonBreakdownRun{Server: b.Server, TTFTFamily: b.TTFTFamily, TTFTMeanMs: b.TTFTMeanMs,
+		TTFTCount: b.TTFTCount, StageSumMs: b.StageSumMs, Additive: b.Additive, Reason: b.Reason}
 }
 
 func verdictsJSON(vs []Verdict) []jsonVerdict {

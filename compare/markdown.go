@@ -13,8 +13,8 @@ import (
 const worstOffenders = 5
 
 // WriteMarkdown writes the report ready to paste into a pull request: a
-// summary line, the worst offenders, the verdicts, the stalls and the
-// per-request join, the full table folded in a <details> block, links to
+// summary line, the worst offenders, the verdicts, the stalls, the TTFT
+// breakdown and the per-request join, the full table folded in a <details> block, links to
 // plots (paths as given, typically relative to where the markdown lives)
 // and the warnings.
 func WriteMarkdown(w io.Writer, r *Report, plots []string) error {
@@ -27,6 +27,7 @@ func WriteMarkdown(w io.Writer, r *Report, plots []string) error {
 		ew.printf("#### Token-gap stalls (gap > max(%g × median, %g ms))\n\n", r.Options.Stall.K, r.Options.Stall.FloorMs)
 		mdTable(ew, stallTable(r.RefStalls, r.CandStalls, true), "l")
 	}
+	writeBreakdownMarkdown(ew, r.TTFTBreakdown)
 	if j := r.PerRequest; j != nil {
 		ew.printf("#### Per-request join\n\n%s.\n\n", j)
 		mdTable(ew, joinTable(j), "lrrrrrll")
@@ -103,6 +104,17 @@ func writeWorstMarkdown(ew *errWriter, rows []Row) {
 			fmtValue(r.Stat, r.Reference), fmtValue(r.Stat, r.Candidate), fmtSignedValue(r.Stat, r.Diff)})
 	}
 	mdTable(ew, t, "ll")
+}
+
+func writeBreakdownMarkdown(ew *errWriter, b *BreakdownComparison) {
+	if b == nil {
+		return
+	}
+	ew.printf("#### TTFT breakdown\n\nServer-side stage means over the run window; reference: %s; candidate: %s. "+
+		"A stage missing from a run counts as 0 ms in the diff; share = diff / TTFT mean diff.\n\n",
+		mdEscape(breakdownSource(b.Reference)), mdEscape(breakdownSource(b.Candidate)))
+	mdTable(ew, breakdownTable(b), "ll")
+	ew.printf("- reference: %s\n- candidate: %s\n\n", mdEscape(additivityNote(b.Reference)), mdEscape(additivityNote(b.Candidate)))
 }
 
 func writeVerdictsMarkdown(ew *errWriter, vs []Verdict) {

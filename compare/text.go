@@ -11,8 +11,8 @@ import (
 const metricColumnWidth = 32
 
 // WriteText writes the report as an AIPerf-like console table with error
-// columns, followed by the per-request join, the stalls, the verdicts and
-// the warnings.
+// columns, followed by the per-request join, the stalls, the TTFT
+// breakdown, the verdicts and the warnings.
 func WriteText(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("simbench compare   error %% = (candidate − reference) / reference × 100\n")
@@ -29,6 +29,7 @@ func WriteText(w io.Writer, r *Report) error {
 		ew.do(func(w io.Writer) error { return plain(w, stallTable(r.RefStalls, r.CandStalls, false), "l") })
 		writeDecilesText(ew, r.RefStalls, r.CandStalls)
 	}
+	writeBreakdownText(ew, r.TTFTBreakdown)
 	writeVerdictsText(ew, r.Verdicts)
 	if len(r.Warnings) > 0 {
 		ew.printf("\nWarnings:\n")
@@ -163,6 +164,19 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// writeBreakdownText prints the server-side TTFT breakdowns side by side
+// and whether each adds up.
+func writeBreakdownText(ew *errWriter, b *BreakdownComparison) {
+	if b == nil {
+		return
+	}
+	ew.printf("\nTTFT breakdown: server-side stage means over the run window (reference: %s; candidate: %s)\n",
+		breakdownSource(b.Reference), breakdownSource(b.Candidate))
+	ew.do(func(w io.Writer) error { return plain(w, breakdownTable(b), "ll") })
+	ew.printf("  (a stage missing from a run counts as 0 ms in the diff; share = diff / TTFT mean diff)\n")
+	ew.printf("  reference: %s\n  candidate: %s\n", additivityNote(b.Reference), additivityNote(b.Candidate))
 }
 
 func writeVerdictsText(ew *errWriter, vs []Verdict) {

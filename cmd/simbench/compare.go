@@ -33,6 +33,10 @@ func compareCommand() *cli.Command {
 			"row, x_correlation_id or order) and grades each metric (MAPE, Pearson r; BLIS's grades),\n" +
 			"and it finds token-gap stalls: gaps > max(k × median gap, floor), which request-level\n" +
 			"averages hide.\n\n" +
+			"When both run directories hold server metrics (server_metrics_export.json, simbench's or\n" +
+			"AIPerf's, else ttft_breakdown.json) it lines up the server-side TTFT breakdowns: the mean of\n" +
+			"each stage on both sides, its error % and its share of the TTFT gap, and with --plots a\n" +
+			"stacked bar chart of the stage means (ttft_breakdown.png).\n\n" +
 			"--fail-above time_to_first_token.avg=10% fails (exit code 3) when |error| exceeds 10 %;\n" +
 			"--gate adds a default set (TTFT and ITL avg 10 %/p99 20 %, request latency avg and output\n" +
 			"throughput 10 %). A gated statistic missing from either side is an error (exit code 1).\n\n" +
@@ -55,7 +59,7 @@ func compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "reference", Value: "a", Usage: "which argument is the reference: a (first) or b (second)"},
 			&cli.StringSliceFlag{Name: "fail-above", Usage: "metric.stat=PCT% bound on |error %|; repeatable or comma-separated"},
 			&cli.BoolFlag{Name: "gate", Usage: "enable the default bounds (explicit --fail-above values override them)"},
-			&cli.StringFlag{Name: "plots", Usage: "write PNG plots (CDFs, error bars, scatter, timelines, throughput) into DIR"},
+			&cli.StringFlag{Name: "plots", Usage: "write PNG plots (CDFs, error bars, scatter, timelines, throughput, TTFT breakdown) into DIR"},
 			&cli.StringFlag{Name: "records-a", Usage: "per-request JSONL for the first run (e.g. DynoSim's --per-request-jsonl)"},
 			&cli.StringFlag{Name: "records-b", Usage: "per-request JSONL for the second run"},
 			&cli.Float64Flag{Name: "alpha", Value: compare.DefaultAlpha, Usage: "several runs per side: Mann–Whitney significance level; p > alpha is within noise (~)"},
@@ -175,8 +179,8 @@ func openPair(c *cli.Context) (ref, cand *compare.Input, err error) {
 // scatter plots when the requests are joined.
 var scatterTags = []string{results.TagTTFT, results.TagITL, results.TagRequestLatency}
 
-// writeComparePlots draws both runs' figures, the error chart and the
-// per-request scatter plots.
+// writeComparePlots draws both runs' figures, the error chart, the stacked
+// TTFT breakdown and the per-request scatter plots.
 func writeComparePlots(dir string, rep *compare.Report) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -189,6 +193,11 @@ func writeComparePlots(dir string, rep *compare.Report) ([]string, error) {
 	}
 	title := fmt.Sprintf("%s vs %s: error per statistic", rep.Candidate.Name, rep.Reference.Name)
 	w.add("error_pct.png", func() (plots.Figure, error) { return plots.Errors(title, bars) })
+	if b := rep.TTFTBreakdown; b != nil {
+		stages, stacks := breakdownBars(rep)
+		t := fmt.Sprintf("%s vs %s: server-side TTFT breakdown (stage means)", rep.Candidate.Name, rep.Reference.Name)
+		w.add("ttft_breakdown.png", func() (plots.Figure, error) { return plots.TTFTBreakdown(t, stages, stacks...) })
+	}
 	if j := rep.PerRequest; j != nil {
 		for _, m := range j.Metrics {
 			if !slices.Contains(scatterTags, m.Metric) {
@@ -201,6 +210,29 @@ func writeComparePlots(dir string, rep *compare.Report) ([]string, error) {
 		}
 	}
 	return w.run()
+}
+
+// breakdownBars turns the TTFT breakdown section into the stacked bars of
+// both runs: the section's stages in its order, 0 ms where a run lacks
+// the stage.
+func breakdownBars(rep *compare.Report) ([]string, []plots.BreakdownBar) {
+	b := rep.TTFTBreakdown
+	ref := plots.BreakdownBar{Name: "reference: " + rep.Reference.Name, TTFTMs: b.Reference.TTFTMeanMs}
+	cand := plots.BreakdownBar{Name: "candidate: " + rep.Candidate.Name, TTFTMs: b.Candidate.TTFTMeanMs}
+	var stages []string
+	for _, row := range b.Stages {
+		stages = append(stages, compare.BreakdownStageName(row.Stage, row.Phase))
+		ref.StageMs = append(ref.StageMs, valueOrZero(row.Reference))
+		cand.StageMs = append(cand.StageMs, valueOrZero(row.Candidate))
+	}
+	return stages, []plots.BreakdownBar{ref, cand}
+}
+
+func valueOrZero(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func pctOrNA(p *float64) string {

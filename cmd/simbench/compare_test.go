@@ -340,3 +340,70 @@ func TestPlotCommand(t *testing.T) {
 	code, _, errOut = compareCLI("plot", filepath.Dir(fixtureJSON), "-o", filepath.Join(root, "empty"), "--records", "/nonexistent.jsonl")
 	assert.Equal(t, exitFailure, code, errOut)
 }
+
+// breakdownRun writes a run directory holding the fixture's aggregate
+// file and a server metrics export with Dynamo's TTFT and stage histograms
+// over 10 requests (means in ms).
+func breakdownRun(t *testing.T, dir string, ttftMs float64, stages map[string]float64) {
+	t.Helper()
+	b, err := os.ReadFile(fixtureJSON)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, results.ProfileJSONName), b, 0o644))
+	const n, ep = 10.0, "http://127.0.0.1:8000/metrics"
+	series := func(labels map[string]string, meanMs float64) results.ServerSeries {
+		return results.ServerSeries{EndpointURL: ep, Labels: labels,
+			Stats: results.StatValues{{Name: "count", Value: n}, {Name: "sum", Value: n * meanMs / 1000}}}
+	}
+	e := &results.ServerMetricsExport{SchemaVersion: results.ServerMetricsSchemaVersion, Metrics: map[string]*results.ServerMetric{
+		"dynamo_frontend_time_to_first_token_seconds": {Type: results.KindHistogram,
+			Series: []results.ServerSeries{series(nil, ttftMs)}},
+		"dynamo_frontend_ttft_stage_seconds": {Type: results.KindHistogram},
+	}}
+	for _, name := range []string{"tokenize", "route", "backend", "first_token"} {
+		if ms, ok := stages[name]; ok {
+			m := e.Metrics["dynamo_frontend_ttft_stage_seconds"]
+			m.Series = append(m.Series, series(map[string]string{"stage": name, "phase": "aggregated"}, ms))
+		}
+	}
+	f, err := os.Create(filepath.Join(dir, results.ServerMetricsJSONName))
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, results.WriteServerMetricsJSON(f, e))
+}
+
+// TestCompareTTFTBreakdown is the issue's "done when" for compare: two runs
+// with server metrics show the breakdown side by side and --plots draws
+// the stacked bars.
+func TestCompareTTFTBreakdown(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	real, sim := filepath.Join(root, "real"), filepath.Join(root, "sim")
+	breakdownRun(t, real, 100, map[string]float64{"tokenize": 6, "route": 2, "backend": 75, "first_token": 17})
+	// the simulator misses tokenize and overestimates the backend
+	breakdownRun(t, sim, 120, map[string]float64{"route": 2, "backend": 101, "first_token": 17})
+	dir := filepath.Join(root, "plots")
+	code, out, errOut := compareCLI("compare", real, sim, "--plots", dir)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "TTFT breakdown: server-side stage means over the run window")
+	assert.Regexp(t, `backend\s+aggregated\s+75\.00\s+101\.00\s+\+26\.00\s+\+34\.67%\s+\+130\.00%`, out)
+	assert.Regexp(t, `tokenize\s+aggregated\s+6\.00\s+–\s+-6\.00\s+n/a\s+-30\.00%`, out)
+	assert.Regexp(t, `TTFT\s+100\.00\s+120\.00\s+\+20\.00\s+\+20\.00%\s+\+100\.00%`, out)
+	golden(t, "compare_breakdown_text.golden", []byte(strings.ReplaceAll(out, root, "$TMP")))
+	png := filepath.Join(dir, "ttft_breakdown.png")
+	checkPNG(t, png)
+	checkPNGSize(t, png)
+
+	code, out, errOut = compareCLI("compare", real, sim, "--format", "markdown", "--plots", dir)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "#### TTFT breakdown")
+	assert.Contains(t, out, "![ttft_breakdown]("+png+")")
+
+	// a run without server metrics: no section, a warning
+	require.NoError(t, os.Remove(filepath.Join(sim, results.ServerMetricsJSONName)))
+	code, out, errOut = compareCLI("compare", real, sim, "--format", "json", "--plots", filepath.Join(root, "plots2"))
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"ttft_breakdown": null`)
+	assert.Contains(t, out, "TTFT breakdown not compared: real has server-side TTFT stages, sim none")
+	assert.NoFileExists(t, filepath.Join(root, "plots2", "ttft_breakdown.png"))
+}
