@@ -1,12 +1,10 @@
 package results
 
 import (
-	"hash/fnv"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -69,8 +67,8 @@ type ServerMetricsCollector struct {
 	mu        sync.Mutex
 	endpoints []string
 	families  map[string]*familyInfo
-	series    map[string]*seriesData
-	order     []string // series keys in first-seen order
+	series    map[uint64][]*seriesData // by identity hash
+	order     []*seriesData            // in first-seen order
 	fetches   map[string]*fetchLog
 	warnings  []string
 }
@@ -105,7 +103,7 @@ type fetchLog struct {
 // NewServerMetricsCollector returns a collector for the given endpoints
 // (listed in the export's summary even when they never answer).
 func NewServerMetricsCollector(endpoints []string) *ServerMetricsCollector {
-	c := &ServerMetricsCollector{families: map[string]*familyInfo{}, series: map[string]*seriesData{},
+	c := &ServerMetricsCollector{families: map[string]*familyInfo{}, series: map[uint64][]*seriesData{},
 		fetches: map[string]*fetchLog{}}
 	for _, e := range endpoints {
 		c.endpoints = append(c.endpoints, e)
@@ -197,51 +195,77 @@ func (c *ServerMetricsCollector) addFamily(endpoint string, at int64, f *Family)
 }
 
 func (c *ServerMetricsCollector) addSeries(endpoint string, at int64, f *Family, s *Series) {
-	key := seriesKey(endpoint, f.Name, s.Labels)
-	sd, ok := c.series[key]
-	if !ok {
-		sd = &seriesData{endpoint: endpoint, family: f.Name, labels: cloneLabels(s.Labels)}
-		c.series[key] = sd
-		c.order = append(c.order, key)
-	}
+	sd := c.lookup(endpoint, f.Name, s.Labels)
 	p := point{t: at, v: s.Value}
 	if f.Kind == KindHistogram {
 		p.v, p.sum = s.Count, s.Sum
-		bounds := make([]float64, len(s.Buckets))
 		p.buckets = make([]float64, len(s.Buckets))
+		same := len(sd.bounds) == len(s.Buckets)
 		for i, b := range s.Buckets {
-			bounds[i], p.buckets[i] = b.UpperBound, b.Count
+			p.buckets[i] = b.Count
+			same = same && sd.bounds[i] == b.UpperBound
 		}
-		if sd.bounds == nil {
-			sd.bounds = bounds
-		} else if !slices.Equal(sd.bounds, bounds) {
-			sd.bounds, p.boundsDiff = bounds, true
+		if !same {
+			first := sd.bounds == nil
+			sd.bounds = make([]float64, len(s.Buckets))
+			for i, b := range s.Buckets {
+				sd.bounds[i] = b.UpperBound
+			}
+			p.boundsDiff = !first
 		}
 	}
 	sd.points = append(sd.points, p)
 }
 
-func seriesKey(endpoint, family string, labels map[string]string) string {
-	var b strings.Builder
-	b.WriteString(endpoint)
-	b.WriteByte(0)
-	b.WriteString(family)
-	for _, k := range sortedKeys(labels) {
-		b.WriteByte(0)
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(labels[k])
+// lookup finds (or creates) a series by endpoint, family and labels without
+// building a key string: series are bucketed by an order-independent hash
+// of their identity and told apart by comparison.
+func (c *ServerMetricsCollector) lookup(endpoint, family string, labels map[string]string) *seriesData {
+	h := fnvString(fnvString(fnvOffset, endpoint), family) ^ labelsHash(labels)
+	for _, sd := range c.series[h] {
+		if sd.endpoint == endpoint && sd.family == family && maps.Equal(sd.labels, labels) {
+			return sd
+		}
 	}
-	return b.String()
+	sd := &seriesData{endpoint: endpoint, family: family, labels: cloneLabels(labels)}
+	c.series[h] = append(c.series[h], sd)
+	c.order = append(c.order, sd)
+	return sd
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnvString continues an FNV-1a hash with s and a separator.
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
 	}
-	sort.Strings(keys)
-	return keys
+	return (h ^ 0xff) * fnvPrime
+}
+
+func fnvFloat(h uint64, f float64) uint64 {
+	u := math.Float64bits(f)
+	for i := 0; i < 8; i++ {
+		h = (h ^ (u & 0xff)) * fnvPrime
+		u >>= 8
+	}
+	return h
+}
+
+// labelsHash hashes a label set independently of map order.
+func labelsHash(labels map[string]string) uint64 {
+	var acc uint64
+	for k, v := range labels {
+		x := fnvString(fnvString(fnvOffset, k), v)
+		x ^= x >> 33
+		x *= 0xff51afd7ed558ccd
+		x ^= x >> 33
+		acc += x
+	}
+	return acc
 }
 
 func cloneLabels(m map[string]string) map[string]string {
@@ -257,28 +281,16 @@ func cloneLabels(m map[string]string) map[string]string {
 
 // scrapeHash fingerprints a scrape's values, to count unique updates.
 func scrapeHash(fams []Family) uint64 {
-	h := fnv.New64a()
-	var buf [8]byte
-	put := func(f float64) {
-		u := math.Float64bits(f)
-		for i := range buf {
-			buf[i] = byte(u >> (8 * i))
-		}
-		h.Write(buf[:])
-	}
+	h := uint64(fnvOffset)
 	for _, f := range fams {
-		h.Write([]byte(f.Name))
+		h = fnvString(h, f.Name)
 		for _, s := range f.Series {
-			for _, k := range sortedKeys(s.Labels) {
-				h.Write([]byte(k + "=" + s.Labels[k]))
-			}
-			put(s.Value)
-			put(s.Count)
-			put(s.Sum)
+			h ^= labelsHash(s.Labels)
+			h = fnvFloat(fnvFloat(fnvFloat(h, s.Value), s.Count), s.Sum)
 			for _, b := range s.Buckets {
-				put(b.Count)
+				h = fnvFloat(h, b.Count)
 			}
 		}
 	}
-	return h.Sum64()
+	return h
 }

@@ -234,8 +234,7 @@ func (c *ServerMetricsCollector) Export(w Window, inputConfig any) *ServerMetric
 		InputConfig: inputConfig}
 	e.Summary = c.summary(w)
 	ext := &ServerMetricsExtension{WindowStartNs: w.StartNs, WindowEndNs: w.EndNs, HistogramEstimator: HistogramEstimator}
-	for _, key := range c.order {
-		sd := c.series[key]
+	for _, sd := range c.order {
 		fi := c.families[sd.family]
 		ss, warn, ok := seriesStats(sd, fi.kind, w)
 		if warn != "" {

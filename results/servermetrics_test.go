@@ -252,3 +252,19 @@ func TestVocabularyFamiliesAreUnique(t *testing.T) {
 	assert.Equal(t, "requests_waiting", info.Name)
 	assert.Equal(t, ServerSGLang, server)
 }
+
+// BenchmarkCollectorAdd measures one scrape of a worker's gauges (what the
+// simulator and a long run add thousands of times).
+func BenchmarkCollectorAdd(b *testing.B) {
+	labels := map[string]string{"model_name": "Qwen/Qwen3-0.6B", "engine": "0"}
+	fams := []Family{
+		{Name: "vllm:num_requests_running", Kind: KindGauge, Series: []Series{{Labels: labels, Value: 3}}},
+		{Name: "vllm:num_requests_waiting", Kind: KindGauge, Series: []Series{{Labels: labels, Value: 1}}},
+		{Name: "vllm:kv_cache_usage_perc", Kind: KindGauge, Series: []Series{{Labels: labels, Value: 0.4}}},
+	}
+	c := NewServerMetricsCollector([]string{ep})
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		c.Add(Scrape{Endpoint: ep, AtNs: int64(i), Families: fams})
+	}
+}

@@ -23,6 +23,18 @@ type Config struct {
 	Timing   TimingConfig   `yaml:"timing"`
 	Hardware HardwareConfig `yaml:"hardware"`
 	Frontend FrontendConfig `yaml:"frontend"`
+	// ServerMetrics is the Prometheus metrics the simulated servers expose
+	// and the virtual scraper that collects them (server_metrics_export.json).
+	ServerMetrics ServerMetricsConfig `yaml:"server_metrics"`
+}
+
+// ServerMetricsConfig controls the simulated /metrics endpoints: Dynamo's
+// frontend and one engine endpoint per worker, scraped on the virtual clock
+// at the start, every IntervalMs and after the last event, as AIPerf scrapes
+// real servers.
+type ServerMetricsConfig struct {
+	Enabled    bool    `yaml:"enabled"`     // expose and scrape server metrics
+	IntervalMs float64 `yaml:"interval_ms"` // virtual time between scrapes (AIPerf: 333 ms)
 }
 
 // EngineConfig is one worker's scheduler and KV cache.
@@ -149,7 +161,8 @@ func DefaultConfig() Config {
 				Decode: []float64{5.74, 54.01, -25.74}, DecodeFloorMs: 1},
 			Roofline: RooflineConfig{Efficiency: 0.6, StepOverheadMs: 1},
 		},
-		Hardware: HardwareConfig{GPU: "h100", Model: "llama-3.1-8b", TensorParallel: 1, DType: "bf16"},
+		Hardware:      HardwareConfig{GPU: "h100", Model: "llama-3.1-8b", TensorParallel: 1, DType: "bf16"},
+		ServerMetrics: ServerMetricsConfig{Enabled: true, IntervalMs: 333},
 	}
 }
 
@@ -272,6 +285,8 @@ var configDocs = map[string]string{
 	"hardware.dtype":                     "bf16 | fp16 | fp8 | fp32 (weights and KV)",
 	"frontend.request_overhead_ms":       "client send → engine arrival",
 	"frontend.response_overhead_ms":      "engine token → client, every token",
+	"server_metrics.enabled":             "expose Dynamo/engine Prometheus metrics and write server_metrics_export.json",
+	"server_metrics.interval_ms":         "virtual ms between scrapes (gauges; histograms at start and end)",
 }
 
 // annotate adds configDocs comments to the mapping n and prints short
@@ -318,7 +333,7 @@ func (c Config) YAML() ([]byte, error) {
 // Validate checks every value; the error names the offending key.
 func (c Config) Validate() error {
 	checks := []func() error{c.validateTop, c.Engine.validate, c.Router.validate(c.Workers),
-		c.Timing.validate, c.Hardware.validate, c.Frontend.validate}
+		c.Timing.validate, c.Hardware.validate, c.Frontend.validate, c.ServerMetrics.validate}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
@@ -518,6 +533,10 @@ func (f FrontendConfig) validate() error {
 	return firstErr(finiteIn("frontend.request_overhead_ms", f.RequestOverheadMs, 0, 1e7),
 		finiteIn("frontend.response_overhead_ms", f.ResponseOverheadMs, 0, 1e7),
 		finiteIn("frontend.client_gap_ms", f.ClientGapMs, 0, 1e7))
+}
+
+func (m ServerMetricsConfig) validate() error {
+	return finiteIn("server_metrics.interval_ms", m.IntervalMs, 1, 1e9)
 }
 
 // KVBlocks is the number of KV blocks of one worker: engine.num_gpu_blocks,

@@ -22,9 +22,9 @@ func TestVLLMChunkedPrefillStamps(t *testing.T) {
 	assert.Equal(t, []float64{25, 40, 50}, stampsMs(a))
 	assert.Equal(t, []float64{40, 50, 60}, stampsMs(b))
 	// A alone would take 10+10 ms; the other 5 ms of step 1 are B's chunk.
-	assert.Equal(t, map[string]float64{StageQueueWait: 0, StagePrefill: 20, StageBehindOther: 5, StageFirstEmission: 0}, stages(a))
+	assert.Equal(t, map[string]float64{StageFrontendRequest: 0, StageQueueWait: 0, StagePrefill: 20, StageBehindOther: 5, StageFirstEmission: 0}, stages(a))
 	// B's chunks alone: 15 ms each; step 1 was 25 ms.
-	assert.Equal(t, map[string]float64{StageQueueWait: 0, StagePrefill: 30, StageBehindOther: 10, StageFirstEmission: 0}, stages(b))
+	assert.Equal(t, map[string]float64{StageFrontendRequest: 0, StageQueueWait: 0, StagePrefill: 30, StageBehindOther: 10, StageFirstEmission: 0}, stages(b))
 	assert.Equal(t, int64(4), sum.Steps)
 	assert.Equal(t, 3, a.OutputTokens)
 	assert.Equal(t, Epoch+40*ms, b.Sim.PrefillEndNs)
@@ -48,7 +48,7 @@ func TestVLLMvsSGLangStall(t *testing.T) {
 			assert.Equal(t, tc.a, stampsMs(recs[0]))
 			assert.Equal(t, tc.b, stampsMs(recs[1]))
 			// B waited 5 ms for step 1 to end, then computed alone.
-			assert.Equal(t, map[string]float64{StageQueueWait: 5, StagePrefill: 20, StageBehindOther: 0, StageFirstEmission: 0}, stages(recs[1]))
+			assert.Equal(t, map[string]float64{StageFrontendRequest: 0, StageQueueWait: 5, StagePrefill: 20, StageBehindOther: 0, StageFirstEmission: 0}, stages(recs[1]))
 		})
 	}
 }
@@ -179,7 +179,7 @@ func TestFrontendOverheads(t *testing.T) {
 	r := recs[0]
 	assert.Equal(t, []float64{15, 25}, stampsMs(r))
 	assert.Equal(t, Epoch+25*ms, r.EndNs)
-	assert.Equal(t, map[string]float64{StageQueueWait: 3, StagePrefill: 10, StageBehindOther: 0, StageFirstEmission: 2}, stages(r))
+	assert.Equal(t, map[string]float64{StageFrontendRequest: 3, StageQueueWait: 0, StagePrefill: 10, StageBehindOther: 0, StageFirstEmission: 2}, stages(r))
 }
 
 // Requests without a hash_ids tail still share the blocks they do list.

@@ -129,6 +129,7 @@ func TestInvariantsRandomWorkloads(t *testing.T) {
 			cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 3, CtxSize: 3 * 1500, NBatch: 256}
 			cfg.Router.Temperature = float64(seed%2) * 0.5
 			cfg.Frontend.ResponseOverheadMs = float64(seed % 2)
+			cfg.Frontend.RequestOverheadMs = float64(seed%3) * 0.7
 			recs, sum := runAll(t, cfg, wl, checkSteps(t))
 			checkRecords(t, wl, recs)
 			assert.Equal(t, len(wl.Requests), sum.Completed+sum.Rejected)
@@ -166,13 +167,19 @@ func checkRecord(t *testing.T, src *traces.Request, r *results.Record) {
 		prev = c.AtNs
 	}
 	assert.Equal(t, prev, r.EndNs)
+	// The stages partition TTFT exactly, every one of them, in order.
 	var sum int64
+	names := make([]string, 0, len(r.Sim.TTFTBreakdown))
 	for _, st := range r.Sim.TTFTBreakdown {
 		assert.GreaterOrEqual(t, st.Ns, int64(0), "row %d stage %s", src.Row, st.Name)
 		sum += st.Ns
+		names = append(names, st.Name)
 	}
+	assert.Equal(t, []string{StageFrontendRequest, StageQueueWait, StagePrefill, StageBehindOther, StageFirstEmission}, names)
 	assert.Equal(t, r.Chunks[0].AtNs-r.StartNs, sum, "row %d: TTFT breakdown", src.Row)
-	assert.Equal(t, r.Sim.TTFTBreakdown[0].Ns, r.Sim.QueueWaitNs)
+	assert.Equal(t, r.AckNs-r.StartNs, r.Sim.TTFTBreakdown[0].Ns, "row %d: frontend request", src.Row)
+	assert.Equal(t, r.Sim.PrefillStartNs-r.AckNs, r.Sim.QueueWaitNs, "row %d: queue wait", src.Row)
+	assert.Equal(t, r.Sim.TTFTBreakdown[1].Ns, r.Sim.QueueWaitNs)
 	assert.LessOrEqual(t, r.Sim.PrefillStartNs, r.Sim.PrefillEndNs)
 	// A recomputation after preemption may find the whole prompt cached.
 	assert.LessOrEqual(t, r.Sim.CachedTokens, r.InputTokens)
@@ -226,7 +233,8 @@ func TestDeterministic(t *testing.T) {
 		_, err := WriteRun(context.Background(), filepath.Join(dir, sub), cfg, wl, nil)
 		require.NoError(t, err)
 	}
-	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, SummaryName} {
+	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, SummaryName,
+		results.ServerMetricsJSONName, results.TTFTBreakdownName} {
 		one, err := os.ReadFile(filepath.Join(dir, "one", name))
 		require.NoError(t, err)
 		two, err := os.ReadFile(filepath.Join(dir, "two", name))

@@ -9,8 +9,10 @@ import (
 // Names of the TTFT breakdown stages, in order. For every completed request
 // they partition TTFT (first token at the client − send) exactly:
 //
-//   - queue_wait: send → start of the first step that computes any of its
-//     prompt (frontend request overhead, routing, waiting for admission).
+//   - frontend_request: send → arrival at the router/engine (the frontend
+//     request overhead, frontend.request_overhead_ms).
+//   - queue_wait: engine arrival → start of the first step that computes
+//     any of its prompt (waiting for admission in the engine queue).
 //   - prefill_compute: Σ over the steps computing its prompt before the
 //     first token of the time its chunk would take alone in that step
 //     (the timing model on a batch of just that chunk, capped at the step).
@@ -19,11 +21,18 @@ import (
 //     steps between its chunks, and preemption.
 //   - first_token_emission: engine first token → client (the frontend
 //     response overhead; 0 when not modelled).
+//
+// Routing has no stage of its own: the router decides at arrival, in zero
+// virtual time, so the stage would be 0 in every record. The server
+// metrics keep it (dynamo_frontend_ttft_stage_seconds{stage="route"},
+// observed as 0) so the Dynamo vocabulary is complete there. SimDetail's
+// QueueWaitNs is the queue_wait stage.
 const (
-	StageQueueWait     = "queue_wait"
-	StagePrefill       = "prefill_compute"
-	StageBehindOther   = "waiting_behind_other_work"
-	StageFirstEmission = "first_token_emission"
+	StageFrontendRequest = "frontend_request"
+	StageQueueWait       = "queue_wait"
+	StagePrefill         = "prefill_compute"
+	StageBehindOther     = "waiting_behind_other_work"
+	StageFirstEmission   = "first_token_emission"
 )
 
 func (s *simulator) baseRecord(r *request) *results.Record {
@@ -54,12 +63,13 @@ func (s *simulator) record(r *request) *results.Record {
 }
 
 func (s *simulator) detail(r *request) *results.SimDetail {
-	queue := r.prefillAt - r.send
+	queue := r.prefillAt - r.arrive
 	behind := r.firstTok - r.prefillAt - r.ownPrefill
 	return &results.SimDetail{
 		QueueWaitNs: queue, PrefillStartNs: Epoch + r.prefillAt, PrefillEndNs: Epoch + r.firstTok,
 		CachedTokens: r.cached, Preemptions: r.preemptions,
 		TTFTBreakdown: []results.Stage{
+			{Name: StageFrontendRequest, Ns: r.arrive - r.send},
 			{Name: StageQueueWait, Ns: queue},
 			{Name: StagePrefill, Ns: r.ownPrefill},
 			{Name: StageBehindOther, Ns: behind},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
@@ -35,9 +34,10 @@ type Progress struct {
 type Option func(*options)
 
 type options struct {
-	progress func(Progress)
-	every    int
-	hook     func(*simulator) // tests: called after every step start and end
+	progress  func(Progress)
+	every     int
+	hook      func(*simulator) // tests: called after every step start and end
+	collector *results.ServerMetricsCollector
 }
 
 // WithProgress calls fn every `every` finished requests (0: about every
@@ -72,6 +72,9 @@ type simulator struct {
 	done int
 	sum  tally
 
+	metrics      *serverMetrics // nil: no server metrics
+	profileStart int64          // first non-warmup send, -1 before it
+
 	spareHashes [][]uint64 // buffers of finished requests, reused
 	spareHeld   [][]int32
 }
@@ -84,8 +87,17 @@ func Run(ctx context.Context, cfg Config, wl *traces.Workload, sink Sink, opts .
 	if err != nil {
 		return nil, err
 	}
+	if s.opts.collector != nil && cfg.ServerMetrics.Enabled {
+		s.metrics = newServerMetrics(s, s.opts.collector)
+		defer s.metrics.close()
+	}
 	if err := s.loop(ctx); err != nil {
 		return nil, err
+	}
+	if s.metrics != nil {
+		if err := s.metrics.finish(s.now); err != nil {
+			return nil, err
+		}
 	}
 	return s.summary(), nil
 }
@@ -104,7 +116,7 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	s := &simulator{cfg: cfg, wl: wl, sink: sink, pacer: pc,
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
 		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
-		gap: msToNs(cfg.Frontend.ClientGapMs),
+		gap: msToNs(cfg.Frontend.ClientGapMs), profileStart: -1,
 		sum: tally{reasons: map[string]int{}}}
 	for _, o := range opts {
 		o(&s.opts)
@@ -134,7 +146,7 @@ func (s *simulator) buildWorkers() error {
 		s.blocks = b
 	}
 	for i := range s.cfg.Workers {
-		w := &worker{id: i, name: "worker-" + strconv.Itoa(i), sim: s, kind: kind, bs: e.BlockSize,
+		w := &worker{id: i, name: workerName(i), sim: s, kind: kind, bs: e.BlockSize,
 			jitter: newJitter(s.cfg.Timing.Jitter, s.cfg.Seed, i)}
 		if kind == engineLlamaCpp {
 			w.slots = make([]slot, e.LlamaCpp.Parallel)
@@ -154,13 +166,20 @@ func (s *simulator) push(t int64, kind eventKind, arg int32) { s.events.push(t, 
 // loop runs the agenda: all events at the earliest time, then the sends they
 // allow, then a new step on every idle worker that has work.
 func (s *simulator) loop(ctx context.Context) error {
+	if s.metrics != nil {
+		s.metrics.scrapeFull(0) // the baseline, before any request
+	}
 	s.dispatch()
 	s.kick()
 	for n := 0; s.events.len() > 0; n++ {
 		if n&1023 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		s.now = s.events.peek().t
+		t := s.events.peek().t
+		if s.metrics != nil {
+			s.metrics.catchUp(t)
+		}
+		s.now = t
 		for s.events.len() > 0 && s.events.peek().t == s.now {
 			s.handle(s.events.pop())
 		}
@@ -234,6 +253,15 @@ func (s *simulator) send(snd send) {
 	r := &request{wi: idx, src: src, isl: engineISL(src), osl: src.OutputLength, slot: -1,
 		sessionNum: snd.seq, send: s.now, intended: snd.intended}
 	s.live[idx] = r
+	if s.profileStart < 0 && !src.Warmup {
+		s.profileStart = s.now
+		if s.metrics != nil {
+			s.metrics.profileStart(s.now)
+		}
+	}
+	if s.metrics != nil {
+		s.metrics.sent()
+	}
 	if s.reqOv > 0 {
 		s.push(s.now+s.reqOv, evArrive, idx)
 		return
@@ -325,8 +353,12 @@ func (s *simulator) rejectReason(r *request) string {
 // token emits r's next output token at engine time now.
 func (s *simulator) token(r *request, now int64) {
 	r.generated++
+	r.w.stats.generated++
 	if r.generated == 1 {
 		r.firstTok = now
+		if s.metrics != nil {
+			s.metrics.firstToken(r, s.respOv)
+		}
 	}
 	r.chunks = append(r.chunks, results.Chunk{AtNs: Epoch + now + s.respOv, Tokens: 1})
 }
@@ -334,6 +366,9 @@ func (s *simulator) token(r *request, now int64) {
 // complete hands a finished request to the sink and frees its client slot
 // once the last token has reached the client.
 func (s *simulator) complete(r *request, now int64) {
+	if s.metrics != nil {
+		s.metrics.completed(r, now, s.respOv)
+	}
 	s.emit(s.record(r))
 	s.finishClient(r, now+s.respOv+s.gap)
 }
@@ -341,6 +376,9 @@ func (s *simulator) complete(r *request, now int64) {
 func (s *simulator) reject(r *request, reason string) {
 	s.sum.rejected++
 	s.sum.reasons[reason]++
+	if s.metrics != nil {
+		s.metrics.rejected()
+	}
 	s.emit(s.rejectedRecord(r, reason))
 	s.finishClient(r, s.now+s.respOv+s.gap)
 }

@@ -9,16 +9,19 @@ import (
 // Summary is what a simulation knows beyond its records (sim_summary.json).
 // It holds no wall-clock figure, so equal inputs give equal summaries.
 type Summary struct {
-	Requests          int           `json:"requests"`
-	Completed         int           `json:"completed"`
-	Rejected          int           `json:"rejected"`
-	Warmup            int           `json:"warmup_requests"`
-	RejectReasons     []ReasonCount `json:"reject_reasons"`
-	SimulatedNs       int64         `json:"simulated_ns"`      // virtual time of the last event
-	SimulatedSeconds  float64       `json:"simulated_seconds"` // the same in seconds
-	Steps             int64         `json:"steps"`
-	Preemptions       int64         `json:"preemptions"`
-	PreemptedRequests int           `json:"preempted_requests"`
+	Requests         int           `json:"requests"`
+	Completed        int           `json:"completed"`
+	Rejected         int           `json:"rejected"`
+	Warmup           int           `json:"warmup_requests"`
+	RejectReasons    []ReasonCount `json:"reject_reasons"`
+	SimulatedNs      int64         `json:"simulated_ns"`      // virtual time of the last event
+	SimulatedSeconds float64       `json:"simulated_seconds"` // the same in seconds
+	// ProfileStartNs is the virtual time of the first non-warmup send (the
+	// start of the server-metrics window), -1 when there is none.
+	ProfileStartNs    int64 `json:"profile_start_ns"`
+	Steps             int64 `json:"steps"`
+	Preemptions       int64 `json:"preemptions"`
+	PreemptedRequests int   `json:"preempted_requests"`
 	// PrefixCacheReusedRatio is Σ cached prompt tokens / Σ prompt tokens over
 	// completed non-warmup requests (DynoSim's prefix_cache_reused_ratio, with
 	// each request's largest hit over its admissions).
@@ -86,6 +89,7 @@ func (s *simulator) summary() *Summary {
 	sum := &Summary{
 		Requests: len(s.wl.Requests), Completed: t.completed, Rejected: t.rejected, Warmup: t.warmup,
 		RejectReasons: reasonCounts(t.reasons), SimulatedNs: s.now, SimulatedSeconds: float64(s.now) / 1e9,
+		ProfileStartNs:    s.profileStart,
 		PreemptedRequests: t.preempted, CachedTokens: t.cached, InputTokens: t.isl,
 		Engine: s.cfg.Engine.Type, Router: s.cfg.Router.Policy, Timing: s.cfg.Timing.Model,
 		WorkloadDigest: s.wl.Digest, Workers: []WorkerSummary{},

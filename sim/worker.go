@@ -26,6 +26,9 @@ type workerStats struct {
 	prefillTokens int64
 	decodeTokens  int64
 	peakTokens    int64 // llamacpp: peak KV tokens over slots
+	generated     int64 // output tokens emitted
+	prefixQueries int64 // prompt tokens looked up in the prefix cache at admission
+	prefixHits    int64 // of which found cached
 }
 
 // slot is a llamacpp slot: its request and the prompt it last held.
@@ -132,6 +135,10 @@ func (w *worker) tryAdmit(budget, reserve int, chunking bool) (int, bool) {
 	w.kv.alloc(need)
 	r.private, r.computed = need, cachedTok
 	r.cached = max(r.cached, cachedTok)
+	if w.kv.caching {
+		w.stats.prefixQueries += int64(known)
+		w.stats.prefixHits += int64(cachedTok)
+	}
 	w.waiting.popFront()
 	r.order = w.nextOrder
 	w.nextOrder++

@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -25,11 +27,19 @@ type RunFiles struct {
 	Summary *Summary
 	Profile *results.Profile
 	Dir     string
+	// ServerMetrics is server_metrics_export.json and TTFTBreakdown
+	// ttft_breakdown.json (the Dynamo frontend's exclusive breakdown); nil
+	// when server_metrics.enabled is false (or no request got a first token,
+	// for the breakdown).
+	ServerMetrics *results.ServerMetricsExport
+	TTFTBreakdown *results.TTFTBreakdown
 }
 
 // WriteRun simulates wl and writes the run directory dir: the AIPerf files
 // (profile_export.jsonl, profile_export_aiperf.json and .csv, through
-// results.RunWriter) and sim_summary.json. input is the AIPerf-like
+// results.RunWriter), sim_summary.json and, with server_metrics.enabled,
+// server_metrics_export.json (the simulated servers' metrics over the
+// profiling window, see ServerMetricsWindow) and ttft_breakdown.json. input is the AIPerf-like
 // input_config describing the workload (e.g. "loadgen", "input" sections);
 // WriteRun adds "endpoint" when absent, "workload" and "sim" (the effective
 // configuration). The files depend only on the inputs.
@@ -40,6 +50,11 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 	rw, err := results.CreateRun(dir, results.RunOptions{Buffered: true})
 	if err != nil {
 		return nil, err
+	}
+	var col *results.ServerMetricsCollector
+	if cfg.ServerMetrics.Enabled {
+		col = results.NewServerMetricsCollector(ServerMetricsEndpoints(cfg))
+		opts = append(opts[:len(opts):len(opts)], WithServerMetrics(col))
 	}
 	w := startWriter(rw)
 	sum, runErr := Run(ctx, cfg, wl, w.add, opts...)
@@ -52,7 +67,42 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 	if err := writeJSON(filepath.Join(dir, SummaryName), sum); err != nil {
 		return nil, err
 	}
-	return &RunFiles{Summary: sum, Profile: prof, Dir: dir}, nil
+	files := &RunFiles{Summary: sum, Profile: prof, Dir: dir}
+	if col != nil {
+		if err := writeServerMetrics(files, col, meta); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// writeServerMetrics writes server_metrics_export.json over the profiling
+// window, with the profile's input_config, and the Dynamo TTFT breakdown.
+func writeServerMetrics(f *RunFiles, col *results.ServerMetricsCollector, meta results.RunMeta) error {
+	e := col.Export(ServerMetricsWindow(f.Summary), meta.InputConfig)
+	e.BenchmarkID = meta.BenchmarkID
+	if err := writeFile(filepath.Join(f.Dir, results.ServerMetricsJSONName), func(w io.Writer) error {
+		return results.WriteServerMetricsJSON(w, e)
+	}); err != nil {
+		return err
+	}
+	f.ServerMetrics = e
+	bs := results.TTFTBreakdowns(e)
+	if len(bs) == 0 {
+		return nil
+	}
+	f.TTFTBreakdown = bs[0]
+	return writeFile(filepath.Join(f.Dir, results.TTFTBreakdownName), func(w io.Writer) error {
+		return results.WriteTTFTBreakdownJSON(w, bs[0])
+	})
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 // recordWriter adds records to a RunWriter on a goroutine of its own, in

@@ -31,7 +31,12 @@ func simCommand() *cli.Command {
 			"writes the files a real run writes (profile_export.jsonl, profile_export_aiperf.json/.csv,\n" +
 			"so `simbench compare` needs nothing special) plus sim_summary.json (steps, preemptions,\n" +
 			"prefix-cache reuse, per-worker busy share, KV peak). Every record carries the worker, queue\n" +
-			"wait, prefill start/end, cached tokens, preemptions and a TTFT breakdown (simbench extension).\n\n" +
+			"wait, prefill start/end, cached tokens, preemptions and a TTFT breakdown (simbench extension).\n" +
+			"The simulated servers also expose Prometheus metrics (Dynamo's frontend, with its exclusive\n" +
+			"TTFT stages, and each worker's vLLM, SGLang or llama.cpp families), scraped on the virtual\n" +
+			"clock every server_metrics.interval_ms into server_metrics_export.json; the frontend's\n" +
+			"TTFT breakdown is printed and written to ttft_breakdown.json (server_metrics.enabled: false\n" +
+			"turns this off).\n\n" +
 			"The workload is a Mooncake trace (--trace; replayed on its timestamps, filtered as in\n" +
 			"`simbench trace filter`), or synthetic with AIPerf's flags (--concurrency for a closed loop,\n" +
 			"--request-rate for Poisson/constant/gamma arrivals). The engine, router, timing model and\n" +
@@ -152,7 +157,7 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input map[strin
 		return err
 	}
 	if !c.Bool("quiet") {
-		printSimResult(c.App.Writer, cfg, files)
+		return printSimResult(c.App.Writer, cfg, files)
 	}
 	return nil
 }
@@ -296,7 +301,7 @@ func countMeasured(wl *traces.Workload) int {
 	return n
 }
 
-func printSimResult(w io.Writer, cfg sim.Config, f *sim.RunFiles) {
+func printSimResult(w io.Writer, cfg sim.Config, f *sim.RunFiles) error {
 	s, p := f.Summary, f.Profile
 	fmt.Fprintf(w, "simulated %d requests (%d rejected, %d warmup) on %d %s worker(s), %s router, %s timing: %.1f s of virtual time\n",
 		s.Requests, s.Rejected, s.Warmup, cfg.Workers, s.Engine, s.Router, s.Timing, s.SimulatedSeconds)
@@ -311,9 +316,20 @@ func printSimResult(w io.Writer, cfg sim.Config, f *sim.RunFiles) {
 		stat(results.TagRequestThroughput, "avg"))
 	fmt.Fprintf(w, "  prefix-cache reuse %.1f%%, %d preemptions, KV peak %.1f%%, %d steps\n",
 		100*s.PrefixCacheReusedRatio, s.Preemptions, 100*s.KVPeakUsage, s.Steps)
-	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, sim.SummaryName} {
+	names := []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, sim.SummaryName}
+	if f.ServerMetrics != nil {
+		names = append(names, results.ServerMetricsJSONName)
+	}
+	if f.TTFTBreakdown != nil {
+		names = append(names, results.TTFTBreakdownName)
+		if err := f.TTFTBreakdown.WriteText(w); err != nil {
+			return err
+		}
+	}
+	for _, name := range names {
 		fmt.Fprintf(w, "wrote %s\n", filepath.Join(f.Dir, name))
 	}
+	return nil
 }
 
 // simProgress draws a progress bar of requests done and simulated time.

@@ -1,0 +1,276 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/simbench/simbench/results"
+)
+
+// serverMetrics is what the simulated servers expose and the virtual
+// scraper that collects it, on the virtual clock (AtNs = Epoch + t):
+//
+//   - Dynamo's frontend (FrontendEndpoint): requests in flight and by
+//     status, the client-visible TTFT and request duration, ISL and OSL,
+//     and the exclusive TTFT stages dynamo_frontend_ttft_stage_seconds
+//     {stage, phase}: preprocess/none (frontend request overhead),
+//     route/aggregated (0: the router decides instantly, observed as 0 as
+//     Dynamo records zero-valued stages), backend/aggregated (engine
+//     arrival → engine first token: queue, own prefill and waiting behind
+//     other work) and response_postprocess/none (the response overhead).
+//     They partition each request's TTFT exactly.
+//   - One engine endpoint per worker with the engine's families (see
+//     newEngineMetrics): TTFT, queue and prefill time from engine arrival,
+//     decode and e2e time, token and prefix-cache counters, preemptions, and
+//     running/waiting/KV-usage gauges.
+//
+// Inter-token latency histograms are not exposed: they would cost an
+// observation per token.
+//
+// Scrapes: a full one (every family) at time 0 before any request, one at
+// the start of the profiling phase when a warmup phase precedes it, and
+// one after the last event; in between, every interval, the gauges only.
+// Counter and histogram statistics are deltas between the window's edge
+// samples, so interval samples of them would change nothing in the export
+// but cost memory and time in a long run. Gauge values at a scrape time are
+// the state after every event at or before it. Full scrapes go through
+// each endpoint's private client_golang registries (Gather, then
+// results.FamiliesFromDTO); interval scrapes fill the gauge families of the
+// first full scrape with the same values the registries' gauges are set
+// from (gathering costs about 50 µs per endpoint; a one-hour trace at
+// 333 ms has over 10,000 scrapes per endpoint). Scrapes are added to the
+// collector on a goroutine of their own, in order.
+type serverMetrics struct {
+	interval int64
+	next     int64 // time of the next interval scrape
+	front    *frontend
+	engines  []*engineMetrics
+	eps      []*endpoint // frontend, then the workers
+	feed     *scrapeFeeder
+	warmup   bool // the workload has a warmup phase
+	boundary bool // the profiling boundary scrape is done
+	err      error
+}
+
+func newServerMetrics(s *simulator, c *results.ServerMetricsCollector) *serverMetrics {
+	model := s.cfg.Hardware.Model
+	if model == "" {
+		model = "sim"
+	}
+	maxLen := s.cfg.Engine.MaxModelLen
+	if maxLen <= 0 {
+		maxLen = 1_000_000
+	}
+	m := &serverMetrics{interval: msToNs(s.cfg.ServerMetrics.IntervalMs), front: newFrontend(model)}
+	m.next = m.interval
+	m.eps = append(m.eps, &m.front.endpoint)
+	for _, w := range s.workers {
+		e := newEngineMetrics(w, model, maxLen)
+		m.engines = append(m.engines, e)
+		m.eps = append(m.eps, &e.endpoint)
+	}
+	for i := range s.wl.Requests {
+		m.warmup = m.warmup || s.wl.Requests[i].Warmup
+	}
+	m.feed = startFeeder(c, m.eps)
+	return m
+}
+
+// scrapeFull gathers every endpoint at virtual time at.
+func (m *serverMetrics) scrapeFull(at int64) {
+	if m.err != nil {
+		return
+	}
+	m.feed.flush()
+	for _, e := range m.eps {
+		fams, err := e.full()
+		if err != nil {
+			m.err = fmt.Errorf("sim: server metrics: %s: %w", e.url, err)
+			return
+		}
+		m.feed.full(results.Scrape{Endpoint: e.url, AtNs: Epoch + at, Families: fams})
+	}
+}
+
+// catchUp takes the interval scrapes due before the next event at t.
+func (m *serverMetrics) catchUp(t int64) {
+	if m.next >= t {
+		return
+	}
+	vals := m.feed.values()
+	for _, e := range m.eps {
+		for _, g := range e.gauges {
+			vals = append(vals, g.value())
+		}
+	}
+	m.feed.interval(m.next, vals) // the state is the same at every scrape before t
+	for m.next += m.interval; m.next < t; m.next += m.interval {
+		m.feed.interval(m.next, vals)
+	}
+}
+
+// profileStart is called at the first non-warmup send, at virtual time now.
+// After a warmup phase, the collector needs a sample of every family just
+// before the window starts, so the export's deltas exclude the warmup
+// requests: a full scrape of the state at the phase boundary, stamped 1 ns
+// before the send (the window start). Without warmup, the baseline scrape
+// serves.
+func (m *serverMetrics) profileStart(now int64) {
+	if m.boundary {
+		return
+	}
+	m.boundary = true
+	if m.warmup && now > 0 {
+		m.scrapeFull(now - 1)
+	}
+}
+
+// finish takes the final scrape at now and waits until the collector has
+// every scrape.
+func (m *serverMetrics) finish(now int64) error {
+	m.next = now // the final scrape replaces an interval scrape due now
+	m.scrapeFull(now)
+	m.close()
+	return m.err
+}
+
+func (m *serverMetrics) close() {
+	if m.feed != nil {
+		m.feed.close()
+		m.feed = nil
+	}
+}
+
+// request hooks, on the simulator's goroutine.
+
+func (m *serverMetrics) sent() { m.front.inflight++ }
+
+func (m *serverMetrics) rejected() {
+	m.front.inflight--
+	m.front.failed.Inc()
+}
+
+func seconds(ns int64) float64 { return float64(ns) / 1e9 }
+
+// firstToken observes r's TTFT and its stages; respOv is the frontend
+// response overhead.
+func (m *serverMetrics) firstToken(r *request, respOv int64) {
+	f := m.front
+	f.ttft.Observe(seconds(r.firstTok + respOv - r.send))
+	f.preprocess.Observe(seconds(r.arrive - r.send))
+	f.route.Observe(0)
+	f.backend.Observe(seconds(r.firstTok - r.arrive))
+	f.out.Observe(seconds(respOv))
+	e := m.engines[r.w.id]
+	e.prompt.Add(float64(r.isl))
+	if e.ttft != nil {
+		e.ttft.Observe(seconds(r.firstTok - r.arrive))
+	}
+	if e.queue != nil {
+		e.queue.Observe(seconds(r.prefillAt - r.arrive))
+	}
+	if e.prefill != nil {
+		e.prefill.Observe(seconds(r.firstTok - r.prefillAt))
+	}
+}
+
+// completed observes a finished request; now is the engine time of its
+// last token. The frontend's in-flight guard drops when the backend's
+// stream ends.
+func (m *serverMetrics) completed(r *request, now, respOv int64) {
+	f := m.front
+	f.inflight--
+	f.ok.Inc()
+	f.duration.Observe(seconds(now + respOv - r.send))
+	f.isl.Observe(float64(r.isl))
+	f.osl.Observe(float64(r.generated))
+	e := m.engines[r.w.id]
+	if e.decode != nil {
+		e.decode.Observe(seconds(now - r.firstTok))
+	}
+	if e.e2e != nil {
+		e.e2e.Observe(seconds(now - r.arrive))
+	}
+	if e.promptLen != nil {
+		e.promptLen.Observe(float64(r.isl))
+		e.genLen.Observe(float64(r.generated))
+	}
+}
+
+// scrapeFeeder adds scrapes to the collector on a goroutine of its own, in
+// the order they were taken: full scrapes as they are, interval scrapes in
+// batches of gauge values (one per gauge of every endpoint, in order).
+type scrapeFeeder struct {
+	ch      chan feedMsg
+	done    chan struct{}
+	at      []int64
+	vals    []float64
+	scratch []float64
+}
+
+type feedMsg struct {
+	full *results.Scrape
+	at   []int64
+	vals []float64
+}
+
+const feedBatch = 512
+
+func startFeeder(c *results.ServerMetricsCollector, eps []*endpoint) *scrapeFeeder {
+	f := &scrapeFeeder{ch: make(chan feedMsg, 64), done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		for msg := range f.ch {
+			if msg.full != nil {
+				c.Add(*msg.full)
+				continue
+			}
+			addIntervals(c, eps, msg.at, msg.vals)
+		}
+	}()
+	return f
+}
+
+func addIntervals(c *results.ServerMetricsCollector, eps []*endpoint, at []int64, vals []float64) {
+	k := 0
+	for _, t := range at {
+		for _, e := range eps {
+			for i := range e.gaugeFams {
+				e.gaugeFams[i].Series[0].Value = vals[k]
+				k++
+			}
+			c.Add(results.Scrape{Endpoint: e.url, AtNs: Epoch + t, Families: e.gaugeFams})
+		}
+	}
+}
+
+func (f *scrapeFeeder) full(s results.Scrape) {
+	f.flush()
+	f.ch <- feedMsg{full: &s}
+}
+
+// values is a scratch slice for one interval scrape's gauge values.
+func (f *scrapeFeeder) values() []float64 { return f.scratch[:0] }
+
+func (f *scrapeFeeder) interval(at int64, vals []float64) {
+	f.scratch = vals
+	f.at = append(f.at, at)
+	f.vals = append(f.vals, vals...)
+	if len(f.at) >= feedBatch {
+		f.flush()
+	}
+}
+
+func (f *scrapeFeeder) flush() {
+	if len(f.at) == 0 {
+		return
+	}
+	f.ch <- feedMsg{at: f.at, vals: f.vals}
+	f.at = make([]int64, 0, feedBatch)
+	f.vals = make([]float64, 0, cap(f.vals))
+}
+
+func (f *scrapeFeeder) close() {
+	f.flush()
+	close(f.ch)
+	<-f.done
+}
