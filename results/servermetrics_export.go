@@ -236,7 +236,7 @@ func (c *ServerMetricsCollector) Export(w Window, inputConfig any) *ServerMetric
 	ext := &ServerMetricsExtension{WindowStartNs: w.StartNs, WindowEndNs: w.EndNs, HistogramEstimator: HistogramEstimator}
 	for _, sd := range c.order {
 		fi := c.families[sd.family]
-		ss, warn, ok := seriesStats(sd, fi.kind, w)
+		ss, warn, ok := seriesStats(sd, fi.kind, w, c.seenBefore(sd.endpoint, w.StartNs))
 		if warn != "" {
 			ext.Warnings = append(ext.Warnings, "server metrics: "+sd.endpoint+": "+sd.family+": "+warn)
 		}
@@ -305,13 +305,22 @@ func (fl *fetchLog) info() *EndpointInfo {
 	return in
 }
 
+// seenBefore reports whether endpoint answered a scrape before t: a counter
+// or histogram series it did not expose then was still at zero.
+func (c *ServerMetricsCollector) seenBefore(endpoint string, t int64) bool {
+	fl := c.fetches[endpoint]
+	return fl != nil && len(fl.okAt) > 0 && fl.okAt[0] < t
+}
+
 // seriesStats computes one series' statistics; ok is false when the window
-// holds nothing for it. warn explains a reset or layout change.
-func seriesStats(sd *seriesData, kind MetricKind, w Window) (ServerSeries, string, bool) {
+// holds nothing for it. warn explains a reset or layout change. zeroRef
+// says a series absent before the window started from zero (servers create
+// labelled series at their first observation).
+func seriesStats(sd *seriesData, kind MetricKind, w Window, zeroRef bool) (ServerSeries, string, bool) {
 	ss := ServerSeries{EndpointURL: sd.endpoint, Labels: sd.labels}
 	switch kind {
 	case KindCounter:
-		ref, last, ok := deltaPoints(sd.points, w)
+		ref, last, ok := deltaPoints(sd.points, w, zeroRef)
 		if !ok {
 			return ss, "", false
 		}
@@ -322,7 +331,7 @@ func seriesStats(sd *seriesData, kind MetricKind, w Window) (ServerSeries, strin
 		ss.Stats = StatValues{{"total", total}, {"rate", safeDiv(total, w.seconds())}}
 		return ss, warn, true
 	case KindHistogram:
-		return histogramStats(sd, w)
+		return histogramStats(sd, w, zeroRef)
 	default:
 		vals := gaugeValues(sd.points, w)
 		if len(vals) == 0 {
@@ -333,9 +342,9 @@ func seriesStats(sd *seriesData, kind MetricKind, w Window) (ServerSeries, strin
 	}
 }
 
-// deltaPoints returns the reference (last before the window, else first in
-// it) and the last point in the window.
-func deltaPoints(ps []point, w Window) (ref, last point, ok bool) {
+// deltaPoints returns the reference (last before the window; else zero when
+// zeroRef, else the first in it) and the last point in the window.
+func deltaPoints(ps []point, w Window, zeroRef bool) (ref, last point, ok bool) {
 	refIdx, lastIdx := -1, -1
 	for i, p := range ps {
 		if p.t < w.StartNs {
@@ -347,9 +356,14 @@ func deltaPoints(ps []point, w Window) (ref, last point, ok bool) {
 	if lastIdx < 0 {
 		return point{}, point{}, false
 	}
-	if refIdx < 0 {
-		refIdx = slices.IndexFunc(ps, func(p point) bool { return p.t >= w.StartNs })
+	if refIdx >= 0 {
+		return ps[refIdx], ps[lastIdx], true
 	}
+	if zeroRef {
+		zero := point{t: w.StartNs - 1, buckets: make([]float64, len(ps[lastIdx].buckets))}
+		return zero, ps[lastIdx], true
+	}
+	refIdx = slices.IndexFunc(ps, func(p point) bool { return p.t >= w.StartNs })
 	return ps[refIdx], ps[lastIdx], true
 }
 
@@ -378,9 +392,9 @@ func gaugeStats(vals []float64) StatValues {
 	return out
 }
 
-func histogramStats(sd *seriesData, w Window) (ServerSeries, string, bool) {
+func histogramStats(sd *seriesData, w Window, zeroRef bool) (ServerSeries, string, bool) {
 	ss := ServerSeries{EndpointURL: sd.endpoint, Labels: sd.labels}
-	ref, last, ok := deltaPoints(sd.points, w)
+	ref, last, ok := deltaPoints(sd.points, w, zeroRef)
 	if !ok {
 		return ss, "", false
 	}

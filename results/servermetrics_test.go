@@ -268,3 +268,31 @@ func BenchmarkCollectorAdd(b *testing.B) {
 		c.Add(Scrape{Endpoint: ep, AtNs: int64(i), Families: fams})
 	}
 }
+
+// TestSeriesBornMidRunCountsFromZero: servers create a labelled series at
+// its first observation, so a series missing from the baseline scrape of
+// an endpoint that answered started at zero.
+func TestSeriesBornMidRunCountsFromZero(t *testing.T) {
+	c := NewServerMetricsCollector([]string{ep})
+	other := Family{Name: "up", Kind: KindGauge, Series: []Series{{Value: 1}}}
+	reqs := func(v float64) Family {
+		return Family{Name: "requests_total", Kind: KindCounter, Series: []Series{{Labels: map[string]string{"status": "ok"}, Value: v}}}
+	}
+	h := Family{Name: "x_seconds", Kind: KindHistogram, Series: []Series{hist(nil, 2, 0.3, 1, 2, 2, 2)}}
+	c.Add(scrapeAt(0, other))
+	c.Add(scrapeAt(2e9, other, reqs(2), h))
+	c.Add(scrapeAt(3e9, other, reqs(8), h))
+	e := c.Export(Window{StartNs: 1e9, EndNs: 4e9}, nil)
+	total, _ := e.Metrics["requests_total"].Series[0].Stat("total")
+	assert.Equal(t, 8.0, total)
+	count, _ := e.Metrics["x_seconds"].Series[0].Stat("count")
+	assert.Equal(t, 2.0, count)
+	assert.Equal(t, StatValues{{"0.01", 1}, {"0.1", 2}, {"1", 2}, {"+Inf", 2}}, e.Metrics["x_seconds"].Series[0].Buckets)
+
+	// Without an earlier scrape of the endpoint the first sample is the reference.
+	c = NewServerMetricsCollector([]string{ep})
+	c.Add(scrapeAt(2e9, reqs(2)))
+	c.Add(scrapeAt(3e9, reqs(8)))
+	total, _ = c.Export(Window{StartNs: 1e9, EndNs: 4e9}, nil).Metrics["requests_total"].Series[0].Stat("total")
+	assert.Equal(t, 6.0, total)
+}

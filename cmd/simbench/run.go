@@ -54,8 +54,9 @@ func runCommand() *cli.Command {
 			"shards one time origin, so N processes on N hosts send together what one would have sent:\n" +
 			"   simbench run --url URL --model M --trace T --shard 0/3 --start-at 2026-11-30T07:00:00Z -o out/s0\n" +
 			"   (… shards 1/3 and 2/3 elsewhere, same flags), then: simbench merge out/s0 out/s1 out/s2 -o out/all\n" +
-			"In a Kubernetes Indexed Job give --shard-count N and the index comes from $" + jobIndexEnv + ".",
-		Flags:  append(append(runFlags(), shardFlags()...), workloadFlags()...),
+			"In a Kubernetes Indexed Job give --shard-count N and the index comes from $" + jobIndexEnv + ".\n\n" +
+			serverMetricsDescription,
+		Flags:  append(append(append(runFlags(), serverMetricsFlags()...), shardFlags()...), workloadFlags()...),
 		Action: runAction,
 	}
 }
@@ -110,14 +111,17 @@ func runAction(c *cli.Context) error {
 	}
 	ctx, stop := interruptContext(c.Context, c.App.ErrWriter, os.Exit)
 	defer stop()
-	rep, p, err := execute(ctx, c, wl, cfg, plan)
+	res, err := execute(ctx, c, wl, cfg, plan)
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteSummary(c.App.Writer, p); err != nil {
+	if err := res.rep.WriteSummary(c.App.Writer, res.profile); err != nil {
 		return err
 	}
-	return runOutcome(rep, maxErr)
+	if err := printRunBreakdown(c.App.Writer, res.breakdown); err != nil {
+		return err
+	}
+	return runOutcome(res.rep, maxErr)
 }
 
 // runConfig reads the endpoint and limit flags.
@@ -173,31 +177,49 @@ func endpointFromFlags(c *cli.Context) (loadgen.Endpoint, error) {
 	return ep, nil
 }
 
-// execute runs the workload into the output directory and returns the
-// report and the aggregate profile.
-func execute(ctx context.Context, c *cli.Context, wl *traces.Workload, cfg loadgen.Config, plan shardPlan) (*loadgen.Report, *results.Profile, error) {
+// runResult is what a run produced: the report, the aggregate profile and
+// the server's TTFT breakdown (nil when none).
+type runResult struct {
+	rep       *loadgen.Report
+	profile   *results.Profile
+	breakdown *results.TTFTBreakdown
+}
+
+// execute runs the workload into the output directory, scraping the
+// server's metrics around it.
+func execute(ctx context.Context, c *cli.Context, wl *traces.Workload, cfg loadgen.Config, plan shardPlan) (*runResult, error) {
 	cfg.Endpoint.Prompts.BlockSize = wl.BlockSize
 	if wl.BlockSize <= 0 {
 		cfg.Endpoint.Prompts.BlockSize = traces.MooncakeBlockSize
 	}
+	sm, err := newServerMetrics(c, cfg.Endpoint.URL)
+	if err != nil {
+		return nil, err
+	}
 	dir := c.String("output-dir")
 	rw, err := results.CreateRun(dir, results.RunOptions{})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := writeWorkloadFile(dir, wl); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	rep, runErr := loadgen.Run(ctx, wl, cfg, rw.Add)
+	sm.start(context.WithoutCancel(c.Context))
+	rep, runErr := loadgen.Run(ctx, wl, cfg, sm.sink(rw.Add))
+	sm.stop()
 	if rep == nil {
 		rep = &loadgen.Report{}
 	}
-	p, err := rw.Close(results.RunMeta{InputConfig: inputConfig(c, wl, &cfg, plan, rep.StartLate), StartNs: rep.StartNs,
-		EndNs: rep.EndNs, WasCancelled: rep.Interrupted})
+	ic := inputConfig(c, wl, &cfg, plan, rep.StartLate)
+	p, err := rw.Close(results.RunMeta{InputConfig: ic, StartNs: rep.StartNs, EndNs: rep.EndNs, WasCancelled: rep.Interrupted})
 	if runErr != nil {
-		return nil, nil, runErr
+		return nil, runErr
 	}
-	return rep, p, err
+	bd, smErr := sm.finish(dir, rep.StartNs, ic)
+	if err == nil {
+		err = smErr
+	}
+	return &runResult{rep: rep, profile: p, breakdown: bd}, err
 }
 
 // runOutcome turns the report into the exit status: 130 after an interrupt,

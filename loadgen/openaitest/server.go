@@ -53,6 +53,9 @@ type Server struct {
 	StallFor time.Duration // Stall's silence
 	// Record keeps every request's headers and body (see Requests).
 	Record bool
+	// Metrics, when set, is served at GET /metrics and observes every
+	// request (see NewMetrics).
+	Metrics *Metrics
 
 	n    atomic.Int64
 	mu   sync.Mutex
@@ -80,6 +83,9 @@ func (s *Server) PeakOpen() int64 { return s.peak.Load() }
 
 // ServeHTTP streams (or returns) a scripted completion.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveMetrics(w, r) {
+		return
+	}
 	arrived := time.Now()
 	s.trackOpen(1)
 	defer s.trackOpen(-1)
@@ -101,6 +107,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rs := &response{s: s, w: w, chat: strings.HasSuffix(r.URL.Path, "/chat/completions"), body: body,
 		arrived: arrived, fault: fault, done: r.Context().Done()}
+	defer rs.track(r.URL.Path)()
 	rs.serve()
 }
 
@@ -215,6 +222,9 @@ func (rs *response) stream() {
 			return
 		}
 		rs.tokenEvent()
+		if k == 0 {
+			rs.firstTokenWritten()
+		}
 	}
 	if include, _ := rs.body["stream_options"].(map[string]any); include["include_usage"] == true {
 		rs.event(rs.usage(n, `"choices":[],`))
@@ -294,6 +304,7 @@ func (rs *response) whole() {
 	}
 	rs.w.Header().Set("Content-Type", "application/json")
 	_, _ = io.WriteString(rs.w, rs.usage(n, `"choices":[`+choice+`],`))
+	rs.firstTokenWritten()
 }
 
 // sleepUntil waits for t; false when the client went away first.
