@@ -31,6 +31,11 @@ type Config struct {
 	// that is ready only after it keeps the origin (its first sends are
 	// late, as send lag shows) and reports how late in Report.StartLate.
 	StartAt time.Time
+	// OnProfilingStart, when set, is called once from the driver when the
+	// profiling phase of a run with a warmup phase begins, before its first
+	// send. It must return at once (a scrape of server metrics that marks
+	// the window's start, say, runs in the background).
+	OnProfilingStart func()
 }
 
 // Sink receives every finished request, warmup included, and returns its
@@ -84,6 +89,8 @@ type runner struct {
 
 	prepared   job
 	hasPrep    bool
+	warmedUp   bool // a warmup send was dispatched
+	profiling  bool // the first profiling send was seen
 	inflight   int
 	sessionIDs map[string]string
 
@@ -193,6 +200,7 @@ func (r *runner) drive(ctx context.Context) {
 			}
 			continue
 		}
+		r.notePhase(s)
 		j := r.prepare(s)
 		switch c, res := r.wait.until(ctx, s.At, r.done); res {
 		case waitWoke:
@@ -204,6 +212,21 @@ func (r *runner) drive(ctx context.Context) {
 		r.pacer.Dispatch(s)
 		r.hasPrep = false
 		r.dispatch(j)
+	}
+}
+
+// notePhase calls OnProfilingStart at the first profiling send after a
+// warmup phase.
+func (r *runner) notePhase(s Send) {
+	if s.Warmup {
+		r.warmedUp = true
+		return
+	}
+	if r.warmedUp && !r.profiling {
+		r.profiling = true
+		if r.cfg.OnProfilingStart != nil {
+			r.cfg.OnProfilingStart()
+		}
 	}
 }
 

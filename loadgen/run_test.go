@@ -230,3 +230,35 @@ func TestRunGraceOnlyAfterDurationLimit(t *testing.T) {
 	assert.Equal(t, 3, rep.Sent)
 	assert.Equal(t, 0, rep.Cancelled, "200 ms streams outlive the 20 ms grace but no duration limit applies")
 }
+
+// TestRunOnProfilingStart: the hook runs once, after every warmup request
+// completed and before the first profiling send; never without warmup.
+func TestRunOnProfilingStart(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(&openaitest.Server{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
+	defer ts.Close()
+	for _, warmups := range []int{0, 2} {
+		wl := everyMs(6, 2, 3)
+		for i := 0; i < warmups; i++ {
+			wl.Requests[i].Warmup = true
+		}
+		var calls []int64
+		var sink collect
+		_, err := Run(context.Background(), wl, Config{Endpoint: chatEndpoint(ts.URL),
+			OnProfilingStart: func() { calls = append(calls, time.Now().UnixNano()) }}, sink.add)
+		require.NoError(t, err)
+		require.Len(t, sink.recs, 6)
+		if warmups == 0 {
+			assert.Empty(t, calls)
+			continue
+		}
+		require.Len(t, calls, 1)
+		for _, r := range sink.recs {
+			if r.Warmup {
+				assert.LessOrEqual(t, r.EndNs, calls[0], "warmup done before the hook")
+			} else {
+				assert.GreaterOrEqual(t, r.StartNs, calls[0], "profiling sends after the hook")
+			}
+		}
+	}
+}

@@ -68,8 +68,11 @@ type Scraper struct {
 	quit                chan struct{} // closed by Stop
 	loopDone            chan struct{} // closed when the tick loop returned
 	fetches             sync.WaitGroup
-	ctx                 context.Context
 	finalNs             int64
+
+	stateMu sync.Mutex      // guards ctx and stopped (ScrapeNow races Start and Stop)
+	ctx     context.Context // set by Start
+	stopped bool            // set by Stop before it waits for the fetches
 
 	afterTick func() // test hook: called after each tick's fetches are dispatched
 }
@@ -120,7 +123,9 @@ func (s *Scraper) Probe(ctx context.Context, url string) error {
 // ctx ends. Calls after the first do nothing.
 func (s *Scraper) Start(ctx context.Context) {
 	s.startOnce.Do(func() {
+		s.stateMu.Lock()
 		s.ctx = ctx
+		s.stateMu.Unlock()
 		s.scrapeAll(ctx)
 		tick, stop := s.ticker()
 		go s.loop(ctx, tick, stop)
@@ -135,14 +140,21 @@ func (s *Scraper) Start(ctx context.Context) {
 func (s *Scraper) Stop() int64 {
 	s.stopOnce.Do(func() {
 		started := true
-		s.startOnce.Do(func() { started = false; s.ctx = context.Background() })
+		s.startOnce.Do(func() { started = false })
+		s.stateMu.Lock()
+		s.stopped = true
+		ctx := s.ctx
+		s.stateMu.Unlock()
+		if ctx == nil {
+			ctx = context.Background()
+		}
 		close(s.quit)
 		if started {
 			<-s.loopDone
 		}
 		s.fetches.Wait()
 		// The final scrape runs even when the run's context was cancelled.
-		s.finalNs = s.scrapeAll(context.WithoutCancel(s.ctx))
+		s.finalNs = s.scrapeAll(context.WithoutCancel(ctx))
 		if s.owned {
 			s.client.CloseIdleConnections()
 		}
@@ -168,7 +180,7 @@ func (s *Scraper) loop(ctx context.Context, tick <-chan time.Time, stop func()) 
 		case <-ctx.Done():
 			return
 		case <-tick:
-			s.tick(ctx)
+			s.tick(ctx, 0)
 			if s.afterTick != nil {
 				s.afterTick()
 			}
@@ -176,8 +188,24 @@ func (s *Scraper) loop(ctx context.Context, tick <-chan time.Time, stop func()) 
 	}
 }
 
-// tick starts a fetch of every endpoint that is not still being fetched.
-func (s *Scraper) tick(ctx context.Context) {
+// ScrapeNow starts a scrape of every endpoint not being fetched and returns
+// at once (Stop waits for it). The scrapes are stamped with the time of the
+// call, even if their requests go out a moment later: a run calls it when
+// its profiling phase begins, so the window's reference samples are taken
+// after the warmup and not before its first profiling send. It does nothing
+// before Start or after Stop.
+func (s *Scraper) ScrapeNow() {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	if s.ctx == nil || s.stopped {
+		return
+	}
+	s.tick(s.ctx, s.now())
+}
+
+// tick starts a fetch of every endpoint that is not still being fetched;
+// stamp, when not 0, is the scrapes' time instead of their send times.
+func (s *Scraper) tick(ctx context.Context, stamp int64) {
 	for i := range s.cfg.URLs {
 		if !s.busy[i].CompareAndSwap(false, true) {
 			continue
@@ -186,7 +214,7 @@ func (s *Scraper) tick(ctx context.Context) {
 		go func() {
 			defer s.fetches.Done()
 			defer s.busy[i].Store(false)
-			s.scrape(ctx, s.cfg.URLs[i])
+			s.scrapeStamped(ctx, s.cfg.URLs[i], stamp)
 		}()
 	}
 }
@@ -209,7 +237,15 @@ func (s *Scraper) scrapeAll(ctx context.Context) int64 {
 
 // scrape fetches url into the collector and returns the send time.
 func (s *Scraper) scrape(ctx context.Context, url string) int64 {
+	return s.scrapeStamped(ctx, url, 0)
+}
+
+// scrapeStamped is scrape with the scrape's time set to stamp (when not 0).
+func (s *Scraper) scrapeStamped(ctx context.Context, url string, stamp int64) int64 {
 	sc, err := s.fetch(ctx, url)
+	if stamp != 0 {
+		sc.AtNs = stamp
+	}
 	if err != nil {
 		s.cfg.Collector.Fail(url, sc.AtNs, err)
 		return sc.AtNs

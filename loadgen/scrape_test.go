@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -508,4 +509,37 @@ func TestScraperRealTicker(t *testing.T) {
 	bds := results.TTFTBreakdowns(e)
 	require.Len(t, bds, 1)
 	assert.True(t, bds[0].Additive, bds[0].Reason)
+}
+
+// TestScrapeNowStampsAndIsBounded: ScrapeNow's scrapes carry the time of the
+// call; it does nothing before Start or after Stop.
+func TestScrapeNowStampsAndIsBounded(t *testing.T) {
+	var served atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		fmt.Fprintf(w, "# TYPE g gauge\ng %d\n", served.Load())
+	}))
+	defer ts.Close()
+	var clock atomic.Int64
+	clock.Store(1000)
+	c := results.NewServerMetricsCollector([]string{ts.URL})
+	never := func(time.Duration) (<-chan time.Time, func()) { return make(chan time.Time), func() {} }
+	s, err := NewScraper(ScraperConfig{URLs: []string{ts.URL}, Interval: time.Hour, Collector: c,
+		Now: func() int64 { return clock.Add(1) }, Ticker: never})
+	require.NoError(t, err)
+	s.ScrapeNow() // before Start: nothing
+	assert.Equal(t, int64(0), served.Load())
+	s.Start(context.Background())
+	clock.Store(5000)
+	s.ScrapeNow()
+	end := s.Stop()
+	s.ScrapeNow() // after Stop: nothing
+	assert.Equal(t, int64(3), served.Load(), "baseline, ScrapeNow, final")
+	e := c.Export(results.Window{StartNs: 5002, EndNs: end}, nil)
+	// The window starts after the stamp (5001): the ScrapeNow sample is the
+	// reference, so only the final sample is inside.
+	st := e.Metrics["g"].Series[0].Stats
+	n, _ := st.Get("avg")
+	assert.Equal(t, 3.0, n)
+	assert.Equal(t, 3, c.Scrapes(ts.URL))
 }

@@ -345,26 +345,31 @@ func seriesStats(sd *seriesData, kind MetricKind, w Window, zeroRef bool) (Serve
 // deltaPoints returns the reference (last before the window; else zero when
 // zeroRef, else the first in it) and the last point in the window.
 func deltaPoints(ps []point, w Window, zeroRef bool) (ref, last point, ok bool) {
-	refIdx, lastIdx := -1, -1
-	for i, p := range ps {
-		if p.t < w.StartNs {
-			refIdx = i
-		} else if p.t <= w.EndNs {
-			lastIdx = i
+	refIdx, lastIdx, firstIdx := -1, -1, -1
+	for i, p := range ps { // by time: a stamped scrape may be added late
+		switch {
+		case p.t < w.StartNs:
+			if refIdx < 0 || p.t >= ps[refIdx].t {
+				refIdx = i
+			}
+		case p.t <= w.EndNs:
+			if lastIdx < 0 || p.t >= ps[lastIdx].t {
+				lastIdx = i
+			}
+			if firstIdx < 0 || p.t < ps[firstIdx].t {
+				firstIdx = i
+			}
 		}
 	}
-	if lastIdx < 0 {
+	switch {
+	case lastIdx < 0:
 		return point{}, point{}, false
-	}
-	if refIdx >= 0 {
+	case refIdx >= 0:
 		return ps[refIdx], ps[lastIdx], true
+	case zeroRef:
+		return point{t: w.StartNs - 1, buckets: make([]float64, len(ps[lastIdx].buckets))}, ps[lastIdx], true
 	}
-	if zeroRef {
-		zero := point{t: w.StartNs - 1, buckets: make([]float64, len(ps[lastIdx].buckets))}
-		return zero, ps[lastIdx], true
-	}
-	refIdx = slices.IndexFunc(ps, func(p point) bool { return p.t >= w.StartNs })
-	return ps[refIdx], ps[lastIdx], true
+	return ps[firstIdx], ps[lastIdx], true
 }
 
 func gaugeValues(ps []point, w Window) []float64 {

@@ -205,6 +205,7 @@ func execute(ctx context.Context, c *cli.Context, wl *traces.Workload, cfg loadg
 		return nil, err
 	}
 	sm.start(context.WithoutCancel(c.Context))
+	cfg.OnProfilingStart = sm.profilingStart
 	rep, runErr := loadgen.Run(ctx, wl, cfg, sm.sink(rw.Add))
 	sm.stop()
 	if rep == nil {

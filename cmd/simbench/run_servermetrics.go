@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/simbench/simbench/loadgen"
@@ -43,6 +44,9 @@ type serverMetrics struct {
 	errw      io.Writer
 	firstNs   atomic.Int64 // earliest send of a non-warmup request; 0 = none
 	endNs     int64        // the final scrape
+
+	mu         sync.Mutex
+	warmupEnds []int64 // when each warmup request ended
 }
 
 // newServerMetrics reads the flags and finds the endpoints to scrape:
@@ -108,6 +112,14 @@ func (sm *serverMetrics) start(ctx context.Context) {
 	}
 }
 
+// profilingStart scrapes at the start of the profiling phase (after a
+// warmup phase), so the window's reference samples exclude the warmup.
+func (sm *serverMetrics) profilingStart() {
+	if sm != nil {
+		sm.scraper.ScrapeNow()
+	}
+}
+
 // stop takes the final scrape, after the last request finished.
 func (sm *serverMetrics) stop() {
 	if sm != nil {
@@ -124,6 +136,11 @@ func (sm *serverMetrics) sink(next loadgen.Sink) loadgen.Sink {
 	return func(r *results.Record) (results.RecordMetrics, error) {
 		if !r.Warmup && r.StartNs > 0 {
 			sm.noteSend(r.StartNs)
+		}
+		if r.Warmup {
+			sm.mu.Lock()
+			sm.warmupEnds = append(sm.warmupEnds, r.EndNs)
+			sm.mu.Unlock()
 		}
 		return next(r)
 	}
@@ -156,6 +173,10 @@ func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) (
 		w.StartNs = min(runStartNs, w.EndNs)
 	}
 	e := sm.collector.Export(w, inputConfig)
+	if n := sm.warmupOverlap(w.StartNs); n > 0 {
+		e.Simbench.Warnings = append(e.Simbench.Warnings, fmt.Sprintf("%d warmup request(s) were still in flight when "+
+			"the profiling window started: server-side counts and means include them", n))
+	}
 	sm.warn(append(sm.collector.Warnings(), e.Simbench.Warnings...))
 	if err := writeRunFile(filepath.Join(dir, results.ServerMetricsJSONName), func(f io.Writer) error {
 		return results.WriteServerMetricsJSON(f, e)
@@ -169,6 +190,21 @@ func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) (
 	return bds[0], writeRunFile(filepath.Join(dir, results.TTFTBreakdownName), func(f io.Writer) error {
 		return results.WriteTTFTBreakdownJSON(f, bds[0])
 	})
+}
+
+// warmupOverlap counts the warmup requests that ended after start: the
+// server observed them inside the window (warmup and profiling overlap in
+// one schedule; AIPerf runs warmup as a phase of its own).
+func (sm *serverMetrics) warmupOverlap(start int64) int {
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	n := 0
+	for _, end := range sm.warmupEnds {
+		if end > start {
+			n++
+		}
+	}
+	return n
 }
 
 func (sm *serverMetrics) scraped() bool {

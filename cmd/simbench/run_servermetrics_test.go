@@ -199,3 +199,19 @@ func TestRunInterruptedWritesServerMetrics(t *testing.T) {
 	assert.Less(t, count, 50.0)
 	assert.FileExists(t, filepath.Join(dir, results.TTFTBreakdownName))
 }
+
+// TestRunServerMetricsExcludeWarmup: the scrape taken when the profiling
+// phase starts is the window's reference, so the server-side counts are the
+// profiling requests' only, even with a long scrape interval.
+func TestRunServerMetricsExcludeWarmup(t *testing.T) {
+	_, _, ts := dynamoServer(t, nil)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runWithMetrics(ts, dir, "--warmup-request-count", "3", "--server-metrics-interval", "1h")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.NotContains(t, stderr, "warmup request(s) were still in flight")
+	e, err := results.LoadServerMetricsJSON(filepath.Join(dir, results.ServerMetricsJSONName))
+	require.NoError(t, err)
+	count, _ := ttftSeries(t, e).Stat("count")
+	assert.Equal(t, 8.0, count, "the 3 warmup requests are outside the window")
+	assertAdditive(t, dir, 8)
+}
