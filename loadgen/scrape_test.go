@@ -193,14 +193,14 @@ func TestScrapeVLLMFixture(t *testing.T) {
 		labels map[string]string
 		total  float64
 	}{
-		{"vllm:prompt_tokens_total", vllm, 51200},
-		{"vllm:generation_tokens_total", vllm, 12800},
-		{"vllm:prefix_cache_queries_total", vllm, 51200},
-		{"vllm:prefix_cache_hits_total", vllm, 20480},
-		{"vllm:num_preemptions_total", vllm, 0},
-		{"vllm:request_success_total", map[string]string{"finished_reason": "length"}, 100},
-		{"vllm:request_success_total", map[string]string{"finished_reason": "stop"}, 0},
-		{"python_gc_objects_collected_total", nil, 123},
+		{"vllm:prompt_tokens", vllm, 51200},
+		{"vllm:generation_tokens", vllm, 12800},
+		{"vllm:prefix_cache_queries", vllm, 51200},
+		{"vllm:prefix_cache_hits", vllm, 20480},
+		{"vllm:num_preemptions", vllm, 0},
+		{"vllm:request_success", map[string]string{"finished_reason": "length"}, 100},
+		{"vllm:request_success", map[string]string{"finished_reason": "stop"}, 0},
+		{"python_gc_objects_collected", nil, 123},
 	} {
 		s := findSeries(t, e, c.family, c.labels)
 		assert.Equal(t, results.KindCounter, e.Metrics[c.family].Type)

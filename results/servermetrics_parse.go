@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -43,7 +44,7 @@ func FamiliesFromDTO(mfs []*dto.MetricFamily) []Family {
 		if !ok {
 			continue
 		}
-		f := Family{Name: mf.GetName(), Help: mf.GetHelp(), Kind: kind}
+		f := Family{Name: familyName(mf.GetName(), kind), Help: mf.GetHelp(), Kind: kind}
 		for _, m := range mf.GetMetric() {
 			if s, ok := seriesFromDTO(kind, m); ok {
 				f.Series = append(f.Series, s)
@@ -53,6 +54,16 @@ func FamiliesFromDTO(mfs []*dto.MetricFamily) []Family {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// familyName names a counter family without its _total suffix, as AIPerf
+// (Python's prometheus_client parser) keys counters in its export:
+// vllm:prompt_tokens_total is exported as vllm:prompt_tokens.
+func familyName(name string, kind MetricKind) string {
+	if kind == KindCounter {
+		return strings.TrimSuffix(name, "_total")
+	}
+	return name
 }
 
 func kindOf(t dto.MetricType) (MetricKind, bool) {

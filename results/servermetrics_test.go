@@ -209,7 +209,7 @@ rpc_duration_seconds_count 50
 	require.NoError(t, err)
 	require.Len(t, fams, 3, "the summary is dropped")
 	assert.Equal(t, "vllm:num_requests_running", fams[0].Name)
-	assert.Equal(t, "vllm:prompt_tokens_total", fams[1].Name)
+	assert.Equal(t, "vllm:prompt_tokens", fams[1].Name, "counters are keyed without _total, as AIPerf does")
 	assert.Equal(t, KindCounter, fams[1].Kind)
 	assert.Equal(t, 1234.0, fams[1].Series[0].Value)
 	h := fams[2].Series[0]
@@ -225,7 +225,7 @@ rpc_duration_seconds_count 50
 func TestInferUnit(t *testing.T) {
 	for fam, want := range map[string]string{
 		"vllm:time_to_first_token_seconds": "seconds",
-		"vllm:prompt_tokens_total":         "tokens",
+		"vllm:prompt_tokens":               "tokens",
 		"dynamo_frontend_requests_total":   "requests",
 		"vllm:kv_cache_usage_perc":         "percent",
 		"sglang:num_running_reqs":          "requests",
@@ -247,6 +247,9 @@ func TestVocabularyFamiliesAreUnique(t *testing.T) {
 			seen[f.Family] = m.Name
 		}
 	}
+	info, _, ok := LookupServerFamily("vllm:prompt_tokens_total")
+	require.True(t, ok, "a counter is found by its exposition name too")
+	assert.Equal(t, "prompt_tokens", info.Name)
 	info, server, ok := LookupServerFamily("sglang:num_queue_reqs")
 	require.True(t, ok)
 	assert.Equal(t, "requests_waiting", info.Name)

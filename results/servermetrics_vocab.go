@@ -29,7 +29,7 @@ type ServerMetricInfo struct {
 // FamilySource is one server's family for a common metric.
 type FamilySource struct {
 	Server string
-	Family string // as exposed (counters with their _total suffix)
+	Family string // as AIPerf's export keys it: counters without their _total suffix
 }
 
 // ServerMetricVocabulary is the table of known server metric families,
@@ -88,30 +88,31 @@ func ServerMetricVocabulary() []ServerMetricInfo {
 			{ServerSGLang, "sglang:token_usage"},
 			{ServerLlamaCpp, "llamacpp:kv_cache_usage_ratio"}}, "mean"},
 		{"prefix_cache_queries", c, "tokens", "prompt tokens looked up in the prefix cache", []FamilySource{
-			{ServerVLLM, "vllm:prefix_cache_queries_total"},
-			{ServerVLLM, "vllm:gpu_prefix_cache_queries_total"}}, "sum"},
+			{ServerVLLM, "vllm:prefix_cache_queries"},
+			{ServerVLLM, "vllm:gpu_prefix_cache_queries"}}, "sum"},
 		{"prefix_cache_hits", c, "tokens", "prompt tokens found in the prefix cache", []FamilySource{
-			{ServerVLLM, "vllm:prefix_cache_hits_total"},
-			{ServerVLLM, "vllm:gpu_prefix_cache_hits_total"},
-			{ServerSGLang, "sglang:cached_tokens_total"}}, "sum"},
+			{ServerVLLM, "vllm:prefix_cache_hits"},
+			{ServerVLLM, "vllm:gpu_prefix_cache_hits"},
+			{ServerSGLang, "sglang:cached_tokens"}}, "sum"},
 		{"prompt_tokens", c, "tokens", "prompt tokens processed", []FamilySource{
-			{ServerVLLM, "vllm:prompt_tokens_total"},
-			{ServerSGLang, "sglang:prompt_tokens_total"},
-			{ServerLlamaCpp, "llamacpp:prompt_tokens_total"}}, "sum"},
+			{ServerVLLM, "vllm:prompt_tokens"},
+			{ServerSGLang, "sglang:prompt_tokens"},
+			{ServerLlamaCpp, "llamacpp:prompt_tokens"}}, "sum"},
 		{"generation_tokens", c, "tokens", "output tokens generated", []FamilySource{
-			{ServerVLLM, "vllm:generation_tokens_total"},
-			{ServerSGLang, "sglang:generation_tokens_total"},
-			{ServerLlamaCpp, "llamacpp:tokens_predicted_total"}}, "sum"},
+			{ServerVLLM, "vllm:generation_tokens"},
+			{ServerSGLang, "sglang:generation_tokens"},
+			{ServerLlamaCpp, "llamacpp:tokens_predicted"}}, "sum"},
 		{"preemptions", c, "count", "requests preempted (swapped out or recomputed)", []FamilySource{
-			{ServerVLLM, "vllm:num_preemptions_total"}}, "sum"},
+			{ServerVLLM, "vllm:num_preemptions"}}, "sum"},
 	}
 }
 
-// LookupServerFamily finds the common metric a family belongs to.
+// LookupServerFamily finds the common metric a family belongs to; a
+// counter may be named with or without its _total suffix.
 func LookupServerFamily(family string) (info ServerMetricInfo, server string, ok bool) {
 	for _, m := range ServerMetricVocabulary() {
 		for _, f := range m.Families {
-			if f.Family == family {
+			if f.Family == family || m.Kind == KindCounter && f.Family+"_total" == family {
 				return m, f.Server, true
 			}
 		}

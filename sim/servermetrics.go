@@ -50,11 +50,11 @@ var (
 	sglangTTFTBuckets  = []float64{0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400}
 	sglangE2EBuckets   = []float64{0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400}
 	sglangQueueBuckets = []float64{0, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1200, 1400, 1600, 1800, 2000, 2500, 3000}
-	// Dynamo's frontend histograms: simbench's choice (Dynamo's layouts
-	// were not at hand): vLLM's TTFT layout for the TTFT and its stages,
-	// vLLM's request layout for the duration, and 1-2-5 token buckets.
-	dynamoTTFTBuckets     = vllmTTFTBuckets
-	dynamoDurationBuckets = vllmRequestBuckets
+	// Dynamo's frontend, as its /metrics exposes them (the layouts in
+	// AIPerf's server-metrics documentation, scraped from a Dynamo
+	// frontend); the TTFT stages share the TTFT layout, tokens use 1-2-5.
+	dynamoTTFTBuckets     = []float64{0, 0.0022, 0.0047, 0.01, 0.022, 0.047, 0.1, 0.22, 0.47, 1, 2.2, 4.7, 10, 22, 48, 100, 220, 480}
+	dynamoDurationBuckets = []float64{0, 1.9, 3.4, 6.3, 12, 22, 40, 75, 140, 260}
 )
 
 // tokenBuckets is vLLM's build_1_2_5_buckets: 1, 2, 5, 10, 20, 50, … up to

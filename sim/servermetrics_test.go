@@ -154,18 +154,18 @@ func TestServerMetricsScrapeSchedule(t *testing.T) {
 func TestServerMetricsEngineFamilies(t *testing.T) {
 	want := map[string][]string{
 		"vllm": {"vllm:time_to_first_token_seconds", "vllm:request_queue_time_seconds", "vllm:request_prefill_time_seconds",
-			"vllm:request_decode_time_seconds", "vllm:e2e_request_latency_seconds", "vllm:prompt_tokens_total",
-			"vllm:generation_tokens_total", "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total",
-			"vllm:num_preemptions_total", "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
+			"vllm:request_decode_time_seconds", "vllm:e2e_request_latency_seconds", "vllm:prompt_tokens",
+			"vllm:generation_tokens", "vllm:prefix_cache_queries", "vllm:prefix_cache_hits",
+			"vllm:num_preemptions", "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
 			"vllm:request_prompt_tokens", "vllm:request_generation_tokens"},
 		"sglang": {"sglang:time_to_first_token_seconds", "sglang:queue_time_seconds", "sglang:e2e_request_latency_seconds",
-			"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:cached_tokens_total",
-			"sglang:prompt_tokens_total", "sglang:generation_tokens_total"},
+			"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:cached_tokens",
+			"sglang:prompt_tokens", "sglang:generation_tokens"},
 		"llamacpp": {"llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:kv_cache_usage_ratio",
-			"llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total"},
+			"llamacpp:prompt_tokens", "llamacpp:tokens_predicted"},
 	}
 	frontend := []string{"dynamo_frontend_time_to_first_token_seconds", "dynamo_frontend_ttft_stage_seconds",
-		"dynamo_frontend_inflight_requests", "dynamo_frontend_requests_total", "dynamo_frontend_request_duration_seconds",
+		"dynamo_frontend_inflight_requests", "dynamo_frontend_requests", "dynamo_frontend_request_duration_seconds",
 		"dynamo_frontend_input_sequence_tokens", "dynamo_frontend_output_sequence_tokens"}
 	for engine, fams := range want {
 		t.Run(engine, func(t *testing.T) {
@@ -189,10 +189,10 @@ func TestServerMetricsEngineFamilies(t *testing.T) {
 				}
 			}
 			prefix := map[string]string{"vllm": "vllm:", "sglang": "sglang:", "llamacpp": "llamacpp:"}[engine]
-			assert.Equal(t, isl, counterTotal(e, prefix+"prompt_tokens_total"))
-			genName := prefix + "generation_tokens_total"
+			assert.Equal(t, isl, counterTotal(e, prefix+"prompt_tokens"))
+			genName := prefix + "generation_tokens"
 			if engine == "llamacpp" {
-				genName = "llamacpp:tokens_predicted_total"
+				genName = "llamacpp:tokens_predicted"
 			}
 			assert.Equal(t, gen, counterTotal(e, genName))
 			bs := results.TTFTBreakdowns(e)
