@@ -35,7 +35,7 @@ type Stage struct {
 // SimDetail is what the simulator knows about a request beyond its client
 // timings.
 type SimDetail struct {
-	QueueWaitNs    int64   `json:"queue_wait_ns"`
+	QueueWaitNs    int64   `json:"queue_wait_ns"` // engine arrival → first scheduled (the queue_wait stage)
 	PrefillStartNs int64   `json:"prefill_start_ns,omitempty"`
 	PrefillEndNs   int64   `json:"prefill_end_ns,omitempty"`
 	CachedTokens   int     `json:"cached_tokens"`

@@ -4,7 +4,8 @@
 #  2. fit the simulator to a bundled real AIPerf run (Qwen3-0.6B, RTX 6000 Ada, concurrency 1),
 #     replay that run's workload on the fitted simulator, and compare real vs simulated
 #     field for field, with PNG plots;
-#  3. predict the same workload at concurrency 2 and 4.
+#  3. predict the same workload at concurrency 2 and 4, and show where the TTFT goes (the
+#     simulator's server-side TTFT breakdown, compared stage by stage).
 # Everything lands in ./artifacts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,5 +40,10 @@ for c in 2 4; do
 	"$BIN" sim --config "$OUT/demo/sim.yaml" --concurrency "$c" --request-count 64 --warmup-request-count 1 \
 		--isl 100 --osl 200 --seed 100 -o "$OUT/demo/predict-c$c" --quiet
 done
-ls "$OUT/demo/plots"
+
+echo "== where the TTFT goes: server-side breakdown, predicted concurrency 2 vs 4"
+"$BIN" compare "$OUT/demo/predict-c2" "$OUT/demo/predict-c4" --plots "$OUT/demo/plots-c2-c4" \
+	--format text -o "$OUT/demo/compare-c2-c4.txt"
+sed -n '/^TTFT breakdown/,/^$/p' "$OUT/demo/compare-c2-c4.txt"
+ls "$OUT/demo/plots" "$OUT/demo/plots-c2-c4"
 echo "demo artifacts in $OUT/demo/"
