@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
-	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -173,25 +170,10 @@ func TestRunExplicitServerMetricsNeverAnswers(t *testing.T) {
 // TestRunInterruptedWritesServerMetrics: Ctrl-C still takes the final
 // scrape and writes the export.
 func TestRunInterruptedWritesServerMetrics(t *testing.T) {
-	sigs := make(chan os.Signal, 1)
 	m, err := openaitest.NewMetrics("M", nil)
 	require.NoError(t, err)
-	ts := httptest.NewServer(&openaitest.Server{TTFT: 10 * time.Millisecond, ITL: 30 * time.Millisecond, Metrics: m,
-		FaultFor: func(n int) openaitest.Fault {
-			if n == 5 {
-				sigs <- os.Interrupt
-			}
-			return openaitest.None
-		}})
-	defer ts.Close()
-	dir := filepath.Join(t.TempDir(), "run")
-	trace := writeRunTrace(t, 50, 20, 8, 10)
-	ctx, stop := watchSignals(context.Background(), sigs, io.Discard, func(int) {})
-	defer stop()
-	app := newApp(io.Discard, io.Discard)
-	err = app.RunContext(ctx, []string{"simbench", "run", "--url", ts.URL, "-m", "M", "--trace", trace, "-o", dir,
-		"--quiet", "--server-metrics-interval", "10ms"})
-	assert.Equal(t, exitInterrupted, exitCode(err, io.Discard))
+	srv := &openaitest.Server{TTFT: 10 * time.Millisecond, ITL: 30 * time.Millisecond, Metrics: m}
+	dir := runInterruptedAt(t, srv, 5, "--server-metrics-interval", "10ms")
 	e, err := results.LoadServerMetricsJSON(filepath.Join(dir, results.ServerMetricsJSONName))
 	require.NoError(t, err)
 	count, _ := ttftSeries(t, e).Stat("count")

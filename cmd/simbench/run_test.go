@@ -281,22 +281,7 @@ func TestWatchSignals(t *testing.T) {
 // through the signal watcher (no real signal) once the server has seen the
 // fourth request, while those streams are still running.
 func TestRunInterruptedFilesAreValid(t *testing.T) {
-	sigs := make(chan os.Signal, 1)
-	ts := httptest.NewServer(&openaitest.Server{TTFT: 30 * time.Millisecond, ITL: 30 * time.Millisecond,
-		FaultFor: func(n int) openaitest.Fault {
-			if n == 3 {
-				sigs <- os.Interrupt
-			}
-			return openaitest.None
-		}})
-	defer ts.Close()
-	dir := filepath.Join(t.TempDir(), "run")
-	trace := writeRunTrace(t, 50, 20, 8, 10)
-	ctx, stop := watchSignals(context.Background(), sigs, io.Discard, func(int) {})
-	defer stop()
-	app := newApp(io.Discard, io.Discard)
-	err := app.RunContext(ctx, []string{"simbench", "run", "--url", ts.URL, "-m", "M", "--trace", trace, "-o", dir, "--quiet"})
-	assert.Equal(t, exitInterrupted, exitCode(err, io.Discard))
+	dir := runInterruptedAt(t, &openaitest.Server{TTFT: 30 * time.Millisecond, ITL: 30 * time.Millisecond}, 3)
 	run, err := results.LoadRun(dir)
 	require.NoError(t, err)
 	assert.True(t, run.Profile.WasCancelled)
@@ -306,6 +291,31 @@ func TestRunInterruptedFilesAreValid(t *testing.T) {
 	assert.Equal(t, 499, run.Profile.ErrorSummary[0].Details.Code)
 	lines := strings.Split(strings.TrimSpace(string(runReadFile(t, filepath.Join(dir, results.RecordsName)))), "\n")
 	assert.Less(t, len(lines), 50, "later requests were never sent")
+}
+
+// runInterruptedAt runs `simbench run` on a 50-request trace against srv
+// and interrupts it through the signal watcher (no real signal) when the
+// server sees request n (0-based); it returns the run directory.
+func runInterruptedAt(t *testing.T, srv *openaitest.Server, n int, extra ...string) string {
+	t.Helper()
+	sigs := make(chan os.Signal, 1)
+	srv.FaultFor = func(i int) openaitest.Fault {
+		if i == n {
+			sigs <- os.Interrupt
+		}
+		return openaitest.None
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	dir := filepath.Join(t.TempDir(), "run")
+	trace := writeRunTrace(t, 50, 20, 8, 10)
+	ctx, stop := watchSignals(context.Background(), sigs, io.Discard, func(int) {})
+	defer stop()
+	app := newApp(io.Discard, io.Discard)
+	args := append([]string{"simbench", "run", "--url", ts.URL, "-m", "M", "--trace", trace, "-o", dir, "--quiet"}, extra...)
+	err := app.RunContext(ctx, args)
+	assert.Equal(t, exitInterrupted, exitCode(err, io.Discard))
+	return dir
 }
 
 // runSyncBuffer is a bytes.Buffer safe for concurrent use.
