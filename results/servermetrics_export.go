@@ -128,6 +128,10 @@ func (nv StatValues) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads an object of numbers keeping its order; null values
 // are skipped.
 func (nv *StatValues) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		*nv = nil
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := expectDelim(dec, '{'); err != nil {
 		return err

@@ -299,3 +299,46 @@ func TestSeriesBornMidRunCountsFromZero(t *testing.T) {
 	total, _ = c.Export(Window{StartNs: 1e9, EndNs: 4e9}, nil).Metrics["requests_total"].Series[0].Stat("total")
 	assert.Equal(t, 6.0, total)
 }
+
+// TestReadAIPerfServerMetricsShapes reads the shapes AIPerf's own export
+// uses: null labels, units and buckets, timeslices, counters without
+// _total, a histogram without observations, unknown keys.
+func TestReadAIPerfServerMetricsShapes(t *testing.T) {
+	doc := `{
+  "schema_version": "1.0", "aiperf_version": "0.10.0", "benchmark_id": null,
+  "summary": {"endpoints_configured": ["http://localhost:8000/metrics"],
+    "endpoints_successful": ["http://localhost:8000/metrics"],
+    "start_time": "2025-12-10T16:07:13.596361", "end_time": "2025-12-10T16:07:35.749758",
+    "endpoint_info": {"http://localhost:8000/metrics": {"total_fetches": 144, "avg_fetch_latency_ms": 2.5,
+      "unique_updates": 72, "duration_seconds": 22.66, "median_update_interval_ms": null}}},
+  "metrics": {
+    "dynamo_frontend_requests": {"type": "counter", "description": "Total number of requests processed", "unit": null,
+      "series": [{"endpoint_url": "http://localhost:8000/metrics", "labels": null,
+        "stats": {"total": 50.0, "rate": 2.2, "rate_avg": 2.3, "rate_min": 0.0, "rate_max": 9.0, "rate_std": 1.0},
+        "timeslices": [{"start_ns": 1, "end_ns": 2, "total": 5.0, "rate": 2.5, "is_complete": false}]}]},
+    "dynamo_frontend_time_to_first_token_seconds": {"type": "histogram", "description": "TTFT", "unit": "seconds",
+      "series": [{"endpoint_url": "http://localhost:8000/metrics", "labels": {"model": "Qwen/Qwen3-0.6B"},
+        "stats": {"count": 50, "sum": 2.2072624189999814, "avg": 0.04414524837999963, "p99_estimate": 0.09},
+        "buckets": {"0.05": 35, "0.1": 50, "+Inf": 50}},
+        {"endpoint_url": "http://localhost:8000/metrics", "labels": {"model": "other"},
+        "stats": {"count": 0}, "buckets": null}]}
+  },
+  "input_config": {"endpoint": {"url": "localhost:8000"}}
+}`
+	e, err := ReadServerMetricsJSON(strings.NewReader(doc))
+	require.NoError(t, err)
+	total, ok := e.Metrics["dynamo_frontend_requests"].Series[0].Stat("total")
+	require.True(t, ok)
+	assert.Equal(t, 50.0, total)
+	h := e.Metrics["dynamo_frontend_time_to_first_token_seconds"]
+	assert.Equal(t, StatValues{{"0.05", 35}, {"0.1", 50}, {"+Inf", 50}}, h.Series[0].Buckets)
+	assert.Nil(t, h.Series[1].Buckets)
+	assert.Nil(t, e.Summary.EndpointInfo["http://localhost:8000/metrics"].MedianUpdateIntervalMs)
+	info, server, ok := LookupServerFamily("dynamo_frontend_requests")
+	require.True(t, ok)
+	assert.Equal(t, "requests_finished", info.Name)
+	assert.Equal(t, ServerDynamo, server)
+
+	_, err = ReadServerMetricsJSON(strings.NewReader(`{"schema_version": "1.0"}`))
+	assert.ErrorContains(t, err, "not a server metrics export")
+}

@@ -102,6 +102,9 @@ func ServerMetricVocabulary() []ServerMetricInfo {
 			{ServerVLLM, "vllm:generation_tokens"},
 			{ServerSGLang, "sglang:generation_tokens"},
 			{ServerLlamaCpp, "llamacpp:tokens_predicted"}}, "sum"},
+		{"requests_finished", c, "requests", "requests finished, by status or finish reason", []FamilySource{
+			{ServerDynamo, "dynamo_frontend_requests"},
+			{ServerVLLM, "vllm:request_success"}}, "sum"},
 		{"preemptions", c, "count", "requests preempted (swapped out or recomputed)", []FamilySource{
 			{ServerVLLM, "vllm:num_preemptions"}}, "sum"},
 	}
