@@ -35,6 +35,9 @@ type Report struct {
 	// TTFTBreakdown compares the server-side TTFT stage means; nil unless
 	// both runs have server metrics with a breakdown (see LoadBreakdowns).
 	TTFTBreakdown *BreakdownComparison
+	// ServerMetrics compares the server metrics both runs have, by their
+	// common names; nil unless both runs have server metrics.
+	ServerMetrics []ServerMetricRow
 	Verdicts      []Verdict
 	Warnings      []Warning
 	// RefDigest and CandDigest are the scanned records (nil without
@@ -91,6 +94,7 @@ func build(ref, cand *Input, rd, cd *Digest, opts Options) *Report {
 		r.Warnings = append(r.Warnings, warnf("no per-request comparison: %s", missingRecords(r, rd, cd)))
 	}
 	r.addBreakdown(ref, cand)
+	r.addServerMetrics(ref, cand)
 	r.Verdicts = Evaluate(r.Rows, a, opts.Thresholds)
 	return r
 }

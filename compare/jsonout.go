@@ -11,16 +11,17 @@ import (
 const maxJSONEvents = 100
 
 type jsonReport struct {
-	Reference       jsonRun        `json:"reference"`
-	Candidate       jsonRun        `json:"candidate"`
-	Metrics         []jsonRow      `json:"metrics"`
-	OnlyInReference []string       `json:"only_in_reference"`
-	OnlyInCandidate []string       `json:"only_in_candidate"`
-	PerRequest      *jsonJoin      `json:"per_request"`
-	Stalls          jsonStallPair  `json:"stalls"`
-	TTFTBreakdown   *jsonBreakdown `json:"ttft_breakdown"`
-	Verdicts        []jsonVerdict  `json:"verdicts"`
-	Warnings        []string       `json:"warnings"`
+	Reference       jsonRun            `json:"reference"`
+	Candidate       jsonRun            `json:"candidate"`
+	Metrics         []jsonRow          `json:"metrics"`
+	OnlyInReference []string           `json:"only_in_reference"`
+	OnlyInCandidate []string           `json:"only_in_candidate"`
+	PerRequest      *jsonJoin          `json:"per_request"`
+	Stalls          jsonStallPair      `json:"stalls"`
+	TTFTBreakdown   *jsonBreakdown     `json:"ttft_breakdown"`
+	ServerMetrics   []jsonServerMetric `json:"server_metrics"`
+	Verdicts        []jsonVerdict      `json:"verdicts"`
+	Warnings        []string           `json:"warnings"`
 }
 
 type jsonRun struct {
@@ -106,6 +107,20 @@ type jsonBreakdown struct {
 	TTFT        jsonBreakdownRow   `json:"ttft"`
 }
 
+type jsonServerMetric struct {
+	Metric          string   `json:"metric"`
+	Stat            string   `json:"stat"`
+	Unit            string   `json:"unit"`
+	ReferenceServer string   `json:"reference_server"`
+	CandidateServer string   `json:"candidate_server"`
+	ReferenceFamily string   `json:"reference_family"`
+	CandidateFamily string   `json:"candidate_family"`
+	Reference       float64  `json:"reference"`
+	Candidate       float64  `json:"candidate"`
+	Diff            float64  `json:"diff"`
+	ErrorPct        *float64 `json:"error_pct"`
+}
+
 type jsonBreakdownRun struct {
 	Server     string  `json:"server"`
 	TTFTFamily string  `json:"ttft_family"`
@@ -148,6 +163,10 @@ func WriteJSON(w io.Writer, r *Report) error {
 		out.Metrics = append(out.Metrics, jsonRow{row.Metric, row.Stat, row.Reference, row.Candidate, row.Diff, row.ErrorPct})
 	}
 	out.TTFTBreakdown = breakdownJSON(r.TTFTBreakdown)
+	for _, m := range r.ServerMetrics {
+		out.ServerMetrics = append(out.ServerMetrics, jsonServerMetric{m.Metric, m.Stat, m.Unit, m.RefServer, m.CandServer,
+			m.RefFamily, m.CandFamily, m.Reference, m.Candidate, m.Diff, m.ErrorPct})
+	}
 	out.Verdicts, out.Warnings = verdictsJSON(r.Verdicts), warningsJSON(r.Warnings)
 	return encodeJSON(w, out)
 }

@@ -28,6 +28,7 @@ func WriteMarkdown(w io.Writer, r *Report, plots []string) error {
 		mdTable(ew, stallTable(r.RefStalls, r.CandStalls, true), "l")
 	}
 	writeBreakdownMarkdown(ew, r.TTFTBreakdown)
+	writeServerMetricsMarkdown(ew, r.ServerMetrics)
 	if j := r.PerRequest; j != nil {
 		ew.printf("#### Per-request join\n\n%s.\n\n", j)
 		mdTable(ew, joinTable(j), "lrrrrrll")
@@ -115,6 +116,18 @@ func writeBreakdownMarkdown(ew *errWriter, b *BreakdownComparison) {
 		mdEscape(breakdownSource(b.Reference)), mdEscape(breakdownSource(b.Candidate)))
 	mdTable(ew, breakdownTable(b), "ll")
 	ew.printf("- reference: %s\n- candidate: %s\n\n", mdEscape(additivityNote(b.Reference)), mdEscape(additivityNote(b.Candidate)))
+}
+
+func writeServerMetricsMarkdown(ew *errWriter, rows []ServerMetricRow) {
+	if len(rows) == 0 {
+		return
+	}
+	ew.printf("#### Server metrics\n\nServer-side, over the run window, by common name; the source is the family read.\n\n")
+	t := serverMetricsTable(rows)
+	for i := 1; i < len(t); i++ {
+		t[i][7] = mdCode(t[i][7])
+	}
+	mdTable(ew, t, "lllrrrrl")
 }
 
 func writeVerdictsMarkdown(ew *errWriter, vs []Verdict) {

@@ -30,6 +30,7 @@ func WriteText(w io.Writer, r *Report) error {
 		writeDecilesText(ew, r.RefStalls, r.CandStalls)
 	}
 	writeBreakdownText(ew, r.TTFTBreakdown)
+	writeServerMetricsText(ew, r.ServerMetrics)
 	writeVerdictsText(ew, r.Verdicts)
 	if len(r.Warnings) > 0 {
 		ew.printf("\nWarnings:\n")
@@ -177,6 +178,15 @@ func writeBreakdownText(ew *errWriter, b *BreakdownComparison) {
 	ew.do(func(w io.Writer) error { return plain(w, breakdownTable(b), "ll") })
 	ew.printf("  (a stage missing from a run counts as 0 ms in the diff; share = diff / TTFT mean diff)\n")
 	ew.printf("  reference: %s\n  candidate: %s\n", additivityNote(b.Reference), additivityNote(b.Candidate))
+}
+
+// writeServerMetricsText prints the common server metrics side by side.
+func writeServerMetricsText(ew *errWriter, rows []ServerMetricRow) {
+	if len(rows) == 0 {
+		return
+	}
+	ew.printf("\nServer metrics: server-side, over the run window, by common name (error %% = (candidate − reference)/reference × 100)\n")
+	ew.do(func(w io.Writer) error { return plain(w, serverMetricsTable(rows), "lllrrrrl") })
 }
 
 func writeVerdictsText(ew *errWriter, vs []Verdict) {

@@ -22,7 +22,9 @@ type ServerMetricInfo struct {
 	Meaning  string
 	Families []FamilySource
 	// Combine says how series of several instances or label sets add up:
-	// "sum" (requests running, tokens) or "mean" (ratios).
+	// "sum" (requests running, tokens) or "mean" (ratios); "" for a family
+	// whose label sets must not be combined (TTFT stages: they are compared
+	// stage by stage in the TTFT breakdown).
 	Combine string
 }
 
@@ -48,7 +50,7 @@ func ServerMetricVocabulary() []ServerMetricInfo {
 			{ServerVLLM, "vllm:time_to_first_token_seconds"},
 			{ServerSGLang, "sglang:time_to_first_token_seconds"}}, "sum"},
 		{"ttft_stage", h, "seconds", "exclusive TTFT stage durations (labels stage, phase): the stages partition TTFT", []FamilySource{
-			{ServerDynamo, "dynamo_frontend_ttft_stage_seconds"}}, "sum"},
+			{ServerDynamo, "dynamo_frontend_ttft_stage_seconds"}}, ""},
 		{"itl", h, "seconds", "inter-token latency", []FamilySource{
 			{ServerDynamo, "dynamo_frontend_inter_token_latency_seconds"},
 			{ServerVLLM, "vllm:inter_token_latency_seconds"},

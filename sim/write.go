@@ -38,7 +38,7 @@ type RunFiles struct {
 // WriteRun simulates wl and writes the run directory dir: the AIPerf files
 // (profile_export.jsonl, profile_export_aiperf.json and .csv, through
 // results.RunWriter), sim_summary.json and, with server_metrics.enabled,
-// server_metrics_export.json (the simulated servers' metrics over the
+// server_metrics_export.json and .csv (the simulated servers' metrics over the
 // profiling window, see ServerMetricsWindow) and ttft_breakdown.json. input is the AIPerf-like
 // input_config describing the workload (e.g. "loadgen", "input" sections);
 // WriteRun adds "endpoint" when absent, "workload" and "sim" (the effective
@@ -76,13 +76,18 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 	return files, nil
 }
 
-// writeServerMetrics writes server_metrics_export.json over the profiling
-// window, with the profile's input_config, and the Dynamo TTFT breakdown.
+// writeServerMetrics writes server_metrics_export.json and .csv over the
+// profiling window, with the profile's input_config, and the Dynamo TTFT breakdown.
 func writeServerMetrics(f *RunFiles, col *results.ServerMetricsCollector, meta results.RunMeta) error {
 	e := col.Export(ServerMetricsWindow(f.Summary), meta.InputConfig)
 	e.BenchmarkID = meta.BenchmarkID
 	if err := writeFile(filepath.Join(f.Dir, results.ServerMetricsJSONName), func(w io.Writer) error {
 		return results.WriteServerMetricsJSON(w, e)
+	}); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(f.Dir, results.ServerMetricsCSVName), func(w io.Writer) error {
+		return results.WriteServerMetricsCSV(w, e)
 	}); err != nil {
 		return err
 	}

@@ -155,8 +155,8 @@ func (sm *serverMetrics) noteSend(ns int64) {
 	}
 }
 
-// finish writes DIR/server_metrics_export.json over the profiling window
-// (from the first non-warmup send, else runStartNs, to the final scrape)
+// finish writes DIR/server_metrics_export.json and .csv over the profiling
+// window (from the first non-warmup send, else runStartNs, to the final scrape)
 // and, when the server breaks TTFT down, DIR/ttft_breakdown.json; it
 // returns that breakdown (nil when none). Scrape warnings go to stderr.
 func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) (*results.TTFTBreakdown, error) {
@@ -180,6 +180,11 @@ func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) (
 	sm.warn(append(sm.collector.Warnings(), e.Simbench.Warnings...))
 	if err := writeRunFile(filepath.Join(dir, results.ServerMetricsJSONName), func(f io.Writer) error {
 		return results.WriteServerMetricsJSON(f, e)
+	}); err != nil {
+		return nil, err
+	}
+	if err := writeRunFile(filepath.Join(dir, results.ServerMetricsCSVName), func(f io.Writer) error {
+		return results.WriteServerMetricsCSV(f, e)
 	}); err != nil {
 		return nil, err
 	}

@@ -76,6 +76,8 @@ func TestRunServerMetricsDynamo(t *testing.T) {
 
 	e, err := results.LoadServerMetricsJSON(filepath.Join(dir, results.ServerMetricsJSONName))
 	require.NoError(t, err)
+	csv := string(runReadFile(t, filepath.Join(dir, results.ServerMetricsCSVName)))
+	assert.Contains(t, csv, "histogram,"+openaitest.FamilyTTFT+",seconds,8,")
 	url := ts.URL + "/metrics"
 	assert.Equal(t, []string{url}, e.Summary.EndpointsSuccessful)
 	assert.GreaterOrEqual(t, e.Summary.EndpointInfo[url].TotalFetches, 2, "baseline and final")

@@ -318,7 +318,7 @@ func printSimResult(w io.Writer, cfg sim.Config, f *sim.RunFiles) error {
 		100*s.PrefixCacheReusedRatio, s.Preemptions, 100*s.KVPeakUsage, s.Steps)
 	names := []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, sim.SummaryName}
 	if f.ServerMetrics != nil {
-		names = append(names, results.ServerMetricsJSONName)
+		names = append(names, results.ServerMetricsJSONName, results.ServerMetricsCSVName)
 	}
 	if f.TTFTBreakdown != nil {
 		names = append(names, results.TTFTBreakdownName)

@@ -1,0 +1,98 @@
+package results
+
+import "math"
+
+// CommonMetric is one vocabulary metric as one server exposes it in an
+// export, combined over the server's endpoints and label sets (summed, or
+// averaged for ratios): what lines up between runs against different
+// servers, or a server and the simulator.
+type CommonMetric struct {
+	Name   string // the common name (ServerMetricVocabulary)
+	Server string
+	Family string // the family it was read from
+	Kind   MetricKind
+	Unit   string // display unit: seconds become ms
+	// Stats: histograms count and avg (Σsum/Σcount); counters total and
+	// rate; gauges avg (summed over series, or averaged for ratios).
+	Stats StatValues
+}
+
+// CommonServerMetrics summarises the export in the common vocabulary: one
+// entry per vocabulary metric and server whose family the export has with
+// data, in vocabulary order. A server listing several families for one
+// metric (vLLM's renamed ones) contributes its first present one.
+func CommonServerMetrics(e *ServerMetricsExport) []CommonMetric {
+	var out []CommonMetric
+	for _, info := range ServerMetricVocabulary() {
+		if info.Combine == "" {
+			continue
+		}
+		done := map[string]bool{}
+		for _, src := range info.Families {
+			if done[src.Server] {
+				continue
+			}
+			m, ok := e.Metrics[src.Family]
+			if !ok || m.Type != info.Kind || len(m.Series) == 0 {
+				continue
+			}
+			cm, ok := combine(info, src, m)
+			if ok {
+				done[src.Server] = true
+				out = append(out, cm)
+			}
+		}
+	}
+	return out
+}
+
+func combine(info ServerMetricInfo, src FamilySource, m *ServerMetric) (CommonMetric, bool) {
+	cm := CommonMetric{Name: info.Name, Server: src.Server, Family: src.Family, Kind: info.Kind, Unit: info.Unit}
+	scale := 1.0
+	if info.Unit == "seconds" {
+		cm.Unit, scale = "ms", 1000
+	}
+	switch info.Kind {
+	case KindHistogram:
+		count, sum := sumStat(m, "count"), sumStat(m, "sum")
+		if count <= 0 {
+			return cm, false
+		}
+		cm.Stats = StatValues{{"count", count}, {"avg", scale * sum / count}}
+	case KindCounter:
+		cm.Stats = StatValues{{"total", sumStat(m, "total")}, {"rate", sumStat(m, "rate")}}
+	default:
+		avg := sumStat(m, "avg")
+		if info.Combine == "mean" {
+			avg /= float64(countStat(m, "avg"))
+		}
+		cm.Stats = StatValues{{"avg", avg}}
+	}
+	for _, v := range cm.Stats {
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+			return cm, false
+		}
+	}
+	return cm, true
+}
+
+// sumStat adds a statistic over a family's series (missing ones count 0).
+func sumStat(m *ServerMetric, name string) float64 {
+	var s float64
+	for i := range m.Series {
+		if v, ok := m.Series[i].Stat(name); ok {
+			s += v
+		}
+	}
+	return s
+}
+
+func countStat(m *ServerMetric, name string) int {
+	n := 0
+	for i := range m.Series {
+		if _, ok := m.Series[i].Stat(name); ok {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,42 @@
+package results
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestCommonServerMetrics(t *testing.T) {
+	g := func(avg float64) ServerSeries { return ServerSeries{EndpointURL: ep, Stats: StatValues{{"avg", avg}}} }
+	e := &ServerMetricsExport{Metrics: map[string]*ServerMetric{
+		// Two workers: running requests add up, KV usage averages.
+		"vllm:num_requests_running": {Type: KindGauge, Series: []ServerSeries{g(3), g(5)}},
+		"vllm:kv_cache_usage_perc":  {Type: KindGauge, Series: []ServerSeries{g(0.2), g(0.6)}},
+		// The renamed family is ignored once the current one is found.
+		"vllm:gpu_cache_usage_perc": {Type: KindGauge, Series: []ServerSeries{g(0.9)}},
+		"vllm:request_queue_time_seconds": {Type: KindHistogram, Series: []ServerSeries{
+			histSeries(ep, nil, 10, 0.5), histSeries("http://b/metrics", nil, 30, 1.5)}},
+		"vllm:prompt_tokens": {Type: KindCounter, Series: []ServerSeries{
+			{EndpointURL: ep, Stats: StatValues{{"total", 100}, {"rate", 10}}},
+			{EndpointURL: "http://b/metrics", Stats: StatValues{{"total", 50}, {"rate", 5}}}}},
+		"sglang:num_queue_reqs": {Type: KindGauge, Series: []ServerSeries{g(7)}},
+		// No observations: left out.
+		"vllm:request_prefill_time_seconds": {Type: KindHistogram, Series: []ServerSeries{histSeries(ep, nil, 0, 0)}},
+		// Wrong type for its vocabulary entry: left out.
+		"vllm:num_requests_waiting": {Type: KindCounter, Series: []ServerSeries{g(1)}},
+	}}
+	got := map[string]CommonMetric{}
+	var order []string
+	for _, m := range CommonServerMetrics(e) {
+		got[m.Name+"/"+m.Server] = m
+		order = append(order, m.Name+"/"+m.Server)
+	}
+	assert.Equal(t, []string{"queue_time/vllm", "requests_running/vllm", "requests_waiting/sglang",
+		"kv_cache_usage/vllm", "prompt_tokens/vllm"}, order)
+	assert.Equal(t, StatValues{{"count", 40}, {"avg", 50}}, got["queue_time/vllm"].Stats)
+	assert.Equal(t, "ms", got["queue_time/vllm"].Unit)
+	assert.Equal(t, StatValues{{"avg", 8}}, got["requests_running/vllm"].Stats)
+	assert.InDelta(t, 0.4, got["kv_cache_usage/vllm"].Stats[0].Value, 1e-12)
+	assert.Equal(t, "vllm:kv_cache_usage_perc", got["kv_cache_usage/vllm"].Family)
+	assert.Equal(t, StatValues{{"total", 150}, {"rate", 15}}, got["prompt_tokens/vllm"].Stats)
+}
