@@ -2,7 +2,6 @@ package results
 
 import (
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -85,19 +84,44 @@ type seriesData struct {
 	points           []point
 }
 
+// point is one sample: 24 bytes for counters and gauges, which a long run
+// keeps by the hundred thousand.
 type point struct {
-	t          int64
-	v          float64 // value, or histogram count
+	t int64
+	v float64    // value, or histogram count
+	h *histPoint // histograms only
+}
+
+type histPoint struct {
 	sum        float64
 	buckets    []float64 // cumulative counts, aligned with seriesData.bounds
 	boundsDiff bool      // the bucket layout changed at this point (a restart)
 }
 
+func (p point) sum() float64 {
+	if p.h == nil {
+		return 0
+	}
+	return p.h.sum
+}
+
+func (p point) buckets() []float64 {
+	if p.h == nil {
+		return nil
+	}
+	return p.h.buckets
+}
+
+func (p point) boundsDiff() bool { return p.h != nil && p.h.boundsDiff }
+
 type fetchLog struct {
 	okAt, latency []int64
 	updates       []int64 // times of fetches whose content changed
-	lastHash      uint64
 	failures      int
+	// recent holds, per family, the series of the endpoint's last scrape in
+	// its order: the next scrape usually lists the same series in the same
+	// order, found without hashing their labels.
+	recent map[string][]*seriesData
 }
 
 // NewServerMetricsCollector returns a collector for the given endpoints
@@ -119,12 +143,12 @@ func (c *ServerMetricsCollector) Add(s Scrape) {
 	fl := c.fetchLog(s.Endpoint)
 	fl.okAt = append(fl.okAt, s.AtNs)
 	fl.latency = append(fl.latency, s.LatencyNs)
-	if h := scrapeHash(s.Families); len(fl.updates) == 0 || h != fl.lastHash {
-		fl.updates = append(fl.updates, s.AtNs)
-		fl.lastHash = h
-	}
+	changed := len(fl.updates) == 0
 	for i := range s.Families {
-		c.addFamily(s.Endpoint, s.AtNs, &s.Families[i])
+		changed = c.addFamily(fl, s.Endpoint, s.AtNs, &s.Families[i]) || changed
+	}
+	if changed {
+		fl.updates = append(fl.updates, s.AtNs)
 	}
 }
 
@@ -176,9 +200,11 @@ func (c *ServerMetricsCollector) fetchLog(endpoint string) *fetchLog {
 
 func (c *ServerMetricsCollector) sortedEndpoints() []string { return c.endpoints }
 
-func (c *ServerMetricsCollector) addFamily(endpoint string, at int64, f *Family) {
+// addFamily adds a family's series; changed reports a new series or a
+// value that differs from the series' previous sample.
+func (c *ServerMetricsCollector) addFamily(fl *fetchLog, endpoint string, at int64, f *Family) (changed bool) {
 	if f.Kind != KindCounter && f.Kind != KindGauge && f.Kind != KindHistogram && f.Kind != KindUnknown {
-		return
+		return false
 	}
 	fi, ok := c.families[f.Name]
 	if !ok {
@@ -187,22 +213,40 @@ func (c *ServerMetricsCollector) addFamily(endpoint string, at int64, f *Family)
 	} else if fi.kind != f.Kind {
 		c.warnings = append(c.warnings, "server metrics: "+endpoint+": family "+f.Name+" changed type from "+
 			string(fi.kind)+" to "+string(f.Kind)+"; later samples ignored")
-		return
+		return false
 	}
+	if fl.recent == nil {
+		fl.recent = map[string][]*seriesData{}
+	}
+	recent := fl.recent[f.Name]
 	for i := range f.Series {
-		c.addSeries(endpoint, at, f, &f.Series[i])
+		s := &f.Series[i]
+		var sd *seriesData
+		if i < len(recent) && maps.Equal(recent[i].labels, s.Labels) {
+			sd = recent[i]
+		} else {
+			sd = c.lookup(endpoint, f.Name, s.Labels)
+			if i < len(recent) {
+				recent[i] = sd
+			} else {
+				recent = append(recent, sd)
+			}
+		}
+		changed = addPoint(sd, at, f.Kind, s) || changed
 	}
+	fl.recent[f.Name] = recent[:min(len(recent), len(f.Series))]
+	return changed
 }
 
-func (c *ServerMetricsCollector) addSeries(endpoint string, at int64, f *Family, s *Series) {
-	sd := c.lookup(endpoint, f.Name, s.Labels)
+// addPoint appends a sample to a series; it reports whether it differs
+// from the previous one (or is the first).
+func addPoint(sd *seriesData, at int64, kind MetricKind, s *Series) bool {
 	p := point{t: at, v: s.Value}
-	if f.Kind == KindHistogram {
-		p.v, p.sum = s.Count, s.Sum
-		p.buckets = make([]float64, len(s.Buckets))
+	if kind == KindHistogram {
+		p.v, p.h = s.Count, &histPoint{sum: s.Sum, buckets: make([]float64, len(s.Buckets))}
 		same := len(sd.bounds) == len(s.Buckets)
 		for i, b := range s.Buckets {
-			p.buckets[i] = b.Count
+			p.h.buckets[i] = b.Count
 			same = same && sd.bounds[i] == b.UpperBound
 		}
 		if !same {
@@ -211,10 +255,16 @@ func (c *ServerMetricsCollector) addSeries(endpoint string, at int64, f *Family,
 			for i, b := range s.Buckets {
 				sd.bounds[i] = b.UpperBound
 			}
-			p.boundsDiff = !first
+			p.h.boundsDiff = !first
 		}
 	}
+	changed := len(sd.points) == 0
+	if !changed {
+		last := &sd.points[len(sd.points)-1]
+		changed = last.v != p.v || last.sum() != p.sum() || p.boundsDiff() || !slices.Equal(last.buckets(), p.buckets())
+	}
 	sd.points = append(sd.points, p)
+	return changed
 }
 
 // lookup finds (or creates) a series by endpoint, family and labels without
@@ -246,15 +296,6 @@ func fnvString(h uint64, s string) uint64 {
 	return (h ^ 0xff) * fnvPrime
 }
 
-func fnvFloat(h uint64, f float64) uint64 {
-	u := math.Float64bits(f)
-	for i := 0; i < 8; i++ {
-		h = (h ^ (u & 0xff)) * fnvPrime
-		u >>= 8
-	}
-	return h
-}
-
 // labelsHash hashes a label set independently of map order.
 func labelsHash(labels map[string]string) uint64 {
 	var acc uint64
@@ -277,20 +318,4 @@ func cloneLabels(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// scrapeHash fingerprints a scrape's values, to count unique updates.
-func scrapeHash(fams []Family) uint64 {
-	h := uint64(fnvOffset)
-	for _, f := range fams {
-		h = fnvString(h, f.Name)
-		for _, s := range f.Series {
-			h ^= labelsHash(s.Labels)
-			h = fnvFloat(fnvFloat(fnvFloat(h, s.Value), s.Count), s.Sum)
-			for _, b := range s.Buckets {
-				h = fnvFloat(h, b.Count)
-			}
-		}
-	}
-	return h
 }

@@ -371,7 +371,8 @@ func deltaPoints(ps []point, w Window, zeroRef bool) (ref, last point, ok bool) 
 	case refIdx >= 0:
 		return ps[refIdx], ps[lastIdx], true
 	case zeroRef:
-		return point{t: w.StartNs - 1, buckets: make([]float64, len(ps[lastIdx].buckets))}, ps[lastIdx], true
+		zero := point{t: w.StartNs - 1, h: &histPoint{buckets: make([]float64, len(ps[lastIdx].buckets()))}}
+		return zero, ps[lastIdx], true
 	}
 	return ps[firstIdx], ps[lastIdx], true
 }
@@ -407,15 +408,16 @@ func histogramStats(sd *seriesData, w Window, zeroRef bool) (ServerSeries, strin
 	if !ok {
 		return ss, "", false
 	}
-	count, sum := last.v-ref.v, last.sum-ref.sum
+	count, sum := last.v-ref.v, last.sum()-ref.sum()
 	if count < 0 || resetBetween(sd.points, ref.t, last.t) {
 		ss.Stats = StatValues{{"count", 0}}
 		return ss, "histogram reset or bucket layout changed in the window (a server restart?): not summarised", true
 	}
-	deltas := make([]float64, len(last.buckets))
-	if len(ref.buckets) == len(last.buckets) {
+	lb, rb := last.buckets(), ref.buckets()
+	deltas := make([]float64, len(lb))
+	if len(rb) == len(lb) {
 		for i := range deltas {
-			deltas[i] = last.buckets[i] - ref.buckets[i]
+			deltas[i] = lb[i] - rb[i]
 		}
 	}
 	for i, b := range sd.bounds {
@@ -441,7 +443,7 @@ func resetBetween(ps []point, from, to int64) bool {
 		if p.t < from || p.t > to {
 			continue
 		}
-		if p.t > from && p.boundsDiff || p.v < prev {
+		if p.t > from && p.boundsDiff() || p.v < prev {
 			return true
 		}
 		prev = p.v

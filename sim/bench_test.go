@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"flag"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -15,8 +16,9 @@ const conversationTrace = "../../shared/traces/conversation_trace.jsonl"
 
 // BenchmarkReplayConversation replays the full Mooncake conversation trace
 // (12,031 requests) on 4 vllm workers behind the kv router, records
-// discarded, server metrics collected (scraped every 333 virtual ms). Goal:
-// ≥ 20,000 requests per wall second on 2 cores.
+// discarded, with server metrics collected (scraped every 333 virtual ms)
+// and without, so one run gives their cost as a ratio. Goal: ≥ 20,000
+// requests per wall second on 2 cores with metrics.
 func BenchmarkReplayConversation(b *testing.B) {
 	wl, _, err := traces.LoadMooncake(conversationTrace)
 	if err != nil {
@@ -24,15 +26,21 @@ func BenchmarkReplayConversation(b *testing.B) {
 	}
 	cfg := DefaultConfig()
 	cfg.Workers, cfg.Router.Policy, cfg.Seed = 4, "kv", 7
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		col := results.NewServerMetricsCollector(ServerMetricsEndpoints(cfg))
-		if _, err := Run(context.Background(), cfg, wl, nil, WithServerMetrics(col)); err != nil {
-			b.Fatal(err)
-		}
+	for _, metrics := range []bool{true, false} {
+		b.Run(fmt.Sprintf("metrics=%v", metrics), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				var opts []Option
+				if metrics {
+					opts = append(opts, WithServerMetrics(results.NewServerMetricsCollector(ServerMetricsEndpoints(cfg))))
+				}
+				if _, err := Run(context.Background(), cfg, wl, nil, opts...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(wl.Requests)*b.N)/b.Elapsed().Seconds(), "req/s")
+		})
 	}
-	b.ReportMetric(float64(len(wl.Requests)*b.N)/b.Elapsed().Seconds(), "req/s")
 }
 
 // BenchmarkWriteRunConversation is BenchmarkReplayConversation plus the
