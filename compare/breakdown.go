@@ -3,7 +3,6 @@ package compare
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 
 	"github.com/simbench/simbench/results"
 )
@@ -123,58 +122,23 @@ func valueOr0(p *float64) float64 {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// LoadBreakdowns reads the TTFT breakdowns stored with a run: every one
-// its server_metrics_export.json supports (simbench's or AIPerf's), best
-// source first, else the one in its ttft_breakdown.json. A file that cannot
-// be read is a warning, never an error: the breakdown is a supplement.
-func LoadBreakdowns(in *Input) ([]*results.TTFTBreakdown, []Warning) {
-	dir := in.Dir()
-	if dir == "" {
-		return nil, nil
-	}
-	var warns []Warning
-	if path := filepath.Join(dir, results.ServerMetricsJSONName); isFile(path) {
-		e, err := results.LoadServerMetricsJSON(path)
-		if err != nil {
-			warns = append(warns, warnf("%s: server metrics not read: %v", in.Name, err))
-		} else if bs := results.TTFTBreakdowns(e); len(bs) > 0 {
-			return bs, warns
-		}
-	}
-	if path := filepath.Join(dir, results.TTFTBreakdownName); isFile(path) {
-		b, err := results.LoadTTFTBreakdownJSON(path)
-		if err != nil {
-			return nil, append(warns, warnf("%s: TTFT breakdown not read: %v", in.Name, err))
-		}
-		return []*results.TTFTBreakdown{b}, warns
-	}
-	return nil, warns
-}
-
 // pickBreakdowns chooses the first source (in the reference's order, best
 // first) both runs have, else each run's best.
 func pickBreakdowns(ref, cand []*results.TTFTBreakdown) (r, c *results.TTFTBreakdown, same bool) {
-	for _, r := range ref {
-		for _, c := range cand {
-			if r.Server == c.Server {
-				return r, c, true
+	for _, a := range ref {
+		for _, b := range cand {
+			if a.Server == b.Server {
+				return a, b, true
 			}
 		}
 	}
 	return ref[0], cand[0], false
 }
 
-// addBreakdown loads both runs' breakdowns and compares them when both have
-// one, with warnings for a run without one (when the other has one),
-// different sources and stages that do not add up to TTFT.
-func (r *Report) addBreakdown(ref, cand *Input) {
-	refBs, w := LoadBreakdowns(ref)
-	r.Warnings = append(r.Warnings, w...)
-	candBs := refBs
-	if cand != ref {
-		candBs, w = LoadBreakdowns(cand)
-		r.Warnings = append(r.Warnings, w...)
-	}
+// addBreakdown compares the runs' breakdowns when both have one, with
+// warnings for a run without one (when the other has one), different
+// sources and stages that do not add up to TTFT.
+func (r *Report) addBreakdown(refBs, candBs []*results.TTFTBreakdown) {
 	switch {
 	case len(refBs) == 0 && len(candBs) == 0:
 		return

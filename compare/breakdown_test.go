@@ -79,10 +79,10 @@ func runDir(t *testing.T, name string, e *results.ServerMetricsExport) *Input {
 	return &Input{Name: name, Path: dir}
 }
 
-// breakdownReport runs addBreakdown on two inputs.
+// breakdownReport runs addServerSide on two inputs.
 func breakdownReport(ref, cand *Input) *Report {
 	r := &Report{Reference: RunInfo{Name: ref.Name}, Candidate: RunInfo{Name: cand.Name}}
-	r.addBreakdown(ref, cand)
+	r.addServerSide(ref, cand)
 	return r
 }
 

@@ -33,7 +33,7 @@ type Report struct {
 	PerRequest            *Join   // nil unless both runs have per-request records
 	RefStalls, CandStalls *Stalls // nil for a run without token gaps
 	// TTFTBreakdown compares the server-side TTFT stage means; nil unless
-	// both runs have server metrics with a breakdown (see LoadBreakdowns).
+	// both runs have server metrics with a breakdown (see LoadServerSide).
 	TTFTBreakdown *BreakdownComparison
 	// ServerMetrics compares the server metrics both runs have, by their
 	// common names; nil unless both runs have server metrics.
@@ -93,8 +93,7 @@ func build(ref, cand *Input, rd, cd *Digest, opts Options) *Report {
 	} else {
 		r.Warnings = append(r.Warnings, warnf("no per-request comparison: %s", missingRecords(r, rd, cd)))
 	}
-	r.addBreakdown(ref, cand)
-	r.addServerMetrics(ref, cand)
+	r.addServerSide(ref, cand)
 	r.Verdicts = Evaluate(r.Rows, a, opts.Thresholds)
 	return r
 }

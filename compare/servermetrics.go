@@ -17,10 +17,6 @@ type ServerMetricRow struct {
 	ErrorPct              *float64 // nil when the reference is 0 and the candidate is not
 }
 
-// SameServer reports whether both sides read the metric from the same kind
-// of server (so from the same family).
-func (r ServerMetricRow) SameServer() bool { return r.RefServer == r.CandServer }
-
 // CompareServerMetrics lines up two runs' common server metrics: for each
 // metric, the servers both runs have; when they share none, each run's
 // first (say vLLM's queue time against SGLang's). Metrics only one run has
@@ -98,39 +94,56 @@ func statUnit(m results.CommonMetric, stat string) string {
 	return m.Unit
 }
 
-// LoadServerMetrics reads the common server metrics of a run from the
-// server_metrics_export.json beside it (simbench's or AIPerf's); none
-// without one. A file that cannot be read is a warning.
-func LoadServerMetrics(in *Input) ([]results.CommonMetric, []Warning) {
-	dir := in.Dir()
-	if dir == "" {
-		return nil, nil
-	}
-	path := filepath.Join(dir, results.ServerMetricsJSONName)
-	if !isFile(path) {
-		return nil, nil
-	}
-	e, err := results.LoadServerMetricsJSON(path)
-	if err != nil {
-		return nil, []Warning{warnf("%s: server metrics not read: %v", in.Name, err)}
-	}
-	return results.CommonServerMetrics(e), nil
+// ServerSide is what a run's server-side metrics files say: its TTFT
+// breakdowns (best source first) and its metrics by common name.
+type ServerSide struct {
+	Breakdowns []*results.TTFTBreakdown
+	Metrics    []results.CommonMetric
 }
 
-// addServerMetrics compares the runs' common server metrics when both have
-// server metrics.
-func (r *Report) addServerMetrics(ref, cand *Input) {
-	a, w := LoadServerMetrics(ref)
+// LoadServerSide reads the server_metrics_export.json beside a run
+// (simbench's or AIPerf's), else its ttft_breakdown.json. A file that cannot
+// be read is a warning, never an error: server metrics are a supplement.
+func LoadServerSide(in *Input) (ServerSide, []Warning) {
+	var ss ServerSide
+	var warns []Warning
+	dir := in.Dir()
+	if dir == "" {
+		return ss, nil
+	}
+	if path := filepath.Join(dir, results.ServerMetricsJSONName); isFile(path) {
+		e, err := results.LoadServerMetricsJSON(path)
+		if err != nil {
+			warns = append(warns, warnf("%s: server metrics not read: %v", in.Name, err))
+		} else {
+			ss.Breakdowns, ss.Metrics = results.TTFTBreakdowns(e), results.CommonServerMetrics(e)
+		}
+	}
+	if path := filepath.Join(dir, results.TTFTBreakdownName); len(ss.Breakdowns) == 0 && isFile(path) {
+		b, err := results.LoadTTFTBreakdownJSON(path)
+		if err != nil {
+			warns = append(warns, warnf("%s: TTFT breakdown not read: %v", in.Name, err))
+		} else {
+			ss.Breakdowns = []*results.TTFTBreakdown{b}
+		}
+	}
+	return ss, warns
+}
+
+// addServerSide reads both runs' server-side files once and compares their
+// TTFT breakdowns and their metrics by common name.
+func (r *Report) addServerSide(ref, cand *Input) {
+	a, w := LoadServerSide(ref)
 	r.Warnings = append(r.Warnings, w...)
 	b := a
 	if cand != ref {
-		b, w = LoadServerMetrics(cand)
+		b, w = LoadServerSide(cand)
 		r.Warnings = append(r.Warnings, w...)
 	}
-	if len(a) == 0 || len(b) == 0 {
-		return
+	r.addBreakdown(a.Breakdowns, b.Breakdowns)
+	if len(a.Metrics) > 0 && len(b.Metrics) > 0 {
+		r.ServerMetrics = CompareServerMetrics(a.Metrics, b.Metrics)
 	}
-	r.ServerMetrics = CompareServerMetrics(a, b)
 }
 
 // serverMetricsTable is the section's table, for text and markdown.

@@ -43,7 +43,7 @@ func TestCompareServerMetrics(t *testing.T) {
 		{"preemptions", "total", "vllm", "vllm"},
 	}, got, "kv_cache_usage and prompt_tokens are in one run only")
 	assert.InDelta(t, 50, *rows[1].ErrorPct, 1e-12)
-	assert.False(t, rows[1].SameServer())
+	assert.NotEqual(t, rows[1].RefServer, rows[1].CandServer)
 	assert.Nil(t, rows[3].ErrorPct, "reference 0, candidate 4: undefined")
 	assert.Equal(t, 4.0, rows[3].Diff)
 }

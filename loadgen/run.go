@@ -32,10 +32,11 @@ type Config struct {
 	// late, as send lag shows) and reports how late in Report.StartLate.
 	StartAt time.Time
 	// OnProfilingStart, when set, is called once from the driver when the
-	// profiling phase of a run with a warmup phase begins, before its first
-	// send. It must return at once (a scrape of server metrics that marks
-	// the window's start, say, runs in the background).
-	OnProfilingStart func()
+	// profiling phase of a run with a warmup phase begins (every warmup
+	// request has completed), before its first send, with the run's clock
+	// (wall ns, as records' times). It must return at once (a scrape of
+	// server metrics that marks the window's start runs in the background).
+	OnProfilingStart func(atNs int64)
 }
 
 // Sink receives every finished request, warmup included, and returns its
@@ -225,7 +226,7 @@ func (r *runner) notePhase(s Send) {
 	if r.warmedUp && !r.profiling {
 		r.profiling = true
 		if r.cfg.OnProfilingStart != nil {
-			r.cfg.OnProfilingStart()
+			r.cfg.OnProfilingStart(r.now())
 		}
 	}
 }

@@ -245,7 +245,7 @@ func TestRunOnProfilingStart(t *testing.T) {
 		var calls []int64
 		var sink collect
 		_, err := Run(context.Background(), wl, Config{Endpoint: chatEndpoint(ts.URL),
-			OnProfilingStart: func() { calls = append(calls, time.Now().UnixNano()) }}, sink.add)
+			OnProfilingStart: func(at int64) { calls = append(calls, at) }}, sink.add)
 		require.NoError(t, err)
 		require.Len(t, sink.recs, 6)
 		if warmups == 0 {

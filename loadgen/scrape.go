@@ -74,6 +74,8 @@ type Scraper struct {
 	ctx     context.Context // set by Start
 	stopped bool            // set by Stop before it waits for the fetches
 
+	boundaryMissed atomic.Bool // a ScrapeAt fetch failed
+
 	afterTick func() // test hook: called after each tick's fetches are dispatched
 }
 
@@ -155,11 +157,17 @@ func (s *Scraper) Stop() int64 {
 		s.fetches.Wait()
 		// The final scrape runs even when the run's context was cancelled.
 		s.finalNs = s.scrapeAll(context.WithoutCancel(ctx))
-		if s.owned {
-			s.client.CloseIdleConnections()
-		}
+		s.Close()
 	})
 	return s.finalNs
+}
+
+// Close releases the idle connections of the scraper's own client (Stop
+// does it; a scraper used only to Probe needs it).
+func (s *Scraper) Close() {
+	if s.owned {
+		s.client.CloseIdleConnections()
+	}
 }
 
 func (s *Scraper) ticker() (<-chan time.Time, func()) {
@@ -180,7 +188,7 @@ func (s *Scraper) loop(ctx context.Context, tick <-chan time.Time, stop func()) 
 		case <-ctx.Done():
 			return
 		case <-tick:
-			s.tick(ctx, 0)
+			s.tick(ctx)
 			if s.afterTick != nil {
 				s.afterTick()
 			}
@@ -188,24 +196,36 @@ func (s *Scraper) loop(ctx context.Context, tick <-chan time.Time, stop func()) 
 	}
 }
 
-// ScrapeNow starts a scrape of every endpoint not being fetched and returns
-// at once (Stop waits for it). The scrapes are stamped with the time of the
-// call, even if their requests go out a moment later: a run calls it when
-// its profiling phase begins, so the window's reference samples are taken
-// after the warmup and not before its first profiling send. It does nothing
-// before Start or after Stop.
-func (s *Scraper) ScrapeNow() {
+// ScrapeAt starts a scrape of every endpoint, also of one whose periodic
+// fetch is still running, and returns at once (Stop waits for it). The
+// scrapes are stamped atNs (the caller's clock), even if their requests go
+// out a moment later: a run calls it when its profiling phase begins, so
+// the window's reference samples are taken after the warmup and before its
+// first profiling send. A fetch that fails leaves the reference before the
+// warmup's end: BoundaryMissed reports it. It does nothing before Start or
+// after Stop.
+func (s *Scraper) ScrapeAt(atNs int64) {
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
 	if s.ctx == nil || s.stopped {
 		return
 	}
-	s.tick(s.ctx, s.now())
+	for _, u := range s.cfg.URLs {
+		s.fetches.Add(1)
+		go func() {
+			defer s.fetches.Done()
+			if err := s.scrapeStamped(s.ctx, u, atNs); err != nil {
+				s.boundaryMissed.Store(true)
+			}
+		}()
+	}
 }
 
-// tick starts a fetch of every endpoint that is not still being fetched;
-// stamp, when not 0, is the scrapes' time instead of their send times.
-func (s *Scraper) tick(ctx context.Context, stamp int64) {
+// BoundaryMissed reports whether a ScrapeAt fetch failed.
+func (s *Scraper) BoundaryMissed() bool { return s.boundaryMissed.Load() }
+
+// tick starts a fetch of every endpoint that is not still being fetched.
+func (s *Scraper) tick(ctx context.Context) {
 	for i := range s.cfg.URLs {
 		if !s.busy[i].CompareAndSwap(false, true) {
 			continue
@@ -214,7 +234,7 @@ func (s *Scraper) tick(ctx context.Context, stamp int64) {
 		go func() {
 			defer s.fetches.Done()
 			defer s.busy[i].Store(false)
-			s.scrapeStamped(ctx, s.cfg.URLs[i], stamp)
+			s.scrape(ctx, s.cfg.URLs[i])
 		}()
 	}
 }
@@ -237,21 +257,26 @@ func (s *Scraper) scrapeAll(ctx context.Context) int64 {
 
 // scrape fetches url into the collector and returns the send time.
 func (s *Scraper) scrape(ctx context.Context, url string) int64 {
-	return s.scrapeStamped(ctx, url, 0)
+	sc, err := s.fetch(ctx, url)
+	s.record(sc, err)
+	return sc.AtNs
 }
 
-// scrapeStamped is scrape with the scrape's time set to stamp (when not 0).
-func (s *Scraper) scrapeStamped(ctx context.Context, url string, stamp int64) int64 {
+// scrapeStamped is scrape with the scrape's time set to stamp.
+func (s *Scraper) scrapeStamped(ctx context.Context, url string, stamp int64) error {
 	sc, err := s.fetch(ctx, url)
-	if stamp != 0 {
-		sc.AtNs = stamp
-	}
+	sc.AtNs = stamp
+	s.record(sc, err)
+	return err
+}
+
+// record adds a fetch to the collector, or its failure.
+func (s *Scraper) record(sc results.Scrape, err error) {
 	if err != nil {
-		s.cfg.Collector.Fail(url, sc.AtNs, err)
-		return sc.AtNs
+		s.cfg.Collector.Fail(sc.Endpoint, err)
+		return
 	}
 	s.cfg.Collector.Add(sc)
-	return sc.AtNs
 }
 
 // fetch GETs url and parses the exposition. The returned Scrape carries

@@ -511,9 +511,9 @@ func TestScraperRealTicker(t *testing.T) {
 	assert.True(t, bds[0].Additive, bds[0].Reason)
 }
 
-// TestScrapeNowStampsAndIsBounded: ScrapeNow's scrapes carry the time of the
-// call; it does nothing before Start or after Stop.
-func TestScrapeNowStampsAndIsBounded(t *testing.T) {
+// TestScrapeAtStampsAndIsBounded: ScrapeAt's scrapes carry the given time;
+// it does nothing before Start or after Stop.
+func TestScrapeAtStampsAndIsBounded(t *testing.T) {
 	var served atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		served.Add(1)
@@ -527,13 +527,14 @@ func TestScrapeNowStampsAndIsBounded(t *testing.T) {
 	s, err := NewScraper(ScraperConfig{URLs: []string{ts.URL}, Interval: time.Hour, Collector: c,
 		Now: func() int64 { return clock.Add(1) }, Ticker: never})
 	require.NoError(t, err)
-	s.ScrapeNow() // before Start: nothing
+	s.ScrapeAt(1) // before Start: nothing
 	assert.Equal(t, int64(0), served.Load())
 	s.Start(context.Background())
 	clock.Store(5000)
-	s.ScrapeNow()
+	s.ScrapeAt(5001)
 	end := s.Stop()
-	s.ScrapeNow() // after Stop: nothing
+	s.ScrapeAt(9e9) // after Stop: nothing
+	assert.False(t, s.BoundaryMissed())
 	assert.Equal(t, int64(3), served.Load(), "baseline, ScrapeNow, final")
 	e := c.Export(results.Window{StartNs: 5002, EndNs: end}, nil)
 	// The window starts after the stamp (5001): the ScrapeNow sample is the
@@ -542,4 +543,39 @@ func TestScrapeNowStampsAndIsBounded(t *testing.T) {
 	n, _ := st.Get("avg")
 	assert.Equal(t, 3.0, n)
 	assert.Equal(t, 3, c.Scrapes(ts.URL))
+}
+
+// TestScrapeAtIgnoresBusyAndReportsFailure: the profiling-start scrape goes
+// out even while a periodic fetch of the endpoint hangs, and a failed one
+// is reported.
+func TestScrapeAtIgnoresBusyAndReportsFailure(t *testing.T) {
+	t.Parallel()
+	var served atomic.Int64
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch served.Add(1) {
+		case 2: // the first tick's fetch hangs
+			entered <- struct{}{}
+			<-release
+		case 4: // the second ScrapeAt fails
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("# TYPE up gauge\nup 1\n"))
+	}))
+	defer srv.Close()
+	url := srv.URL + "/metrics"
+	ms := newManualScraper(t, &fakeClock{}, url)
+	ms.Start(context.Background())
+	ms.tickDispatched()
+	<-entered
+	ms.ScrapeAt(777)
+	require.Eventually(t, func() bool { return ms.col.Scrapes(url) == 2 }, 5*time.Second, time.Millisecond,
+		"baseline and the ScrapeAt fetch, while the tick's fetch hangs")
+	assert.False(t, ms.BoundaryMissed())
+	ms.ScrapeAt(778)
+	close(release)
+	ms.Stop()
+	assert.True(t, ms.BoundaryMissed())
+	assert.EqualValues(t, 5, served.Load(), "baseline, tick, two ScrapeAt, final")
 }

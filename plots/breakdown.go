@@ -37,8 +37,8 @@ var stagePalette = []color.RGBA{
 	{219, 219, 141, 255}, {158, 218, 229, 255},
 }
 
-// StageColor is the colour of the i-th stage.
-func StageColor(i int) color.Color { return stagePalette[i%len(stagePalette)] }
+// stageColor is the colour of the i-th stage.
+func stageColor(i int) color.Color { return stagePalette[i%len(stagePalette)] }
 
 // TTFTBreakdown draws one bar per run, stacked by stage mean (the first
 // stage at the bottom), one colour per stage with a legend, and each run's
@@ -61,7 +61,7 @@ func TTFTBreakdown(title string, stages []string, bars ...BreakdownBar) (*plot.P
 		if err != nil {
 			return nil, fmt.Errorf("plots: stage %s: %w", stages[i], err)
 		}
-		bc.Color = StageColor(i)
+		bc.Color = stageColor(i)
 		bc.LineStyle.Width = vg.Points(0.5)
 		bc.LineStyle.Color = color.White
 		if below != nil {

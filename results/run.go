@@ -20,18 +20,19 @@ func WriteProfileFiles(dir string, p *Profile) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeFileWith(filepath.Join(dir, ProfileJSONName), p, WriteProfileJSON); err != nil {
+	if err := writeFile(filepath.Join(dir, ProfileJSONName), func(w io.Writer) error { return WriteProfileJSON(w, p) }); err != nil {
 		return err
 	}
-	return writeFileWith(filepath.Join(dir, ProfileCSVName), p, WriteProfileCSV)
+	return writeFile(filepath.Join(dir, ProfileCSVName), func(w io.Writer) error { return WriteProfileCSV(w, p) })
 }
 
-func writeFileWith(path string, p *Profile, write func(io.Writer, *Profile) error) error {
+// writeFile creates path and fills it with write.
+func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := write(f, p); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -70,6 +70,9 @@ type ServerMetricsCollector struct {
 	order     []*seriesData            // in first-seen order
 	fetches   map[string]*fetchLog
 	warnings  []string
+	// typeWarned marks the endpoint/family pairs already warned about a
+	// type that differs from the family's first one.
+	typeWarned map[string]bool
 }
 
 type familyInfo struct {
@@ -92,9 +95,12 @@ type point struct {
 	h *histPoint // histograms only
 }
 
+// histPoint is a histogram sample. Consecutive equal samples share one
+// histPoint, so an idle histogram costs 24 bytes a scrape.
 type histPoint struct {
 	sum        float64
-	buckets    []float64 // cumulative counts, aligned with seriesData.bounds
+	buckets    []float64 // cumulative counts, aligned with bounds
+	bounds     []float64 // the layout at this sample (shared while it holds)
 	boundsDiff bool      // the bucket layout changed at this point (a restart)
 }
 
@@ -110,6 +116,13 @@ func (p point) buckets() []float64 {
 		return nil
 	}
 	return p.h.buckets
+}
+
+func (p point) bounds() []float64 {
+	if p.h == nil {
+		return nil
+	}
+	return p.h.bounds
 }
 
 func (p point) boundsDiff() bool { return p.h != nil && p.h.boundsDiff }
@@ -128,7 +141,7 @@ type fetchLog struct {
 // (listed in the export's summary even when they never answer).
 func NewServerMetricsCollector(endpoints []string) *ServerMetricsCollector {
 	c := &ServerMetricsCollector{families: map[string]*familyInfo{}, series: map[uint64][]*seriesData{},
-		fetches: map[string]*fetchLog{}}
+		fetches: map[string]*fetchLog{}, typeWarned: map[string]bool{}}
 	for _, e := range endpoints {
 		c.endpoints = append(c.endpoints, e)
 		c.fetches[e] = &fetchLog{}
@@ -154,7 +167,7 @@ func (c *ServerMetricsCollector) Add(s Scrape) {
 
 // Fail records a failed scrape: a gap in the series and a warning, never an
 // error of the run.
-func (c *ServerMetricsCollector) Fail(endpoint string, atNs int64, err error) {
+func (c *ServerMetricsCollector) Fail(endpoint string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	fl := c.fetchLog(endpoint)
@@ -170,7 +183,7 @@ func (c *ServerMetricsCollector) Warnings() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := slices.Clone(c.warnings)
-	for _, e := range c.sortedEndpoints() {
+	for _, e := range c.endpoints {
 		if n := c.fetches[e].failures; n > 3 {
 			out = append(out, "server metrics: "+e+": "+strconv.Itoa(n)+" scrapes failed in all")
 		}
@@ -198,8 +211,6 @@ func (c *ServerMetricsCollector) fetchLog(endpoint string) *fetchLog {
 	return fl
 }
 
-func (c *ServerMetricsCollector) sortedEndpoints() []string { return c.endpoints }
-
 // addFamily adds a family's series; changed reports a new series or a
 // value that differs from the series' previous sample.
 func (c *ServerMetricsCollector) addFamily(fl *fetchLog, endpoint string, at int64, f *Family) (changed bool) {
@@ -211,8 +222,11 @@ func (c *ServerMetricsCollector) addFamily(fl *fetchLog, endpoint string, at int
 		fi = &familyInfo{kind: f.Kind, help: f.Help}
 		c.families[f.Name] = fi
 	} else if fi.kind != f.Kind {
-		c.warnings = append(c.warnings, "server metrics: "+endpoint+": family "+f.Name+" changed type from "+
-			string(fi.kind)+" to "+string(f.Kind)+"; later samples ignored")
+		if key := endpoint + "\x00" + f.Name; !c.typeWarned[key] {
+			c.typeWarned[key] = true
+			c.warnings = append(c.warnings, "server metrics: "+endpoint+": family "+f.Name+" is a "+string(f.Kind)+
+				", first seen as a "+string(fi.kind)+"; its samples are ignored")
+		}
 		return false
 	}
 	if fl.recent == nil {
@@ -242,29 +256,43 @@ func (c *ServerMetricsCollector) addFamily(fl *fetchLog, endpoint string, at int
 // from the previous one (or is the first).
 func addPoint(sd *seriesData, at int64, kind MetricKind, s *Series) bool {
 	p := point{t: at, v: s.Value}
+	var last *point
+	if n := len(sd.points); n > 0 {
+		last = &sd.points[n-1]
+	}
 	if kind == KindHistogram {
-		p.v, p.h = s.Count, &histPoint{sum: s.Sum, buckets: make([]float64, len(s.Buckets))}
-		same := len(sd.bounds) == len(s.Buckets)
-		for i, b := range s.Buckets {
-			p.h.buckets[i] = b.Count
-			same = same && sd.bounds[i] == b.UpperBound
-		}
-		if !same {
-			first := sd.bounds == nil
-			sd.bounds = make([]float64, len(s.Buckets))
-			for i, b := range s.Buckets {
-				sd.bounds[i] = b.UpperBound
-			}
-			p.h.boundsDiff = !first
+		p.v, p.h = s.Count, histSample(sd, s)
+		if last != nil && last.h != nil && last.v == p.v && sameHist(last.h, p.h) {
+			p.h = last.h // unchanged: share the previous sample
 		}
 	}
-	changed := len(sd.points) == 0
-	if !changed {
-		last := &sd.points[len(sd.points)-1]
-		changed = last.v != p.v || last.sum() != p.sum() || p.boundsDiff() || !slices.Equal(last.buckets(), p.buckets())
-	}
+	changed := last == nil || last.v != p.v || last.sum() != p.sum() || p.h != last.h
 	sd.points = append(sd.points, p)
 	return changed
+}
+
+// histSample copies a histogram's sum and buckets, and notes a change of
+// bucket layout (a restart) against the series' current one.
+func histSample(sd *seriesData, s *Series) *histPoint {
+	h := &histPoint{sum: s.Sum, buckets: make([]float64, len(s.Buckets))}
+	same := len(sd.bounds) == len(s.Buckets)
+	for i, b := range s.Buckets {
+		h.buckets[i] = b.Count
+		same = same && sd.bounds[i] == b.UpperBound
+	}
+	if !same {
+		h.boundsDiff = sd.bounds != nil
+		sd.bounds = make([]float64, len(s.Buckets))
+		for i, b := range s.Buckets {
+			sd.bounds[i] = b.UpperBound
+		}
+	}
+	h.bounds = sd.bounds
+	return h
+}
+
+func sameHist(a, b *histPoint) bool {
+	return a.sum == b.sum && !b.boundsDiff && slices.Equal(a.buckets, b.buckets)
 }
 
 // lookup finds (or creates) a series by endpoint, family and labels without

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 )
@@ -193,6 +194,29 @@ func WriteServerMetricsJSON(w io.Writer, e *ServerMetricsExport) error {
 	return err
 }
 
+// WriteServerMetricsFiles writes server_metrics_export.json and .csv into
+// dir and, when the export breaks TTFT down, ttft_breakdown.json with its
+// best breakdown, which it returns (nil when there is none).
+func WriteServerMetricsFiles(dir string, e *ServerMetricsExport) (*TTFTBreakdown, error) {
+	if err := writeFile(filepath.Join(dir, ServerMetricsJSONName), func(w io.Writer) error {
+		return WriteServerMetricsJSON(w, e)
+	}); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(dir, ServerMetricsCSVName), func(w io.Writer) error {
+		return WriteServerMetricsCSV(w, e)
+	}); err != nil {
+		return nil, err
+	}
+	bs := TTFTBreakdowns(e)
+	if len(bs) == 0 {
+		return nil, nil
+	}
+	return bs[0], writeFile(filepath.Join(dir, TTFTBreakdownName), func(w io.Writer) error {
+		return WriteTTFTBreakdownJSON(w, bs[0])
+	})
+}
+
 // ReadServerMetricsJSON reads a server_metrics_export.json, simbench's or
 // AIPerf's.
 func ReadServerMetricsJSON(r io.Reader) (*ServerMetricsExport, error) {
@@ -249,7 +273,7 @@ func (c *ServerMetricsCollector) Export(w Window, inputConfig any) *ServerMetric
 		}
 		m := e.Metrics[sd.family]
 		if m == nil {
-			m = &ServerMetric{Type: fi.kind, Description: fi.help, Unit: InferUnit(sd.family)}
+			m = &ServerMetric{Type: fi.kind, Description: fi.help, Unit: familyUnit(sd.family, fi.kind)}
 			e.Metrics[sd.family] = m
 		}
 		m.Series = append(m.Series, ss)
@@ -420,7 +444,8 @@ func histogramStats(sd *seriesData, w Window, zeroRef bool) (ServerSeries, strin
 			deltas[i] = lb[i] - rb[i]
 		}
 	}
-	for i, b := range sd.bounds {
+	bounds := last.bounds()
+	for i, b := range bounds {
 		ss.Buckets = append(ss.Buckets, StatValue{boundKey(b), deltas[i]})
 	}
 	if count == 0 {
@@ -432,7 +457,7 @@ func histogramStats(sd *seriesData, w Window, zeroRef bool) (ServerSeries, strin
 		{"count_rate", safeDiv(count, secs)}, {"sum_rate", safeDiv(sum, secs)}}
 	for _, p := range Percentiles {
 		ss.Stats = append(ss.Stats, StatValue{percentileName(p) + "_estimate",
-			HistogramQuantile(p/100, sd.bounds, deltas, count)})
+			HistogramQuantile(p/100, bounds, deltas, count)})
 	}
 	return ss, "", true
 }

@@ -115,10 +115,10 @@ func TestScrapeFailureIsAGapAndAWarning(t *testing.T) {
 	c := NewServerMetricsCollector([]string{ep, "http://other:9/metrics"})
 	fam := func(v float64) Family { return Family{Name: "g", Kind: KindGauge, Series: []Series{{Value: v}}} }
 	c.Add(scrapeAt(0, fam(1)))
-	c.Fail(ep, 1e9, errors.New("HTTP 500"))
+	c.Fail(ep, errors.New("HTTP 500"))
 	c.Add(scrapeAt(2e9, fam(3)))
 	for i := 0; i < 5; i++ {
-		c.Fail("http://other:9/metrics", int64(i), errors.New("connection refused"))
+		c.Fail("http://other:9/metrics", errors.New("connection refused"))
 	}
 	e := c.Export(Window{StartNs: 0, EndNs: 3e9}, nil)
 	avg, _ := e.Metrics["g"].Series[0].Stat("avg")
@@ -341,4 +341,39 @@ func TestReadAIPerfServerMetricsShapes(t *testing.T) {
 
 	_, err = ReadServerMetricsJSON(strings.NewReader(`{"schema_version": "1.0"}`))
 	assert.ErrorContains(t, err, "not a server metrics export")
+}
+
+// TestExportEdgeCases: counter units despite the stripped _total, a
+// histogram layout change after the window, a type conflict warned once,
+// and an idle histogram sharing its samples.
+func TestExportEdgeCases(t *testing.T) {
+	c := NewServerMetricsCollector([]string{ep})
+	preempt := Family{Name: "vllm:num_preemptions", Kind: KindCounter, Series: []Series{{Value: 1}}}
+	h := func(count float64, bounds ...float64) Family {
+		s := Series{Count: count, Sum: count}
+		for _, b := range bounds {
+			s.Buckets = append(s.Buckets, Bucket{UpperBound: b, Count: count})
+		}
+		return Family{Name: "x_seconds", Kind: KindHistogram, Series: []Series{s}}
+	}
+	asGauge := Family{Name: "x_seconds", Kind: KindGauge, Series: []Series{{Value: 1}}}
+	inf := math.Inf(1)
+	c.Add(scrapeAt(0, preempt, h(1, 1, inf)))
+	c.Add(scrapeAt(1e9, preempt, h(3, 1, inf), asGauge))
+	c.Add(scrapeAt(2e9, preempt, h(3, 1, inf), asGauge))
+	c.Add(scrapeAt(5e9, preempt, h(9, 0.5, 1, inf))) // a restart with a new layout, after the window
+	e := c.Export(Window{StartNs: 1, EndNs: 3e9}, nil)
+	assert.Equal(t, "count", e.Metrics["vllm:num_preemptions"].Unit)
+	s := e.Metrics["x_seconds"].Series[0]
+	assert.Equal(t, StatValues{{"1", 2}, {"+Inf", 2}}, s.Buckets, "the window's layout")
+	n := 0
+	for _, w := range c.Warnings() {
+		if strings.Contains(w, "x_seconds is a gauge") {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "one warning for the conflicting type")
+	pts := c.order[1].points
+	assert.Same(t, pts[1].h, pts[2].h, "an unchanged histogram sample is shared")
+	assert.Equal(t, 3, e.Summary.EndpointInfo[ep].UniqueUpdates, "the third scrape changed nothing")
 }

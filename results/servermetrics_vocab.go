@@ -185,6 +185,17 @@ var unitSuffixes = []struct{ suffix, unit string }{
 	{"_reqs", "requests"}, {"_gb_s", "gb/s"}, {"_ms", "milliseconds"}, {"_ns", "nanoseconds"},
 }
 
+// familyUnit is the unit of a family as exported: counters are keyed
+// without their _total suffix, which the suffix table still expects.
+func familyUnit(name string, kind MetricKind) string {
+	if kind == KindCounter {
+		if u := InferUnit(name + "_total"); u != "" {
+			return u
+		}
+	}
+	return InferUnit(name)
+}
+
 // InferUnit infers a family's unit from its name suffix, as AIPerf does;
 // "" when none applies.
 func InferUnit(family string) string {

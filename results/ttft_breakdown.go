@@ -95,8 +95,8 @@ func familyTotal(e *ServerMetricsExport, family string) (sumCount, bool) {
 
 func breakdownFrom(e *ServerMetricsExport, src BreakdownSource) *TTFTBreakdown {
 	ttft, ok := familyTotal(e, src.TTFTFamily)
-	if !ok || ttft.count <= 0 {
-		return nil
+	if !ok || ttft.count <= 0 || ttft.sum <= 0 || !finite(ttft.sum) {
+		return nil // nothing observed, or no time to break down
 	}
 	b := &TTFTBreakdown{Server: src.Server, TTFTFamily: src.TTFTFamily, TTFTMeanMs: ttft.meanMs(), TTFTCount: ttft.count}
 	stages, counts := stageTotals(e, src)

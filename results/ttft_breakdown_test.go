@@ -126,3 +126,8 @@ func TestTTFTBreakdownText(t *testing.T) {
 	assert.Contains(t, out, "25.000")
 	assert.Contains(t, out, "warning: not additive: stage means add up to 75.000 ms but the TTFT mean is 100.000 ms")
 }
+
+func TestTTFTBreakdownNeedsTime(t *testing.T) {
+	e := dynamoExport(4, 0, histSeries(ep, stageLabels("backend", "aggregated"), 4, 0))
+	assert.Empty(t, TTFTBreakdowns(e), "zero TTFT: no shares to give")
+}

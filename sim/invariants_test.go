@@ -234,7 +234,7 @@ func TestDeterministic(t *testing.T) {
 		require.NoError(t, err)
 	}
 	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, SummaryName,
-		results.ServerMetricsJSONName, results.TTFTBreakdownName} {
+		results.ServerMetricsJSONName, results.ServerMetricsCSVName, results.TTFTBreakdownName} {
 		one, err := os.ReadFile(filepath.Join(dir, "one", name))
 		require.NoError(t, err)
 		two, err := os.ReadFile(filepath.Join(dir, "two", name))

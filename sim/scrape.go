@@ -26,7 +26,7 @@ import (
 // Inter-token latency histograms are not exposed: they would cost an
 // observation per token.
 //
-// Scrapes: a full one (every family) at time 0 before any request, one at
+// Scrapes: a full one (every family) 1 ns before time 0, before any request, one at
 // the start of the profiling phase when a warmup phase precedes it, and
 // one after the last event; in between, every interval, the gauges only.
 // Counter and histogram statistics are deltas between the window's edge

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -277,4 +278,46 @@ func TestServerMetricsConfig(t *testing.T) {
 	require.ErrorContains(t, err, `unknown key "server_metrics.interval"`)
 	cfg.ServerMetrics.IntervalMs = 0
 	require.ErrorContains(t, cfg.Validate(), "server_metrics.interval_ms")
+}
+
+// TestIntervalGaugesFollowTheRequests checks the gauge samples against
+// what the records say: two requests on one worker, apart in time, with no
+// overheads, so a request is in flight (and running) from its send to its
+// last token; the interval (7 ms) never falls on an event.
+func TestIntervalGaugesFollowTheRequests(t *testing.T) {
+	cfg := metricsCfg("vllm", 1)
+	cfg.Frontend = FrontendConfig{}
+	cfg.ServerMetrics.IntervalMs = 7
+	wl := &traces.Workload{BlockSize: 16, Requests: []traces.Request{
+		{Row: 0, HasTimestamp: true, TimestampMs: 0, InputLength: 200, OutputLength: 30},
+		{Row: 1, HasTimestamp: true, TimestampMs: 400, InputLength: 300, OutputLength: 20},
+	}}
+	recs, sum, _, e := runMetrics(t, cfg, wl)
+	require.Len(t, recs, 2)
+	win := ServerMetricsWindow(sum)
+	interval := msToNs(cfg.ServerMetrics.IntervalMs)
+	var want []float64
+	for k := int64(1); Epoch+k*interval < win.EndNs; k++ {
+		at := Epoch + k*interval
+		n := 0.0
+		for _, r := range recs {
+			if r.StartNs <= at && at < r.EndNs {
+				n++
+			}
+		}
+		want = append(want, n)
+	}
+	want = append(want, 0) // the final scrape, after the last token
+	sw, ok := results.Summarize(slices.Clone(want))
+	require.True(t, ok)
+	for _, fam := range []string{"dynamo_frontend_inflight_requests", "vllm:num_requests_running"} {
+		m := e.Metrics[fam]
+		require.NotNil(t, m, fam)
+		avg, _ := m.Series[0].Stat("avg")
+		max, _ := m.Series[0].Stat("max")
+		assert.InDelta(t, sw.Avg, avg, 1e-12, fam)
+		assert.Equal(t, 1.0, max, fam)
+	}
+	waiting, _ := e.Metrics["vllm:num_requests_waiting"].Series[0].Stat("max")
+	assert.Equal(t, 0.0, waiting, "one request at a time never waits")
 }

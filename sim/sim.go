@@ -167,7 +167,7 @@ func (s *simulator) push(t int64, kind eventKind, arg int32) { s.events.push(t, 
 // allow, then a new step on every idle worker that has work.
 func (s *simulator) loop(ctx context.Context) error {
 	if s.metrics != nil {
-		s.metrics.scrapeFull(0) // the baseline, before any request
+		s.metrics.scrapeFull(-1) // the baseline, before any request (and before a send at 0)
 	}
 	s.dispatch()
 	s.kick()

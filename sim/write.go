@@ -1,14 +1,12 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -77,37 +75,14 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 }
 
 // writeServerMetrics writes server_metrics_export.json and .csv over the
-// profiling window, with the profile's input_config, and the Dynamo TTFT breakdown.
+// profiling window, with the profile's input_config, and the Dynamo TTFT
+// breakdown.
 func writeServerMetrics(f *RunFiles, col *results.ServerMetricsCollector, meta results.RunMeta) error {
 	e := col.Export(ServerMetricsWindow(f.Summary), meta.InputConfig)
 	e.BenchmarkID = meta.BenchmarkID
-	if err := writeFile(filepath.Join(f.Dir, results.ServerMetricsJSONName), func(w io.Writer) error {
-		return results.WriteServerMetricsJSON(w, e)
-	}); err != nil {
-		return err
-	}
-	if err := writeFile(filepath.Join(f.Dir, results.ServerMetricsCSVName), func(w io.Writer) error {
-		return results.WriteServerMetricsCSV(w, e)
-	}); err != nil {
-		return err
-	}
-	f.ServerMetrics = e
-	bs := results.TTFTBreakdowns(e)
-	if len(bs) == 0 {
-		return nil
-	}
-	f.TTFTBreakdown = bs[0]
-	return writeFile(filepath.Join(f.Dir, results.TTFTBreakdownName), func(w io.Writer) error {
-		return results.WriteTTFTBreakdownJSON(w, bs[0])
-	})
-}
-
-func writeFile(path string, write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	b, err := results.WriteServerMetricsFiles(f.Dir, e)
+	f.ServerMetrics, f.TTFTBreakdown = e, b
+	return err
 }
 
 // recordWriter adds records to a RunWriter on a goroutine of its own, in

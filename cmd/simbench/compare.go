@@ -36,7 +36,9 @@ func compareCommand() *cli.Command {
 			"When both run directories hold server metrics (server_metrics_export.json, simbench's or\n" +
 			"AIPerf's, else ttft_breakdown.json) it lines up the server-side TTFT breakdowns: the mean of\n" +
 			"each stage on both sides, its error % and its share of the TTFT gap, and with --plots a\n" +
-			"stacked bar chart of the stage means (ttft_breakdown.png).\n\n" +
+			"stacked bar chart of the stage means (ttft_breakdown.png), then the server metrics both\n" +
+			"runs have by common name (queue/prefill/decode time, running and waiting requests, KV-cache\n" +
+			"usage, prefix-cache hits, tokens; vLLM, SGLang, Dynamo and llama.cpp families).\n\n" +
 			"--fail-above time_to_first_token.avg=10% fails (exit code 3) when |error| exceeds 10 %;\n" +
 			"--gate adds a default set (TTFT and ITL avg 10 %/p99 20 %, request latency avg and output\n" +
 			"throughput 10 %). A gated statistic missing from either side is an error (exit code 1).\n\n" +

@@ -216,10 +216,7 @@ func execute(ctx context.Context, c *cli.Context, wl *traces.Workload, cfg loadg
 	if runErr != nil {
 		return nil, runErr
 	}
-	bd, smErr := sm.finish(dir, rep.StartNs, ic)
-	if err == nil {
-		err = smErr
-	}
+	bd := sm.finish(dir, rep.StartNs, ic)
 	return &runResult{rep: rep, profile: p, breakdown: bd}, err
 }
 

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/simbench/simbench/loadgen"
@@ -44,9 +41,6 @@ type serverMetrics struct {
 	errw      io.Writer
 	firstNs   atomic.Int64 // earliest send of a non-warmup request; 0 = none
 	endNs     int64        // the final scrape
-
-	mu         sync.Mutex
-	warmupEnds []int64 // when each warmup request ended
 }
 
 // newServerMetrics reads the flags and finds the endpoints to scrape:
@@ -100,6 +94,7 @@ func probeMetricsURL(ctx context.Context, cfg loadgen.ScraperConfig, url string)
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	return s.Probe(ctx, url)
 }
 
@@ -114,9 +109,9 @@ func (sm *serverMetrics) start(ctx context.Context) {
 
 // profilingStart scrapes at the start of the profiling phase (after a
 // warmup phase), so the window's reference samples exclude the warmup.
-func (sm *serverMetrics) profilingStart() {
+func (sm *serverMetrics) profilingStart(atNs int64) {
 	if sm != nil {
-		sm.scraper.ScrapeNow()
+		sm.scraper.ScrapeAt(atNs)
 	}
 }
 
@@ -137,11 +132,6 @@ func (sm *serverMetrics) sink(next loadgen.Sink) loadgen.Sink {
 		if !r.Warmup && r.StartNs > 0 {
 			sm.noteSend(r.StartNs)
 		}
-		if r.Warmup {
-			sm.mu.Lock()
-			sm.warmupEnds = append(sm.warmupEnds, r.EndNs)
-			sm.mu.Unlock()
-		}
 		return next(r)
 	}
 }
@@ -156,60 +146,35 @@ func (sm *serverMetrics) noteSend(ns int64) {
 }
 
 // finish writes DIR/server_metrics_export.json and .csv over the profiling
-// window (from the first non-warmup send, else runStartNs, to the final scrape)
-// and, when the server breaks TTFT down, DIR/ttft_breakdown.json; it
-// returns that breakdown (nil when none). Scrape warnings go to stderr.
-func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) (*results.TTFTBreakdown, error) {
+// window (from the first non-warmup send, else runStartNs, to the final
+// scrape) and, when the server breaks TTFT down, DIR/ttft_breakdown.json;
+// it returns that breakdown (nil when none). Scrape warnings, and a failure
+// to write these files, go to stderr: they are a supplement to the run's
+// results and never fail it.
+func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) *results.TTFTBreakdown {
 	if sm == nil {
-		return nil, nil
+		return nil
 	}
 	if !sm.scraped() {
 		sm.warn(sm.collector.Warnings())
 		fmt.Fprintf(sm.errw, "server metrics: no endpoint was scraped successfully; %s not written\n", results.ServerMetricsJSONName)
-		return nil, nil
+		return nil
 	}
 	w := results.Window{StartNs: sm.firstNs.Load(), EndNs: sm.endNs}
 	if w.StartNs == 0 || w.StartNs > w.EndNs {
 		w.StartNs = min(runStartNs, w.EndNs)
 	}
 	e := sm.collector.Export(w, inputConfig)
-	if n := sm.warmupOverlap(w.StartNs); n > 0 {
-		e.Simbench.Warnings = append(e.Simbench.Warnings, fmt.Sprintf("%d warmup request(s) were still in flight when "+
-			"the profiling window started: server-side counts and means include them", n))
+	if sm.scraper.BoundaryMissed() {
+		e.Simbench.Warnings = append(e.Simbench.Warnings, "the scrape at the start of the profiling phase failed: "+
+			"server-side counters and histograms may include warmup requests")
 	}
 	sm.warn(append(sm.collector.Warnings(), e.Simbench.Warnings...))
-	if err := writeRunFile(filepath.Join(dir, results.ServerMetricsJSONName), func(f io.Writer) error {
-		return results.WriteServerMetricsJSON(f, e)
-	}); err != nil {
-		return nil, err
+	b, err := results.WriteServerMetricsFiles(dir, e)
+	if err != nil {
+		fmt.Fprintf(sm.errw, "warning: server metrics: %v\n", err)
 	}
-	if err := writeRunFile(filepath.Join(dir, results.ServerMetricsCSVName), func(f io.Writer) error {
-		return results.WriteServerMetricsCSV(f, e)
-	}); err != nil {
-		return nil, err
-	}
-	bds := results.TTFTBreakdowns(e)
-	if len(bds) == 0 {
-		return nil, nil
-	}
-	return bds[0], writeRunFile(filepath.Join(dir, results.TTFTBreakdownName), func(f io.Writer) error {
-		return results.WriteTTFTBreakdownJSON(f, bds[0])
-	})
-}
-
-// warmupOverlap counts the warmup requests that ended after start: the
-// server observed them inside the window (warmup and profiling overlap in
-// one schedule; AIPerf runs warmup as a phase of its own).
-func (sm *serverMetrics) warmupOverlap(start int64) int {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	n := 0
-	for _, end := range sm.warmupEnds {
-		if end > start {
-			n++
-		}
-	}
-	return n
+	return b
 }
 
 func (sm *serverMetrics) scraped() bool {
@@ -241,17 +206,4 @@ func printRunBreakdown(w io.Writer, b *results.TTFTBreakdown) error {
 		return err
 	}
 	return b.WriteText(w)
-}
-
-// writeRunFile creates path and writes it with write.
-func writeRunFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
 }
