@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 )
 
 // gapTolerance is how small the TTFT gap (candidate − reference TTFT mean)
@@ -16,7 +16,7 @@ const gapTolerance = 1e-3
 // stage by stage: where the time to first token went on each side, and
 // which stages explain the gap between them.
 type BreakdownComparison struct {
-	Reference, Candidate *results.TTFTBreakdown
+	Reference, Candidate *servermetrics.TTFTBreakdown
 	// SameSource is false when the runs share no breakdown source (say
 	// Dynamo's stages against vLLM's): their stage names may not line up.
 	SameSource bool
@@ -47,13 +47,13 @@ type BreakdownRow struct {
 }
 
 // BreakdownStageName names a stage as "stage/phase", or "stage" without a
-// phase (results.BreakdownStage.Key).
+// phase (servermetrics.BreakdownStage.Key).
 func BreakdownStageName(stage, phase string) string {
-	return results.BreakdownStage{Stage: stage, Phase: phase}.Key()
+	return servermetrics.BreakdownStage{Stage: stage, Phase: phase}.Key()
 }
 
 // CompareBreakdowns lines up two breakdowns.
-func CompareBreakdowns(ref, cand *results.TTFTBreakdown, sameSource bool) *BreakdownComparison {
+func CompareBreakdowns(ref, cand *servermetrics.TTFTBreakdown, sameSource bool) *BreakdownComparison {
 	bc := &BreakdownComparison{Reference: ref, Candidate: cand, SameSource: sameSource}
 	gap := cand.TTFTMeanMs - ref.TTFTMeanMs
 	if math.Abs(gap) <= gapTolerance*math.Abs(ref.TTFTMeanMs) || !finite(gap) {
@@ -83,7 +83,7 @@ func breakdownRow(stage, phase string, ref, cand *float64, gap float64) Breakdow
 }
 
 // stageMeans indexes a breakdown's finite stage means by stage key.
-func stageMeans(b *results.TTFTBreakdown) map[string]*float64 {
+func stageMeans(b *servermetrics.TTFTBreakdown) map[string]*float64 {
 	out := map[string]*float64{}
 	for _, st := range b.Stages {
 		if finite(st.MeanMs) {
@@ -94,10 +94,10 @@ func stageMeans(b *results.TTFTBreakdown) map[string]*float64 {
 }
 
 // unionStages lists a's stages, then b's that a lacks.
-func unionStages(a, b []results.BreakdownStage) []results.BreakdownStage {
+func unionStages(a, b []servermetrics.BreakdownStage) []servermetrics.BreakdownStage {
 	seen := map[string]bool{}
-	var out []results.BreakdownStage
-	for _, st := range append(append([]results.BreakdownStage(nil), a...), b...) {
+	var out []servermetrics.BreakdownStage
+	for _, st := range append(append([]servermetrics.BreakdownStage(nil), a...), b...) {
 		if !seen[st.Key()] {
 			seen[st.Key()] = true
 			out = append(out, st)
@@ -124,7 +124,7 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // pickBreakdowns chooses the first source (in the reference's order, best
 // first) both runs have, else each run's best.
-func pickBreakdowns(ref, cand []*results.TTFTBreakdown) (r, c *results.TTFTBreakdown, same bool) {
+func pickBreakdowns(ref, cand []*servermetrics.TTFTBreakdown) (r, c *servermetrics.TTFTBreakdown, same bool) {
 	for _, a := range ref {
 		for _, b := range cand {
 			if a.Server == b.Server {
@@ -138,7 +138,7 @@ func pickBreakdowns(ref, cand []*results.TTFTBreakdown) (r, c *results.TTFTBreak
 // addBreakdown compares the runs' breakdowns when both have one, with
 // warnings for a run without one (when the other has one), different
 // sources and stages that do not add up to TTFT.
-func (r *Report) addBreakdown(refBs, candBs []*results.TTFTBreakdown) {
+func (r *Report) addBreakdown(refBs, candBs []*servermetrics.TTFTBreakdown) {
 	switch {
 	case len(refBs) == 0 && len(candBs) == 0:
 		return
@@ -148,7 +148,7 @@ func (r *Report) addBreakdown(refBs, candBs []*results.TTFTBreakdown) {
 			has, lacks = r.Reference, r.Candidate
 		}
 		r.Warnings = append(r.Warnings, warnf("TTFT breakdown not compared: %s has server-side TTFT stages, %s none (no %s or %s beside it)",
-			has.Name, lacks.Name, results.ServerMetricsJSONName, results.TTFTBreakdownName))
+			has.Name, lacks.Name, servermetrics.JSONName, servermetrics.TTFTBreakdownName))
 		return
 	}
 	a, b, same := pickBreakdowns(refBs, candBs)
@@ -159,7 +159,7 @@ func (r *Report) addBreakdown(refBs, candBs []*results.TTFTBreakdown) {
 	}
 	for _, side := range []struct {
 		name string
-		b    *results.TTFTBreakdown
+		b    *servermetrics.TTFTBreakdown
 	}{{r.Reference.Name, a}, {r.Candidate.Name, b}} {
 		if !side.b.Additive {
 			r.Warnings = append(r.Warnings, warnf("TTFT breakdown of %s is not additive: %s", side.name, side.b.Reason))
@@ -168,14 +168,14 @@ func (r *Report) addBreakdown(refBs, candBs []*results.TTFTBreakdown) {
 }
 
 // breakdownSource describes where a side's breakdown comes from.
-func breakdownSource(b *results.TTFTBreakdown) string {
+func breakdownSource(b *servermetrics.TTFTBreakdown) string {
 	return fmt.Sprintf("%s, %s requests", b.Server, fmtValue("count", b.TTFTCount))
 }
 
 // additivityNote says whether a side's stage means add up to its TTFT mean.
-func additivityNote(b *results.TTFTBreakdown) string {
+func additivityNote(b *servermetrics.TTFTBreakdown) string {
 	if b.Additive {
-		return fmt.Sprintf("additive (stage means add up to the TTFT mean within %g%%)", 100*results.AdditivityTolerance)
+		return fmt.Sprintf("additive (stage means add up to the TTFT mean within %g%%)", 100*servermetrics.AdditivityTolerance)
 	}
 	return "not additive: " + b.Reason
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,17 +27,17 @@ type stage struct {
 }
 
 // hist is a histogram series with only count and sum (seconds).
-func hist(labels map[string]string, count, meanMs float64) results.ServerSeries {
-	return results.ServerSeries{EndpointURL: endpoint, Labels: labels,
-		Stats: results.StatValues{{Name: "count", Value: count}, {Name: "sum", Value: count * meanMs / 1000}}}
+func hist(labels map[string]string, count, meanMs float64) servermetrics.SeriesStats {
+	return servermetrics.SeriesStats{EndpointURL: endpoint, Labels: labels,
+		Stats: servermetrics.StatValues{{Name: "count", Value: count}, {Name: "sum", Value: count * meanMs / 1000}}}
 }
 
 // dynamo is an export of Dynamo's TTFT and stage histograms over n
 // requests.
-func dynamo(n, ttftMs float64, stages ...stage) *results.ServerMetricsExport {
-	e := &results.ServerMetricsExport{SchemaVersion: results.ServerMetricsSchemaVersion, Metrics: map[string]*results.ServerMetric{
-		dynamoTTFT:   {Type: results.KindHistogram, Series: []results.ServerSeries{hist(map[string]string{"model": "m"}, n, ttftMs)}},
-		dynamoStages: {Type: results.KindHistogram},
+func dynamo(n, ttftMs float64, stages ...stage) *servermetrics.Export {
+	e := &servermetrics.Export{SchemaVersion: servermetrics.SchemaVersion, Metrics: map[string]*servermetrics.Metric{
+		dynamoTTFT:   {Type: servermetrics.KindHistogram, Series: []servermetrics.SeriesStats{hist(map[string]string{"model": "m"}, n, ttftMs)}},
+		dynamoStages: {Type: servermetrics.KindHistogram},
 	}}
 	for _, s := range stages {
 		m := e.Metrics[dynamoStages]
@@ -46,16 +47,16 @@ func dynamo(n, ttftMs float64, stages ...stage) *results.ServerMetricsExport {
 }
 
 // withVLLM adds vLLM's TTFT, queue and prefill histograms to e.
-func withVLLM(e *results.ServerMetricsExport, n, ttftMs, queueMs, prefillMs float64) *results.ServerMetricsExport {
+func withVLLM(e *servermetrics.Export, n, ttftMs, queueMs, prefillMs float64) *servermetrics.Export {
 	for fam, mean := range map[string]float64{vllmTTFT: ttftMs, "vllm:request_queue_time_seconds": queueMs,
 		"vllm:request_prefill_time_seconds": prefillMs} {
-		e.Metrics[fam] = &results.ServerMetric{Type: results.KindHistogram, Series: []results.ServerSeries{hist(nil, n, mean)}}
+		e.Metrics[fam] = &servermetrics.Metric{Type: servermetrics.KindHistogram, Series: []servermetrics.SeriesStats{hist(nil, n, mean)}}
 	}
 	return e
 }
 
-func vllm(n, ttftMs, queueMs, prefillMs float64) *results.ServerMetricsExport {
-	return withVLLM(&results.ServerMetricsExport{Metrics: map[string]*results.ServerMetric{}}, n, ttftMs, queueMs, prefillMs)
+func vllm(n, ttftMs, queueMs, prefillMs float64) *servermetrics.Export {
+	return withVLLM(&servermetrics.Export{Metrics: map[string]*servermetrics.Metric{}}, n, ttftMs, queueMs, prefillMs)
 }
 
 // realStages add up to 100 ms; simStages lack tokenize, have an extra
@@ -67,14 +68,14 @@ var (
 
 // runDir writes e (when not nil) as the server metrics export of a new
 // run directory and returns an input for it.
-func runDir(t *testing.T, name string, e *results.ServerMetricsExport) *Input {
+func runDir(t *testing.T, name string, e *servermetrics.Export) *Input {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	if e != nil {
 		var buf bytes.Buffer
-		require.NoError(t, results.WriteServerMetricsJSON(&buf, e))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, results.ServerMetricsJSONName), buf.Bytes(), 0o644))
+		require.NoError(t, servermetrics.WriteJSON(&buf, e))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, servermetrics.JSONName), buf.Bytes(), 0o644))
 	}
 	return &Input{Name: name, Path: dir}
 }
@@ -98,7 +99,7 @@ func TestBreakdownSections(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
-		ref, cand  *results.ServerMetricsExport
+		ref, cand  *servermetrics.Export
 		wantNil    bool
 		wantServer [2]string
 		wantSame   bool
@@ -120,7 +121,7 @@ func TestBreakdownSections(t *testing.T) {
 		{name: "reference missing", cand: dynamo(4, 100, realStages...), wantNil: true,
 			warnings: []string{"TTFT breakdown not compared: cand has server-side TTFT stages, ref none"}},
 		{name: "neither", wantNil: true},
-		{name: "export without a breakdown", ref: &results.ServerMetricsExport{Metrics: map[string]*results.ServerMetric{}},
+		{name: "export without a breakdown", ref: &servermetrics.Export{Metrics: map[string]*servermetrics.Metric{}},
 			cand: dynamo(4, 100, realStages...), wantNil: true, warnings: []string{"ref none"}},
 		{name: "candidate not additive", ref: dynamo(4, 100, realStages...), cand: dynamo(4, 130, realStages...),
 			wantServer: [2]string{"dynamo", "dynamo"}, wantSame: true,
@@ -222,11 +223,11 @@ func TestBreakdownGapNearZero(t *testing.T) {
 func TestBreakdownFromFiles(t *testing.T) {
 	t.Parallel()
 	sim := runDir(t, "sim", nil)
-	bs := results.TTFTBreakdowns(vllm(20, 50, 5, 40))
+	bs := servermetrics.TTFTBreakdowns(vllm(20, 50, 5, 40))
 	require.Len(t, bs, 1)
 	var buf bytes.Buffer
-	require.NoError(t, results.WriteTTFTBreakdownJSON(&buf, bs[0]))
-	require.NoError(t, os.WriteFile(filepath.Join(sim.Path, results.TTFTBreakdownName), buf.Bytes(), 0o644))
+	require.NoError(t, servermetrics.WriteTTFTBreakdownJSON(&buf, bs[0]))
+	require.NoError(t, os.WriteFile(filepath.Join(sim.Path, servermetrics.TTFTBreakdownName), buf.Bytes(), 0o644))
 	sim.Path = filepath.Join(sim.Path, results.ProfileJSONName) // a file inside the run directory
 
 	aiperf := &Input{Name: "aiperf", Path: filepath.Join(testdataDir, "aiperf_vllm_server_metrics")}
@@ -241,7 +242,7 @@ func TestBreakdownFromFiles(t *testing.T) {
 	assert.Len(t, r.Warnings, 2, "vLLM's stages do not cover tokenisation on either side")
 
 	bad := runDir(t, "bad", nil)
-	require.NoError(t, os.WriteFile(filepath.Join(bad.Path, results.ServerMetricsJSONName), []byte(`{"schema_version": "1.0"}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(bad.Path, servermetrics.JSONName), []byte(`{"schema_version": "1.0"}`), 0o644))
 	r = breakdownReport(bad, aiperf)
 	assert.Nil(t, r.TTFTBreakdown)
 	assert.Contains(t, warningText(r.Warnings), "bad: server metrics not read")
@@ -325,12 +326,12 @@ func TestBreakdownCompare(t *testing.T) {
 	golden(t, "breakdown_json.golden", sec.Bytes())
 }
 
-func writeExport(t *testing.T, dir string, e *results.ServerMetricsExport) {
+func writeExport(t *testing.T, dir string, e *servermetrics.Export) {
 	t.Helper()
-	f, err := os.Create(filepath.Join(dir, results.ServerMetricsJSONName))
+	f, err := os.Create(filepath.Join(dir, servermetrics.JSONName))
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, results.WriteServerMetricsJSON(f, e))
+	require.NoError(t, servermetrics.WriteJSON(f, e))
 }
 
 // TestNoBreakdownNoSection: without server metrics the report has no

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 )
 
 // maxJSONEvents bounds the stall list in the JSON; the counts are exact.
@@ -191,7 +191,7 @@ func breakdownRowJSON(r BreakdownRow) jsonBreakdownRow {
 		DiffMs: r.DiffMs, ErrorPct: r.ErrorPct, GapSharePct: r.GapSharePct}
 }
 
-func breakdownRunJSON(b *results.TTFTBreakdown) jsonBreakdownRun {
+func breakdownRunJSON(b *servermetrics.TTFTBreakdown) jsonBreakdownRun {
 	return jsonBreakdownRun{Server: b.Server, TTFTFamily: b.TTFTFamily, TTFTMeanMs: b.TTFTMeanMs,
 		TTFTCount: b.TTFTCount, StageSumMs: b.StageSumMs, Additive: b.Additive, Reason: b.Reason}
 }

@@ -3,11 +3,11 @@ package compare
 import (
 	"path/filepath"
 
-	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 )
 
 // ServerMetricRow compares one statistic of one server metric of the
-// common vocabulary (results.ServerMetricVocabulary) between the runs.
+// common vocabulary (servermetrics.Vocabulary) between the runs.
 type ServerMetricRow struct {
 	Metric, Stat, Unit    string
 	RefServer, CandServer string // differ only when the runs share no server for the metric
@@ -21,7 +21,7 @@ type ServerMetricRow struct {
 // metric, the servers both runs have; when they share none, each run's
 // first (say vLLM's queue time against SGLang's). Metrics only one run has
 // are left out.
-func CompareServerMetrics(ref, cand []results.CommonMetric) []ServerMetricRow {
+func CompareServerMetrics(ref, cand []servermetrics.CommonMetric) []ServerMetricRow {
 	var rows []ServerMetricRow
 	for _, name := range commonNames(ref) {
 		a, b := withName(ref, name), withName(cand, name)
@@ -44,7 +44,7 @@ func CompareServerMetrics(ref, cand []results.CommonMetric) []ServerMetricRow {
 	return rows
 }
 
-func commonNames(ms []results.CommonMetric) []string {
+func commonNames(ms []servermetrics.CommonMetric) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, m := range ms {
@@ -56,8 +56,8 @@ func commonNames(ms []results.CommonMetric) []string {
 	return names
 }
 
-func withName(ms []results.CommonMetric, name string) []results.CommonMetric {
-	var out []results.CommonMetric
+func withName(ms []servermetrics.CommonMetric, name string) []servermetrics.CommonMetric {
+	var out []servermetrics.CommonMetric
 	for _, m := range ms {
 		if m.Name == name {
 			out = append(out, m)
@@ -68,7 +68,7 @@ func withName(ms []results.CommonMetric, name string) []results.CommonMetric {
 
 // metricRows compares the statistics both sides have, in the reference's
 // order.
-func metricRows(a, b results.CommonMetric) []ServerMetricRow {
+func metricRows(a, b servermetrics.CommonMetric) []ServerMetricRow {
 	var rows []ServerMetricRow
 	for _, st := range a.Stats {
 		cv, ok := b.Stats.Get(st.Name)
@@ -84,7 +84,7 @@ func metricRows(a, b results.CommonMetric) []ServerMetricRow {
 
 // statUnit is the unit of one statistic: a count has none of the
 // metric's, a rate is per second.
-func statUnit(m results.CommonMetric, stat string) string {
+func statUnit(m servermetrics.CommonMetric, stat string) string {
 	switch stat {
 	case "count":
 		return "observations"
@@ -97,8 +97,8 @@ func statUnit(m results.CommonMetric, stat string) string {
 // ServerSide is what a run's server-side metrics files say: its TTFT
 // breakdowns (best source first) and its metrics by common name.
 type ServerSide struct {
-	Breakdowns []*results.TTFTBreakdown
-	Metrics    []results.CommonMetric
+	Breakdowns []*servermetrics.TTFTBreakdown
+	Metrics    []servermetrics.CommonMetric
 }
 
 // LoadServerSide reads the server_metrics_export.json beside a run
@@ -111,20 +111,20 @@ func LoadServerSide(in *Input) (ServerSide, []Warning) {
 	if dir == "" {
 		return ss, nil
 	}
-	if path := filepath.Join(dir, results.ServerMetricsJSONName); isFile(path) {
-		e, err := results.LoadServerMetricsJSON(path)
+	if path := filepath.Join(dir, servermetrics.JSONName); isFile(path) {
+		e, err := servermetrics.LoadJSON(path)
 		if err != nil {
 			warns = append(warns, warnf("%s: server metrics not read: %v", in.Name, err))
 		} else {
-			ss.Breakdowns, ss.Metrics = results.TTFTBreakdowns(e), results.CommonServerMetrics(e)
+			ss.Breakdowns, ss.Metrics = servermetrics.TTFTBreakdowns(e), servermetrics.CommonMetrics(e)
 		}
 	}
-	if path := filepath.Join(dir, results.TTFTBreakdownName); len(ss.Breakdowns) == 0 && isFile(path) {
-		b, err := results.LoadTTFTBreakdownJSON(path)
+	if path := filepath.Join(dir, servermetrics.TTFTBreakdownName); len(ss.Breakdowns) == 0 && isFile(path) {
+		b, err := servermetrics.LoadTTFTBreakdownJSON(path)
 		if err != nil {
 			warns = append(warns, warnf("%s: TTFT breakdown not read: %v", in.Name, err))
 		} else {
-			ss.Breakdowns = []*results.TTFTBreakdown{b}
+			ss.Breakdowns = []*servermetrics.TTFTBreakdown{b}
 		}
 	}
 	return ss, warns

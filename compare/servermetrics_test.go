@@ -8,27 +8,28 @@ import (
 	"testing"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func common(name, server, family string, stats ...results.StatValue) results.CommonMetric {
-	return results.CommonMetric{Name: name, Server: server, Family: family, Stats: stats, Unit: "ms"}
+func common(name, server, family string, stats ...servermetrics.StatValue) servermetrics.CommonMetric {
+	return servermetrics.CommonMetric{Name: name, Server: server, Family: family, Stats: stats, Unit: "ms"}
 }
 
 func TestCompareServerMetrics(t *testing.T) {
-	ref := []results.CommonMetric{
-		common("queue_time", "vllm", "vllm:request_queue_time_seconds", results.StatValue{Name: "count", Value: 10}, results.StatValue{Name: "avg", Value: 20}),
-		common("requests_waiting", "dynamo", "dynamo_frontend_queued_requests", results.StatValue{Name: "avg", Value: 1}),
-		common("requests_waiting", "vllm", "vllm:num_requests_waiting", results.StatValue{Name: "avg", Value: 2}),
-		common("kv_cache_usage", "vllm", "vllm:kv_cache_usage_perc", results.StatValue{Name: "avg", Value: 0.5}),
-		common("preemptions", "vllm", "vllm:num_preemptions", results.StatValue{Name: "total", Value: 0}),
+	ref := []servermetrics.CommonMetric{
+		common("queue_time", "vllm", "vllm:request_queue_time_seconds", servermetrics.StatValue{Name: "count", Value: 10}, servermetrics.StatValue{Name: "avg", Value: 20}),
+		common("requests_waiting", "dynamo", "dynamo_frontend_queued_requests", servermetrics.StatValue{Name: "avg", Value: 1}),
+		common("requests_waiting", "vllm", "vllm:num_requests_waiting", servermetrics.StatValue{Name: "avg", Value: 2}),
+		common("kv_cache_usage", "vllm", "vllm:kv_cache_usage_perc", servermetrics.StatValue{Name: "avg", Value: 0.5}),
+		common("preemptions", "vllm", "vllm:num_preemptions", servermetrics.StatValue{Name: "total", Value: 0}),
 	}
-	cand := []results.CommonMetric{
-		common("queue_time", "sglang", "sglang:queue_time_seconds", results.StatValue{Name: "count", Value: 10}, results.StatValue{Name: "avg", Value: 30}),
-		common("requests_waiting", "vllm", "vllm:num_requests_waiting", results.StatValue{Name: "avg", Value: 3}),
-		common("preemptions", "vllm", "vllm:num_preemptions", results.StatValue{Name: "total", Value: 4}),
-		common("prompt_tokens", "vllm", "vllm:prompt_tokens", results.StatValue{Name: "total", Value: 4}),
+	cand := []servermetrics.CommonMetric{
+		common("queue_time", "sglang", "sglang:queue_time_seconds", servermetrics.StatValue{Name: "count", Value: 10}, servermetrics.StatValue{Name: "avg", Value: 30}),
+		common("requests_waiting", "vllm", "vllm:num_requests_waiting", servermetrics.StatValue{Name: "avg", Value: 3}),
+		common("preemptions", "vllm", "vllm:num_preemptions", servermetrics.StatValue{Name: "total", Value: 4}),
+		common("prompt_tokens", "vllm", "vllm:prompt_tokens", servermetrics.StatValue{Name: "total", Value: 4}),
 	}
 	rows := CompareServerMetrics(ref, cand)
 	type key struct{ metric, stat, ref, cand string }
@@ -53,15 +54,15 @@ func TestCompareServerMetrics(t *testing.T) {
 func TestServerMetricsSection(t *testing.T) {
 	mk := func(queueSum float64) string {
 		dir := t.TempDir()
-		e := &results.ServerMetricsExport{SchemaVersion: "1.0", Metrics: map[string]*results.ServerMetric{
-			"vllm:request_queue_time_seconds": {Type: results.KindHistogram, Series: []results.ServerSeries{{EndpointURL: "e",
-				Stats: results.StatValues{{Name: "count", Value: 4}, {Name: "sum", Value: queueSum}}}}},
-			"vllm:num_requests_running": {Type: results.KindGauge, Series: []results.ServerSeries{{EndpointURL: "e",
-				Stats: results.StatValues{{Name: "avg", Value: 2}}}}},
+		e := &servermetrics.Export{SchemaVersion: "1.0", Metrics: map[string]*servermetrics.Metric{
+			"vllm:request_queue_time_seconds": {Type: servermetrics.KindHistogram, Series: []servermetrics.SeriesStats{{EndpointURL: "e",
+				Stats: servermetrics.StatValues{{Name: "count", Value: 4}, {Name: "sum", Value: queueSum}}}}},
+			"vllm:num_requests_running": {Type: servermetrics.KindGauge, Series: []servermetrics.SeriesStats{{EndpointURL: "e",
+				Stats: servermetrics.StatValues{{Name: "avg", Value: 2}}}}},
 		}}
 		var buf bytes.Buffer
-		require.NoError(t, results.WriteServerMetricsJSON(&buf, e))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, results.ServerMetricsJSONName), buf.Bytes(), 0o644))
+		require.NoError(t, servermetrics.WriteJSON(&buf, e))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, servermetrics.JSONName), buf.Bytes(), 0o644))
 		src, err := os.ReadFile("../testdata/aiperf/qwen_concurrency1/profile_export_aiperf.json")
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, results.ProfileJSONName), src, 0o644))

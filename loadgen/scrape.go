@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
-	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 )
 
 // DefaultScrapeInterval is AIPerf's server-metrics collection interval
@@ -43,7 +43,7 @@ type ScraperConfig struct {
 	// Client fetches; nil = a client with Timeout.
 	Client *http.Client
 	// Collector receives every scrape (Add) and every failure (Fail).
-	Collector *results.ServerMetricsCollector
+	Collector *servermetrics.Collector
 	// Now is the wall clock in ns; nil = time.Now().UnixNano.
 	Now func() int64
 	// Ticker returns the tick channel of the periodic scrapes and a
@@ -271,7 +271,7 @@ func (s *Scraper) scrapeStamped(ctx context.Context, url string, stamp int64) er
 }
 
 // record adds a fetch to the collector, or its failure.
-func (s *Scraper) record(sc results.Scrape, err error) {
+func (s *Scraper) record(sc servermetrics.Scrape, err error) {
 	if err != nil {
 		s.cfg.Collector.Fail(sc.Endpoint, err)
 		return
@@ -281,8 +281,8 @@ func (s *Scraper) record(sc results.Scrape, err error) {
 
 // fetch GETs url and parses the exposition. The returned Scrape carries
 // the send time also on failure.
-func (s *Scraper) fetch(ctx context.Context, url string) (results.Scrape, error) {
-	sc := results.Scrape{Endpoint: url, AtNs: s.now()}
+func (s *Scraper) fetch(ctx context.Context, url string) (servermetrics.Scrape, error) {
+	sc := servermetrics.Scrape{Endpoint: url, AtNs: s.now()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return sc, err
@@ -297,7 +297,7 @@ func (s *Scraper) fetch(ctx context.Context, url string) (results.Scrape, error)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		return sc, fmt.Errorf("HTTP %s", resp.Status)
 	}
-	fams, err := results.ParseExposition(io.LimitReader(resp.Body, maxScrapeBody), expfmt.ResponseFormat(resp.Header))
+	fams, err := servermetrics.ParseExposition(io.LimitReader(resp.Body, maxScrapeBody), expfmt.ResponseFormat(resp.Header))
 	if err != nil {
 		return sc, err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/simbench/simbench/loadgen/openaitest"
-	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,22 +29,22 @@ type fakeClock struct{ ns atomic.Int64 }
 func (c *fakeClock) now() int64      { return c.ns.Load() }
 func (c *fakeClock) set(sec float64) { c.ns.Store(int64(sec * 1e9)) }
 func secNs(sec float64) int64        { return int64(sec * 1e9) }
-func (c *fakeClock) window(from float64) results.Window {
-	return results.Window{StartNs: secNs(from), EndNs: c.now()}
+func (c *fakeClock) window(from float64) servermetrics.Window {
+	return servermetrics.Window{StartNs: secNs(from), EndNs: c.now()}
 }
 
 // manualScraper is a Scraper whose ticks the test sends: tick returns once
 // every fetch the tick started has reached the collector.
 type manualScraper struct {
 	*Scraper
-	col    *results.ServerMetricsCollector
+	col    *servermetrics.Collector
 	ticks  chan time.Time
 	ticked chan struct{}
 }
 
 func newManualScraper(t *testing.T, clock *fakeClock, urls ...string) *manualScraper {
 	t.Helper()
-	col := results.NewServerMetricsCollector(urls)
+	col := servermetrics.NewCollector(urls)
 	ms := &manualScraper{col: col, ticks: make(chan time.Time), ticked: make(chan struct{})}
 	s, err := NewScraper(ScraperConfig{URLs: urls, Interval: time.Second, Collector: col, Now: clock.now,
 		Ticker: func(time.Duration) (<-chan time.Time, func()) { return ms.ticks, func() {} }})
@@ -68,7 +68,7 @@ func (ms *manualScraper) tickDispatched() {
 	<-ms.ticked
 }
 
-func findSeries(t *testing.T, e *results.ServerMetricsExport, family string, labels map[string]string) *results.ServerSeries {
+func findSeries(t *testing.T, e *servermetrics.Export, family string, labels map[string]string) *servermetrics.SeriesStats {
 	t.Helper()
 	m, ok := e.Metrics[family]
 	require.True(t, ok, "family %s exported", family)
@@ -86,7 +86,7 @@ func findSeries(t *testing.T, e *results.ServerMetricsExport, family string, lab
 	return nil
 }
 
-func stat(t *testing.T, s *results.ServerSeries, name string) float64 {
+func stat(t *testing.T, s *servermetrics.SeriesStats, name string) float64 {
 	t.Helper()
 	v, ok := s.Stat(name)
 	require.True(t, ok, "stat %s", name)
@@ -178,7 +178,7 @@ func TestScrapeVLLMFixture(t *testing.T) {
 		{"vllm:e2e_request_latency_seconds", 93, 0.93},
 	} {
 		s := findSeries(t, e, h.family, vllm)
-		assert.Equal(t, results.KindHistogram, e.Metrics[h.family].Type)
+		assert.Equal(t, servermetrics.KindHistogram, e.Metrics[h.family].Type)
 		assert.Equal(t, 100.0, stat(t, s, "count"), h.family)
 		assert.InDelta(t, h.sum, stat(t, s, "sum"), 1e-9, h.family)
 		assert.InDelta(t, h.avg, stat(t, s, "avg"), 1e-12, h.family)
@@ -203,7 +203,7 @@ func TestScrapeVLLMFixture(t *testing.T) {
 		{"python_gc_objects_collected", nil, 123},
 	} {
 		s := findSeries(t, e, c.family, c.labels)
-		assert.Equal(t, results.KindCounter, e.Metrics[c.family].Type)
+		assert.Equal(t, servermetrics.KindCounter, e.Metrics[c.family].Type)
 		assert.Equal(t, c.total, stat(t, s, "total"), c.family)
 		assert.InDelta(t, c.total/10, stat(t, s, "rate"), 1e-9, c.family)
 	}
@@ -217,17 +217,17 @@ func TestScrapeVLLMFixture(t *testing.T) {
 		{"vllm:kv_cache_usage_perc", 0.25, 0.125, 0.375, 0.125 * math.Sqrt(2)},
 	} {
 		s := findSeries(t, e, g.family, vllm)
-		assert.Equal(t, results.KindGauge, e.Metrics[g.family].Type)
+		assert.Equal(t, servermetrics.KindGauge, e.Metrics[g.family].Type)
 		assert.InDelta(t, g.avg, stat(t, s, "avg"), 1e-12, g.family)
 		assert.Equal(t, g.lo, stat(t, s, "min"), g.family)
 		assert.Equal(t, g.hi, stat(t, s, "max"), g.family)
 		assert.InDelta(t, g.stdev, stat(t, s, "std"), 1e-12, g.family)
 	}
 
-	bds := results.TTFTBreakdowns(e)
+	bds := servermetrics.TTFTBreakdowns(e)
 	require.NotEmpty(t, bds)
 	b := bds[0]
-	assert.Equal(t, results.ServerVLLM, b.Server)
+	assert.Equal(t, servermetrics.VLLM, b.Server)
 	assert.InDelta(t, 125, b.TTFTMeanMs, 1e-9)
 	require.Len(t, b.Stages, 2)
 	assert.Equal(t, "queue", b.Stages[0].Stage)
@@ -241,9 +241,9 @@ func TestScrapeVLLMFixture(t *testing.T) {
 
 	// The export is valid JSON without NaN and reads back.
 	var buf bytes.Buffer
-	require.NoError(t, results.WriteServerMetricsJSON(&buf, e))
+	require.NoError(t, servermetrics.WriteJSON(&buf, e))
 	assert.NotContains(t, buf.String(), "NaN")
-	back, err := results.ReadServerMetricsJSON(&buf)
+	back, err := servermetrics.ReadJSON(&buf)
 	require.NoError(t, err)
 	assert.Len(t, back.Metrics, len(e.Metrics))
 }
@@ -327,7 +327,7 @@ func TestScrapeDynamoBreakdown(t *testing.T) {
 	ms.Stop()
 	assert.EqualValues(t, 5, served.Load())
 
-	e := ms.col.Export(results.Window{StartNs: secNs(100.5), EndNs: clock.now()}, nil)
+	e := ms.col.Export(servermetrics.Window{StartNs: secNs(100.5), EndNs: clock.now()}, nil)
 	assert.Equal(t, []string{good, dead}, e.Summary.EndpointsConfigured)
 	assert.Equal(t, []string{good}, e.Summary.EndpointsSuccessful)
 	assert.Equal(t, map[string]int{good: 1, dead: 5}, e.Simbench.FailedFetches)
@@ -352,10 +352,10 @@ func TestScrapeDynamoBreakdown(t *testing.T) {
 		stageMean["backend/aggregated"] += 1000 * o.backend / 3
 		stageMean["first_token/aggregated"] += 1000 * o.firstToken / 3
 	}
-	bds := results.TTFTBreakdowns(e)
+	bds := servermetrics.TTFTBreakdowns(e)
 	require.Len(t, bds, 1)
 	b := bds[0]
-	assert.Equal(t, results.ServerDynamo, b.Server)
+	assert.Equal(t, servermetrics.Dynamo, b.Server)
 	assert.True(t, b.Additive, b.Reason)
 	assert.InDelta(t, 1000*ttftSum/3, b.TTFTMeanMs, 1e-9)
 	var keys []string
@@ -422,7 +422,7 @@ func TestScraperProbe(t *testing.T) {
 		_, _ = w.Write([]byte("<html><body>hello</body></html>\n"))
 	}))
 	defer html.Close()
-	s, err := NewScraper(ScraperConfig{URLs: []string{"x"}, Collector: results.NewServerMetricsCollector(nil)})
+	s, err := NewScraper(ScraperConfig{URLs: []string{"x"}, Collector: servermetrics.NewCollector(nil)})
 	require.NoError(t, err)
 	ctx := context.Background()
 	assert.NoError(t, s.Probe(ctx, ok.URL+"/metrics"))
@@ -433,7 +433,7 @@ func TestScraperProbe(t *testing.T) {
 
 func TestNewScraperErrors(t *testing.T) {
 	t.Parallel()
-	col := results.NewServerMetricsCollector(nil)
+	col := servermetrics.NewCollector(nil)
 	for _, cfg := range []ScraperConfig{
 		{Collector: col},
 		{URLs: []string{"http://h/metrics"}},
@@ -488,7 +488,7 @@ func TestScraperRealTicker(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	url := ts.URL + "/metrics"
-	col := results.NewServerMetricsCollector([]string{url})
+	col := servermetrics.NewCollector([]string{url})
 	s, err := NewScraper(ScraperConfig{URLs: []string{url}, Interval: 5 * time.Millisecond, Timeout: 2 * time.Second, Collector: col})
 	require.NoError(t, err)
 	s.Start(context.Background())
@@ -502,11 +502,11 @@ func TestScraperRealTicker(t *testing.T) {
 	}
 	end := s.Stop()
 	assert.GreaterOrEqual(t, col.Scrapes(url), 4, "baseline, some ticks, final")
-	e := col.Export(results.Window{StartNs: start, EndNs: end}, nil)
+	e := col.Export(servermetrics.Window{StartNs: start, EndNs: end}, nil)
 	ttft := findSeries(t, e, openaitest.FamilyTTFT, map[string]string{"model": "M"})
 	assert.Equal(t, 3.0, stat(t, ttft, "count"))
 	assert.GreaterOrEqual(t, stat(t, ttft, "avg"), 0.020)
-	bds := results.TTFTBreakdowns(e)
+	bds := servermetrics.TTFTBreakdowns(e)
 	require.Len(t, bds, 1)
 	assert.True(t, bds[0].Additive, bds[0].Reason)
 }
@@ -522,7 +522,7 @@ func TestScrapeAtStampsAndIsBounded(t *testing.T) {
 	defer ts.Close()
 	var clock atomic.Int64
 	clock.Store(1000)
-	c := results.NewServerMetricsCollector([]string{ts.URL})
+	c := servermetrics.NewCollector([]string{ts.URL})
 	never := func(time.Duration) (<-chan time.Time, func()) { return make(chan time.Time), func() {} }
 	s, err := NewScraper(ScraperConfig{URLs: []string{ts.URL}, Interval: time.Hour, Collector: c,
 		Now: func() int64 { return clock.Add(1) }, Ticker: never})
@@ -536,7 +536,7 @@ func TestScrapeAtStampsAndIsBounded(t *testing.T) {
 	s.ScrapeAt(9e9) // after Stop: nothing
 	assert.False(t, s.BoundaryMissed())
 	assert.Equal(t, int64(3), served.Load(), "baseline, ScrapeNow, final")
-	e := c.Export(results.Window{StartNs: 5002, EndNs: end}, nil)
+	e := c.Export(servermetrics.Window{StartNs: 5002, EndNs: end}, nil)
 	// The window starts after the stamp (5001): the ScrapeNow sample is the
 	// reference, so only the final sample is inside.
 	st := e.Metrics["g"].Series[0].Stats

@@ -91,3 +91,7 @@ func appendString(b []byte, s string) []byte {
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// AppendPyFloat appends f the way Python's repr prints it, as every float
+// of AIPerf's JSON is written. f must be finite.
+func AppendPyFloat(b []byte, f float64) []byte { return appendFloat(b, f) }

@@ -65,12 +65,14 @@ func (s Summary) Stats() map[string]float64 {
 	m := map[string]float64{"avg": s.Avg, "min": s.Min, "max": s.Max, "std": s.Std,
 		"count": float64(s.Count), "sum": s.Sum}
 	for i, p := range Percentiles {
-		m[percentileName(p)] = s.P[i]
+		m[PercentileName(p)] = s.P[i]
 	}
 	return m
 }
 
-func percentileName(p float64) string {
+// PercentileName is the statistic name of percentile p of Percentiles:
+// "p1" … "p99".
+func PercentileName(p float64) string {
 	switch p {
 	case 1:
 		return "p1"

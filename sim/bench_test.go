@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkReplayConversation(b *testing.B) {
 			for range b.N {
 				var opts []Option
 				if metrics {
-					opts = append(opts, WithServerMetrics(results.NewServerMetricsCollector(ServerMetricsEndpoints(cfg))))
+					opts = append(opts, WithServerMetrics(servermetrics.NewCollector(ServerMetricsEndpoints(cfg))))
 				}
 				if _, err := Run(context.Background(), cfg, wl, nil, opts...); err != nil {
 					b.Fatal(err)
@@ -92,7 +93,7 @@ func BenchmarkSynthetic1M(b *testing.B) {
 	for range b.N {
 		n := 0
 		sink := func(r *results.Record) error { n++; return nil }
-		col := results.NewServerMetricsCollector(ServerMetricsEndpoints(cfg))
+		col := servermetrics.NewCollector(ServerMetricsEndpoints(cfg))
 		if _, err := Run(context.Background(), cfg, wl, sink, WithServerMetrics(col)); err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -234,7 +235,7 @@ func TestDeterministic(t *testing.T) {
 		require.NoError(t, err)
 	}
 	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, SummaryName,
-		results.ServerMetricsJSONName, results.ServerMetricsCSVName, results.TTFTBreakdownName} {
+		servermetrics.JSONName, servermetrics.CSVName, servermetrics.TTFTBreakdownName} {
 		one, err := os.ReadFile(filepath.Join(dir, "one", name))
 		require.NoError(t, err)
 		two, err := os.ReadFile(filepath.Join(dir, "two", name))

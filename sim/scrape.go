@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 
-	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 )
 
 // serverMetrics is what the simulated servers expose and the virtual
@@ -34,7 +34,7 @@ import (
 // but cost memory and time in a long run. Gauge values at a scrape time are
 // the state after every event at or before it. Full scrapes go through
 // each endpoint's private client_golang registries (Gather, then
-// results.FamiliesFromDTO); interval scrapes fill the gauge families of the
+// servermetrics.FamiliesFromDTO); interval scrapes fill the gauge families of the
 // first full scrape with the same values the registries' gauges are set
 // from (gathering costs about 50 µs per endpoint; a one-hour trace at
 // 333 ms has over 10,000 scrapes per endpoint). Scrapes are added to the
@@ -51,7 +51,7 @@ type serverMetrics struct {
 	err      error
 }
 
-func newServerMetrics(s *simulator, c *results.ServerMetricsCollector) *serverMetrics {
+func newServerMetrics(s *simulator, c *servermetrics.Collector) *serverMetrics {
 	model := s.cfg.Hardware.Model
 	if model == "" {
 		model = "sim"
@@ -87,7 +87,7 @@ func (m *serverMetrics) scrapeFull(at int64) {
 			m.err = fmt.Errorf("sim: server metrics: %s: %w", e.url, err)
 			return
 		}
-		m.feed.full(results.Scrape{Endpoint: e.url, AtNs: Epoch + at, Families: fams})
+		m.feed.full(servermetrics.Scrape{Endpoint: e.url, AtNs: Epoch + at, Families: fams})
 	}
 }
 
@@ -208,14 +208,14 @@ type scrapeFeeder struct {
 }
 
 type feedMsg struct {
-	full *results.Scrape
+	full *servermetrics.Scrape
 	at   []int64
 	vals []float64
 }
 
 const feedBatch = 512
 
-func startFeeder(c *results.ServerMetricsCollector, eps []*endpoint) *scrapeFeeder {
+func startFeeder(c *servermetrics.Collector, eps []*endpoint) *scrapeFeeder {
 	f := &scrapeFeeder{ch: make(chan feedMsg, 64), done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
@@ -230,7 +230,7 @@ func startFeeder(c *results.ServerMetricsCollector, eps []*endpoint) *scrapeFeed
 	return f
 }
 
-func addIntervals(c *results.ServerMetricsCollector, eps []*endpoint, at []int64, vals []float64) {
+func addIntervals(c *servermetrics.Collector, eps []*endpoint, at []int64, vals []float64) {
 	k := 0
 	for _, t := range at {
 		for _, e := range eps {
@@ -238,12 +238,12 @@ func addIntervals(c *results.ServerMetricsCollector, eps []*endpoint, at []int64
 				e.gaugeFams[i].Series[0].Value = vals[k]
 				k++
 			}
-			c.Add(results.Scrape{Endpoint: e.url, AtNs: Epoch + t, Families: e.gaugeFams})
+			c.Add(servermetrics.Scrape{Endpoint: e.url, AtNs: Epoch + t, Families: e.gaugeFams})
 		}
 	}
 }
 
-func (f *scrapeFeeder) full(s results.Scrape) {
+func (f *scrapeFeeder) full(s servermetrics.Scrape) {
 	f.flush()
 	f.ch <- feedMsg{full: &s}
 }

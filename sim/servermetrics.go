@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 )
 
 // FrontendEndpoint is the simulated Dynamo frontend's metrics endpoint.
@@ -29,15 +29,15 @@ func workerName(i int) string { return "worker-" + strconv.Itoa(i) }
 // WithServerMetrics makes Run expose the servers' Prometheus metrics and
 // feed its virtual scrapes to c (when cfg.ServerMetrics.Enabled). See
 // serverMetrics for what is exposed and when it is scraped.
-func WithServerMetrics(c *results.ServerMetricsCollector) Option {
+func WithServerMetrics(c *servermetrics.Collector) Option {
 	return func(o *options) { o.collector = c }
 }
 
 // ServerMetricsWindow is the profiling window of a run's server metrics:
 // from the first non-warmup send to the end of the run, on the virtual
 // wall clock.
-func ServerMetricsWindow(sum *Summary) results.Window {
-	return results.Window{StartNs: Epoch + max(0, sum.ProfileStartNs), EndNs: Epoch + sum.SimulatedNs}
+func ServerMetricsWindow(sum *Summary) servermetrics.Window {
+	return servermetrics.Window{StartNs: Epoch + max(0, sum.ProfileStartNs), EndNs: Epoch + sum.SimulatedNs}
 }
 
 // Bucket layouts, as the real servers declare them.
@@ -80,7 +80,7 @@ type endpoint struct {
 	url        string
 	reg, hist  *prometheus.Registry
 	gauges     []gaugeSource // in the order FamiliesFromDTO lists them
-	gaugeFams  []results.Family
+	gaugeFams  []servermetrics.Family
 	counterFns []func() // bring counters up to date before a full scrape
 }
 
@@ -129,7 +129,7 @@ func labelNames(l prometheus.Labels) []string {
 }
 
 // full gathers both registries after updating the gauges and counters.
-func (e *endpoint) full() ([]results.Family, error) {
+func (e *endpoint) full() ([]servermetrics.Family, error) {
 	for _, fn := range e.counterFns {
 		fn()
 	}
@@ -140,7 +140,7 @@ func (e *endpoint) full() ([]results.Family, error) {
 	if err != nil {
 		return nil, err
 	}
-	fams := results.FamiliesFromDTO(mfs)
+	fams := servermetrics.FamiliesFromDTO(mfs)
 	if e.gaugeFams == nil {
 		e.template(fams)
 	}
@@ -150,17 +150,17 @@ func (e *endpoint) full() ([]results.Family, error) {
 // template keeps a copy of the gauge families of a gathered scrape, and
 // orders e's gauge sources like them, so interval scrapes reuse the names,
 // help and labels client_golang exposes.
-func (e *endpoint) template(fams []results.Family) {
+func (e *endpoint) template(fams []servermetrics.Family) {
 	byName := map[string]gaugeSource{}
 	for _, g := range e.gauges {
 		byName[g.name] = g
 	}
 	ordered := make([]gaugeSource, 0, len(e.gauges))
 	for _, f := range fams {
-		if f.Kind != results.KindGauge {
+		if f.Kind != servermetrics.KindGauge {
 			continue
 		}
-		f.Series = append([]results.Series(nil), f.Series...)
+		f.Series = append([]servermetrics.Series(nil), f.Series...)
 		e.gaugeFams = append(e.gaugeFams, f)
 		ordered = append(ordered, byName[f.Name])
 	}
@@ -207,7 +207,7 @@ func newFrontend(model string) *frontend {
 }
 
 // engineMetrics is one worker's engine endpoint, with the engine's own
-// family names (results.ServerMetricVocabulary). Observers are nil where
+// family names (servermetrics.Vocabulary). Observers are nil where
 // the engine has no such family.
 type engineMetrics struct {
 	endpoint

@@ -10,14 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
 )
 
 // runMetrics simulates wl with server metrics and returns the records, the
 // summary, the collector and the export over the profiling window.
-func runMetrics(t *testing.T, cfg Config, wl *traces.Workload) ([]*results.Record, *Summary, *results.ServerMetricsCollector, *results.ServerMetricsExport) {
+func runMetrics(t *testing.T, cfg Config, wl *traces.Workload) ([]*results.Record, *Summary, *servermetrics.Collector, *servermetrics.Export) {
 	t.Helper()
-	col := results.NewServerMetricsCollector(ServerMetricsEndpoints(cfg))
+	col := servermetrics.NewCollector(ServerMetricsEndpoints(cfg))
 	recs, sum := runAll(t, cfg, wl, WithServerMetrics(col))
 	return recs, sum, col, col.Export(ServerMetricsWindow(sum), nil)
 }
@@ -68,11 +69,11 @@ func TestServerMetricsBreakdownMatchesRecords(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			wl := randomWorkload(seed, 120, seed%2 == 0)
 			recs, _, _, e := runMetrics(t, metricsCfg("vllm", 1+int(seed%2)), wl)
-			bs := results.TTFTBreakdowns(e)
+			bs := servermetrics.TTFTBreakdowns(e)
 			require.Len(t, bs, 2)
 			dyn, vllm := bs[0], bs[1]
-			require.Equal(t, results.ServerDynamo, dyn.Server)
-			require.Equal(t, results.ServerVLLM, vllm.Server)
+			require.Equal(t, servermetrics.Dynamo, dyn.Server)
+			require.Equal(t, servermetrics.VLLM, vllm.Server)
 
 			ttft, n := meanMs(recs, func(r *results.Record) int64 { return r.Chunks[0].AtNs - r.StartNs })
 			require.Positive(t, n)
@@ -177,7 +178,7 @@ func TestServerMetricsEngineFamilies(t *testing.T) {
 				if !assert.True(t, ok, name) {
 					continue
 				}
-				info, _, known := results.LookupServerFamily(name)
+				info, _, known := servermetrics.LookupFamily(name)
 				if known {
 					assert.Equal(t, info.Kind, m.Type, name)
 				}
@@ -196,14 +197,14 @@ func TestServerMetricsEngineFamilies(t *testing.T) {
 				genName = "llamacpp:tokens_predicted"
 			}
 			assert.Equal(t, gen, counterTotal(e, genName))
-			bs := results.TTFTBreakdowns(e)
+			bs := servermetrics.TTFTBreakdowns(e)
 			require.NotEmpty(t, bs)
 			assert.True(t, bs[0].Additive, bs[0].Reason)
 		})
 	}
 }
 
-func counterTotal(e *results.ServerMetricsExport, family string) float64 {
+func counterTotal(e *servermetrics.Export, family string) float64 {
 	var total float64
 	if m, ok := e.Metrics[family]; ok {
 		for i := range m.Series {
@@ -240,13 +241,13 @@ func TestIntervalGaugesMatchGather(t *testing.T) {
 			for _, g := range ep.gauges {
 				vals = append(vals, g.value())
 			}
-			col := results.NewServerMetricsCollector(nil)
+			col := servermetrics.NewCollector(nil)
 			addIntervals(col, []*endpoint{ep}, []int64{1}, vals)
 			fams, err := ep.full()
 			require.NoError(t, err)
-			var gauges []results.Family
+			var gauges []servermetrics.Family
 			for _, fm := range fams {
-				if fm.Kind == results.KindGauge {
+				if fm.Kind == servermetrics.KindGauge {
 					gauges = append(gauges, fm)
 				}
 			}
@@ -259,7 +260,7 @@ func TestIntervalGaugesMatchGather(t *testing.T) {
 func TestServerMetricsDisabled(t *testing.T) {
 	cfg := metricsCfg("vllm", 1)
 	cfg.ServerMetrics.Enabled = false
-	col := results.NewServerMetricsCollector(ServerMetricsEndpoints(cfg))
+	col := servermetrics.NewCollector(ServerMetricsEndpoints(cfg))
 	runAll(t, cfg, randomWorkload(2, 20, false), WithServerMetrics(col))
 	assert.Equal(t, 0, col.Scrapes(FrontendEndpoint))
 
@@ -267,7 +268,7 @@ func TestServerMetricsDisabled(t *testing.T) {
 	files, err := WriteRun(context.Background(), dir, cfg, randomWorkload(2, 20, false), nil)
 	require.NoError(t, err)
 	assert.Nil(t, files.ServerMetrics)
-	assert.NoFileExists(t, dir+"/"+results.ServerMetricsJSONName)
+	assert.NoFileExists(t, dir+"/"+servermetrics.JSONName)
 }
 
 func TestServerMetricsConfig(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -37,7 +38,7 @@ type options struct {
 	progress  func(Progress)
 	every     int
 	hook      func(*simulator) // tests: called after every step start and end
-	collector *results.ServerMetricsCollector
+	collector *servermetrics.Collector
 }
 
 // WithProgress calls fn every `every` finished requests (0: about every

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -29,8 +30,8 @@ type RunFiles struct {
 	// ttft_breakdown.json (the Dynamo frontend's exclusive breakdown); nil
 	// when server_metrics.enabled is false (or no request got a first token,
 	// for the breakdown).
-	ServerMetrics *results.ServerMetricsExport
-	TTFTBreakdown *results.TTFTBreakdown
+	ServerMetrics *servermetrics.Export
+	TTFTBreakdown *servermetrics.TTFTBreakdown
 }
 
 // WriteRun simulates wl and writes the run directory dir: the AIPerf files
@@ -49,9 +50,9 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 	if err != nil {
 		return nil, err
 	}
-	var col *results.ServerMetricsCollector
+	var col *servermetrics.Collector
 	if cfg.ServerMetrics.Enabled {
-		col = results.NewServerMetricsCollector(ServerMetricsEndpoints(cfg))
+		col = servermetrics.NewCollector(ServerMetricsEndpoints(cfg))
 		opts = append(opts[:len(opts):len(opts)], WithServerMetrics(col))
 	}
 	w := startWriter(rw)
@@ -77,10 +78,10 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 // writeServerMetrics writes server_metrics_export.json and .csv over the
 // profiling window, with the profile's input_config, and the Dynamo TTFT
 // breakdown.
-func writeServerMetrics(f *RunFiles, col *results.ServerMetricsCollector, meta results.RunMeta) error {
+func writeServerMetrics(f *RunFiles, col *servermetrics.Collector, meta results.RunMeta) error {
 	e := col.Export(ServerMetricsWindow(f.Summary), meta.InputConfig)
 	e.BenchmarkID = meta.BenchmarkID
-	b, err := results.WriteServerMetricsFiles(f.Dir, e)
+	b, err := servermetrics.WriteFiles(f.Dir, e)
 	f.ServerMetrics, f.TTFTBreakdown = e, b
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -351,14 +352,14 @@ func breakdownRun(t *testing.T, dir string, ttftMs float64, stages map[string]fl
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, results.ProfileJSONName), b, 0o644))
 	const n, ep = 10.0, "http://127.0.0.1:8000/metrics"
-	series := func(labels map[string]string, meanMs float64) results.ServerSeries {
-		return results.ServerSeries{EndpointURL: ep, Labels: labels,
-			Stats: results.StatValues{{Name: "count", Value: n}, {Name: "sum", Value: n * meanMs / 1000}}}
+	series := func(labels map[string]string, meanMs float64) servermetrics.SeriesStats {
+		return servermetrics.SeriesStats{EndpointURL: ep, Labels: labels,
+			Stats: servermetrics.StatValues{{Name: "count", Value: n}, {Name: "sum", Value: n * meanMs / 1000}}}
 	}
-	e := &results.ServerMetricsExport{SchemaVersion: results.ServerMetricsSchemaVersion, Metrics: map[string]*results.ServerMetric{
-		"dynamo_frontend_time_to_first_token_seconds": {Type: results.KindHistogram,
-			Series: []results.ServerSeries{series(nil, ttftMs)}},
-		"dynamo_frontend_ttft_stage_seconds": {Type: results.KindHistogram},
+	e := &servermetrics.Export{SchemaVersion: servermetrics.SchemaVersion, Metrics: map[string]*servermetrics.Metric{
+		"dynamo_frontend_time_to_first_token_seconds": {Type: servermetrics.KindHistogram,
+			Series: []servermetrics.SeriesStats{series(nil, ttftMs)}},
+		"dynamo_frontend_ttft_stage_seconds": {Type: servermetrics.KindHistogram},
 	}}
 	for _, name := range []string{"tokenize", "route", "backend", "first_token"} {
 		if ms, ok := stages[name]; ok {
@@ -366,10 +367,10 @@ func breakdownRun(t *testing.T, dir string, ttftMs float64, stages map[string]fl
 			m.Series = append(m.Series, series(map[string]string{"stage": name, "phase": "aggregated"}, ms))
 		}
 	}
-	f, err := os.Create(filepath.Join(dir, results.ServerMetricsJSONName))
+	f, err := os.Create(filepath.Join(dir, servermetrics.JSONName))
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, results.WriteServerMetricsJSON(f, e))
+	require.NoError(t, servermetrics.WriteJSON(f, e))
 }
 
 // TestCompareTTFTBreakdown is the issue's "done when" for compare: two runs
@@ -400,7 +401,7 @@ func TestCompareTTFTBreakdown(t *testing.T) {
 	assert.Contains(t, out, "![ttft_breakdown]("+png+")")
 
 	// a run without server metrics: no section, a warning
-	require.NoError(t, os.Remove(filepath.Join(sim, results.ServerMetricsJSONName)))
+	require.NoError(t, os.Remove(filepath.Join(sim, servermetrics.JSONName)))
 	code, out, errOut = compareCLI("compare", real, sim, "--format", "json", "--plots", filepath.Join(root, "plots2"))
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, `"ttft_breakdown": null`)

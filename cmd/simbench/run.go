@@ -14,6 +14,7 @@ import (
 
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -182,7 +183,7 @@ func endpointFromFlags(c *cli.Context) (loadgen.Endpoint, error) {
 type runResult struct {
 	rep       *loadgen.Report
 	profile   *results.Profile
-	breakdown *results.TTFTBreakdown
+	breakdown *servermetrics.TTFTBreakdown
 }
 
 // execute runs the workload into the output directory, scraping the

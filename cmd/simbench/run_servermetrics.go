@@ -9,6 +9,7 @@ import (
 
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/urfave/cli/v2"
 )
 
@@ -36,7 +37,7 @@ func serverMetricsFlags() []cli.Flag {
 // *serverMetrics collects nothing.
 type serverMetrics struct {
 	scraper   *loadgen.Scraper
-	collector *results.ServerMetricsCollector
+	collector *servermetrics.Collector
 	urls      []string
 	errw      io.Writer
 	firstNs   atomic.Int64 // earliest send of a non-warmup request; 0 = none
@@ -79,7 +80,7 @@ func newServerMetrics(c *cli.Context, baseURL string) (*serverMetrics, error) {
 	if len(cfg.URLs) == 0 {
 		return nil, nil
 	}
-	cfg.Collector = results.NewServerMetricsCollector(cfg.URLs)
+	cfg.Collector = servermetrics.NewCollector(cfg.URLs)
 	s, err := loadgen.NewScraper(cfg)
 	if err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func newServerMetrics(c *cli.Context, baseURL string) (*serverMetrics, error) {
 
 // probeMetricsURL checks that the default endpoint answers with an exposition.
 func probeMetricsURL(ctx context.Context, cfg loadgen.ScraperConfig, url string) error {
-	cfg.URLs, cfg.Collector = []string{url}, results.NewServerMetricsCollector(nil)
+	cfg.URLs, cfg.Collector = []string{url}, servermetrics.NewCollector(nil)
 	s, err := loadgen.NewScraper(cfg)
 	if err != nil {
 		return err
@@ -151,16 +152,16 @@ func (sm *serverMetrics) noteSend(ns int64) {
 // it returns that breakdown (nil when none). Scrape warnings, and a failure
 // to write these files, go to stderr: they are a supplement to the run's
 // results and never fail it.
-func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) *results.TTFTBreakdown {
+func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) *servermetrics.TTFTBreakdown {
 	if sm == nil {
 		return nil
 	}
 	if !sm.scraped() {
 		sm.warn(sm.collector.Warnings())
-		fmt.Fprintf(sm.errw, "server metrics: no endpoint was scraped successfully; %s not written\n", results.ServerMetricsJSONName)
+		fmt.Fprintf(sm.errw, "server metrics: no endpoint was scraped successfully; %s not written\n", servermetrics.JSONName)
 		return nil
 	}
-	w := results.Window{StartNs: sm.firstNs.Load(), EndNs: sm.endNs}
+	w := servermetrics.Window{StartNs: sm.firstNs.Load(), EndNs: sm.endNs}
 	if w.StartNs == 0 || w.StartNs > w.EndNs {
 		w.StartNs = min(runStartNs, w.EndNs)
 	}
@@ -170,7 +171,7 @@ func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) *
 			"server-side counters and histograms may include warmup requests")
 	}
 	sm.warn(append(sm.collector.Warnings(), e.Simbench.Warnings...))
-	b, err := results.WriteServerMetricsFiles(dir, e)
+	b, err := servermetrics.WriteFiles(dir, e)
 	if err != nil {
 		fmt.Fprintf(sm.errw, "warning: server metrics: %v\n", err)
 	}
@@ -198,7 +199,7 @@ func (sm *serverMetrics) warn(ws []string) {
 }
 
 // printRunBreakdown prints the TTFT breakdown after the run summary.
-func printRunBreakdown(w io.Writer, b *results.TTFTBreakdown) error {
+func printRunBreakdown(w io.Writer, b *servermetrics.TTFTBreakdown) error {
 	if b == nil {
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/simbench/simbench/loadgen/openaitest"
-	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -34,7 +34,7 @@ func runWithMetrics(ts *httptest.Server, dir string, extra ...string) (int, stri
 	return runCmdLine(args...)
 }
 
-func ttftSeries(t *testing.T, e *results.ServerMetricsExport) *results.ServerSeries {
+func ttftSeries(t *testing.T, e *servermetrics.Export) *servermetrics.SeriesStats {
 	t.Helper()
 	m, ok := e.Metrics[openaitest.FamilyTTFT]
 	require.True(t, ok, "TTFT family exported")
@@ -46,9 +46,9 @@ func ttftSeries(t *testing.T, e *results.ServerMetricsExport) *results.ServerSer
 // stage means adding up to the TTFT mean within 1 %.
 func assertAdditive(t *testing.T, dir string, requests float64) {
 	t.Helper()
-	b, err := results.LoadTTFTBreakdownJSON(filepath.Join(dir, results.TTFTBreakdownName))
+	b, err := servermetrics.LoadTTFTBreakdownJSON(filepath.Join(dir, servermetrics.TTFTBreakdownName))
 	require.NoError(t, err)
-	assert.Equal(t, results.ServerDynamo, b.Server)
+	assert.Equal(t, servermetrics.Dynamo, b.Server)
 	assert.True(t, b.Additive, b.Reason)
 	assert.Equal(t, requests, b.TTFTCount)
 	assert.GreaterOrEqual(t, b.TTFTMeanMs, 30.0, "server-side TTFT ≥ the scripted 30 ms")
@@ -74,9 +74,9 @@ func TestRunServerMetricsDynamo(t *testing.T) {
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.NotContains(t, stderr, "server metrics")
 
-	e, err := results.LoadServerMetricsJSON(filepath.Join(dir, results.ServerMetricsJSONName))
+	e, err := servermetrics.LoadJSON(filepath.Join(dir, servermetrics.JSONName))
 	require.NoError(t, err)
-	csv := string(runReadFile(t, filepath.Join(dir, results.ServerMetricsCSVName)))
+	csv := string(runReadFile(t, filepath.Join(dir, servermetrics.CSVName)))
 	assert.Contains(t, csv, "histogram,"+openaitest.FamilyTTFT+",seconds,8,")
 	url := ts.URL + "/metrics"
 	assert.Equal(t, []string{url}, e.Summary.EndpointsSuccessful)
@@ -109,7 +109,7 @@ func TestRunServerMetricsScrapeFailsMidRun(t *testing.T) {
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Contains(t, stderr, "warning: server metrics: "+ts.URL+"/metrics: HTTP 500")
 
-	e, err := results.LoadServerMetricsJSON(filepath.Join(dir, results.ServerMetricsJSONName))
+	e, err := servermetrics.LoadJSON(filepath.Join(dir, servermetrics.JSONName))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{ts.URL + "/metrics": 1}, e.Simbench.FailedFetches)
 	count, _ := ttftSeries(t, e).Stat("count")
@@ -123,8 +123,8 @@ func TestRunNoServerMetrics(t *testing.T) {
 	code, stdout, stderr := runWithMetrics(ts, dir, "--no-server-metrics")
 	require.Equal(t, 0, code, stderr)
 	assert.Zero(t, m.Scrapes())
-	assert.NoFileExists(t, filepath.Join(dir, results.ServerMetricsJSONName))
-	assert.NoFileExists(t, filepath.Join(dir, results.TTFTBreakdownName))
+	assert.NoFileExists(t, filepath.Join(dir, servermetrics.JSONName))
+	assert.NoFileExists(t, filepath.Join(dir, servermetrics.TTFTBreakdownName))
 	assert.NotContains(t, stdout, "TTFT breakdown")
 	assert.NotContains(t, stderr, "server metrics")
 }
@@ -141,7 +141,7 @@ func TestRunDefaultMetricsAbsent(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, 1, strings.Count(stderr, "server metrics: "))
 	assert.Contains(t, stderr, "server metrics: "+ts.URL+"/metrics not scraped: HTTP 404")
-	assert.NoFileExists(t, filepath.Join(dir, results.ServerMetricsJSONName))
+	assert.NoFileExists(t, filepath.Join(dir, servermetrics.JSONName))
 	assert.NotContains(t, stdout, "TTFT breakdown")
 
 	code, _, stderr = runWithMetrics(ts, filepath.Join(t.TempDir(), "quiet"), "--quiet")
@@ -163,7 +163,7 @@ func TestRunExplicitServerMetricsNeverAnswers(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "warning: server metrics: http://"+dead+"/metrics: ")
 	assert.Contains(t, stderr, "no endpoint was scraped successfully")
-	assert.NoFileExists(t, filepath.Join(dir, results.ServerMetricsJSONName))
+	assert.NoFileExists(t, filepath.Join(dir, servermetrics.JSONName))
 
 	code, _, stderr = runWithMetrics(ts, filepath.Join(t.TempDir(), "bad"), "--server-metrics", "ftp://x")
 	assert.Equal(t, exitUsage, code, stderr)
@@ -176,12 +176,12 @@ func TestRunInterruptedWritesServerMetrics(t *testing.T) {
 	require.NoError(t, err)
 	srv := &openaitest.Server{TTFT: 10 * time.Millisecond, ITL: 30 * time.Millisecond, Metrics: m}
 	dir := runInterruptedAt(t, srv, 5, "--server-metrics-interval", "10ms")
-	e, err := results.LoadServerMetricsJSON(filepath.Join(dir, results.ServerMetricsJSONName))
+	e, err := servermetrics.LoadJSON(filepath.Join(dir, servermetrics.JSONName))
 	require.NoError(t, err)
 	count, _ := ttftSeries(t, e).Stat("count")
 	assert.GreaterOrEqual(t, count, 1.0, "the requests that got a first token")
 	assert.Less(t, count, 50.0)
-	assert.FileExists(t, filepath.Join(dir, results.TTFTBreakdownName))
+	assert.FileExists(t, filepath.Join(dir, servermetrics.TTFTBreakdownName))
 }
 
 // TestRunServerMetricsExcludeWarmup: the scrape taken when the profiling
@@ -193,7 +193,7 @@ func TestRunServerMetricsExcludeWarmup(t *testing.T) {
 	code, stdout, stderr := runWithMetrics(ts, dir, "--warmup-request-count", "3", "--server-metrics-interval", "1h")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.NotContains(t, stderr, "warmup request(s) were still in flight")
-	e, err := results.LoadServerMetricsJSON(filepath.Join(dir, results.ServerMetricsJSONName))
+	e, err := servermetrics.LoadJSON(filepath.Join(dir, servermetrics.JSONName))
 	require.NoError(t, err)
 	count, _ := ttftSeries(t, e).Stat("count")
 	assert.Equal(t, 8.0, count, "the 3 warmup requests are outside the window")

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
 )
@@ -318,10 +319,10 @@ func printSimResult(w io.Writer, cfg sim.Config, f *sim.RunFiles) error {
 		100*s.PrefixCacheReusedRatio, s.Preemptions, 100*s.KVPeakUsage, s.Steps)
 	names := []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, sim.SummaryName}
 	if f.ServerMetrics != nil {
-		names = append(names, results.ServerMetricsJSONName, results.ServerMetricsCSVName)
+		names = append(names, servermetrics.JSONName, servermetrics.CSVName)
 	}
 	if f.TTFTBreakdown != nil {
-		names = append(names, results.TTFTBreakdownName)
+		names = append(names, servermetrics.TTFTBreakdownName)
 		if err := f.TTFTBreakdown.WriteText(w); err != nil {
 			return err
 		}

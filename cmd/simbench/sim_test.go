@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/sim"
 )
 
@@ -43,7 +44,7 @@ func requireSelfConsistent(t *testing.T, dir string) (*results.Profile, []result
 	assert.Len(t, got.Metrics, len(want.Metrics))
 	recs, err := results.LoadJSONL(filepath.Join(dir, results.RecordsName))
 	require.NoError(t, err)
-	for _, name := range []string{results.ProfileCSVName, sim.SummaryName, results.ServerMetricsJSONName, results.TTFTBreakdownName} {
+	for _, name := range []string{results.ProfileCSVName, sim.SummaryName, servermetrics.JSONName, servermetrics.TTFTBreakdownName} {
 		_, err := os.Stat(filepath.Join(dir, name))
 		require.NoError(t, err, name)
 	}
@@ -70,19 +71,19 @@ func TestSimSyntheticConcurrency(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "simulated 64 requests (0 rejected, 0 warmup) on 1 vllm worker(s)")
 	assert.Contains(t, out, "wrote "+filepath.Join(dir, results.RecordsName))
-	assert.Contains(t, out, "wrote "+filepath.Join(dir, results.TTFTBreakdownName))
+	assert.Contains(t, out, "wrote "+filepath.Join(dir, servermetrics.TTFTBreakdownName))
 	assert.Contains(t, out, "TTFT breakdown (dynamo, dynamo_frontend_time_to_first_token_seconds; means over the run window, 64 requests)")
 	assert.Contains(t, out, "additive: stage means add up to the TTFT mean")
 	assert.Empty(t, errOut) // stderr is not a terminal: no progress bar
 
-	b, err := results.LoadTTFTBreakdownJSON(filepath.Join(dir, results.TTFTBreakdownName))
+	b, err := servermetrics.LoadTTFTBreakdownJSON(filepath.Join(dir, servermetrics.TTFTBreakdownName))
 	require.NoError(t, err)
 	assert.True(t, b.Additive, b.Reason)
 	assert.Equal(t, 64.0, b.TTFTCount)
 	ttft, ok := p0(t, dir).Value(results.TagTTFT, "avg")
 	require.True(t, ok)
 	assert.InEpsilon(t, ttft, b.TTFTMeanMs, 1e-9, "the frontend's TTFT is the client's")
-	e, err := results.LoadServerMetricsJSON(filepath.Join(dir, results.ServerMetricsJSONName))
+	e, err := servermetrics.LoadJSON(filepath.Join(dir, servermetrics.JSONName))
 	require.NoError(t, err)
 	assert.Equal(t, sim.ServerMetricsEndpoints(sim.DefaultConfig()), e.Summary.EndpointsSuccessful)
 	assert.Contains(t, e.Metrics, "vllm:request_queue_time_seconds")
@@ -126,7 +127,7 @@ func TestSimTraceDeterministic(t *testing.T) {
 	assert.Len(t, recs, 200)
 	assert.Len(t, rows, 200)
 	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, sim.SummaryName,
-		results.ServerMetricsJSONName, results.TTFTBreakdownName} {
+		servermetrics.JSONName, servermetrics.TTFTBreakdownName} {
 		a, err := os.ReadFile(filepath.Join(dirs[0], name))
 		require.NoError(t, err)
 		b, err := os.ReadFile(filepath.Join(dirs[1], name))

@@ -1,4 +1,4 @@
-package results
+package servermetrics
 
 import (
 	"encoding/json"
@@ -51,9 +51,9 @@ func (s BreakdownStage) Key() string {
 
 // TTFTBreakdowns computes every breakdown the export supports, best source
 // first (Dynamo's exclusive stages, then vLLM's, then SGLang's).
-func TTFTBreakdowns(e *ServerMetricsExport) []*TTFTBreakdown {
+func TTFTBreakdowns(e *Export) []*TTFTBreakdown {
 	var out []*TTFTBreakdown
-	for _, src := range BreakdownSources() {
+	for _, src := range breakdownSources() {
 		if b := breakdownFrom(e, src); b != nil {
 			out = append(out, b)
 		}
@@ -68,7 +68,7 @@ type sumCount struct {
 	endpoints  map[string]bool
 }
 
-func (sc *sumCount) add(s *ServerSeries) {
+func (sc *sumCount) add(s *SeriesStats) {
 	c, _ := s.Stat("count")
 	sum, _ := s.Stat("sum")
 	sc.count += c
@@ -81,7 +81,7 @@ func (sc *sumCount) add(s *ServerSeries) {
 
 func (sc *sumCount) meanMs() float64 { return 1000 * sc.sum / sc.count }
 
-func familyTotal(e *ServerMetricsExport, family string) (sumCount, bool) {
+func familyTotal(e *Export, family string) (sumCount, bool) {
 	m, ok := e.Metrics[family]
 	if !ok || m.Type != KindHistogram {
 		return sumCount{}, false
@@ -93,7 +93,7 @@ func familyTotal(e *ServerMetricsExport, family string) (sumCount, bool) {
 	return sc, true
 }
 
-func breakdownFrom(e *ServerMetricsExport, src BreakdownSource) *TTFTBreakdown {
+func breakdownFrom(e *Export, src breakdownSource) *TTFTBreakdown {
 	ttft, ok := familyTotal(e, src.TTFTFamily)
 	if !ok || ttft.count <= 0 || ttft.sum <= 0 || !finite(ttft.sum) {
 		return nil // nothing observed, or no time to break down
@@ -122,10 +122,10 @@ func breakdownFrom(e *ServerMetricsExport, src BreakdownSource) *TTFTBreakdown {
 
 // stageTotals groups a source's stage series by stage (and phase), in
 // attribution order.
-func stageTotals(e *ServerMetricsExport, src BreakdownSource) ([]BreakdownStage, map[string]*sumCount) {
+func stageTotals(e *Export, src breakdownSource) ([]BreakdownStage, map[string]*sumCount) {
 	counts := map[string]*sumCount{}
 	var stages []BreakdownStage
-	add := func(st BreakdownStage, s *ServerSeries) {
+	add := func(st BreakdownStage, s *SeriesStats) {
 		sc, ok := counts[st.Key()]
 		if !ok {
 			sc = &sumCount{}
@@ -178,7 +178,7 @@ func sortStages(stages []BreakdownStage) {
 
 // additivity checks that the stage means add up to the TTFT mean within
 // AdditivityTolerance and, when they do not, says why.
-func additivity(b *TTFTBreakdown, src BreakdownSource, ttft sumCount, counts map[string]*sumCount) (bool, string) {
+func additivity(b *TTFTBreakdown, src breakdownSource, ttft sumCount, counts map[string]*sumCount) (bool, string) {
 	diff := b.StageSumMs - b.TTFTMeanMs
 	if math.Abs(diff) <= AdditivityTolerance*b.TTFTMeanMs {
 		return true, ""

@@ -1,4 +1,4 @@
-package results
+package servermetrics
 
 import (
 	"testing"
@@ -6,28 +6,28 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestCommonServerMetrics(t *testing.T) {
-	g := func(avg float64) ServerSeries { return ServerSeries{EndpointURL: ep, Stats: StatValues{{"avg", avg}}} }
-	e := &ServerMetricsExport{Metrics: map[string]*ServerMetric{
+func TestCommonMetrics(t *testing.T) {
+	g := func(avg float64) SeriesStats { return SeriesStats{EndpointURL: ep, Stats: StatValues{{"avg", avg}}} }
+	e := &Export{Metrics: map[string]*Metric{
 		// Two workers: running requests add up, KV usage averages.
-		"vllm:num_requests_running": {Type: KindGauge, Series: []ServerSeries{g(3), g(5)}},
-		"vllm:kv_cache_usage_perc":  {Type: KindGauge, Series: []ServerSeries{g(0.2), g(0.6)}},
+		"vllm:num_requests_running": {Type: KindGauge, Series: []SeriesStats{g(3), g(5)}},
+		"vllm:kv_cache_usage_perc":  {Type: KindGauge, Series: []SeriesStats{g(0.2), g(0.6)}},
 		// The renamed family is ignored once the current one is found.
-		"vllm:gpu_cache_usage_perc": {Type: KindGauge, Series: []ServerSeries{g(0.9)}},
-		"vllm:request_queue_time_seconds": {Type: KindHistogram, Series: []ServerSeries{
+		"vllm:gpu_cache_usage_perc": {Type: KindGauge, Series: []SeriesStats{g(0.9)}},
+		"vllm:request_queue_time_seconds": {Type: KindHistogram, Series: []SeriesStats{
 			histSeries(ep, nil, 10, 0.5), histSeries("http://b/metrics", nil, 30, 1.5)}},
-		"vllm:prompt_tokens": {Type: KindCounter, Series: []ServerSeries{
+		"vllm:prompt_tokens": {Type: KindCounter, Series: []SeriesStats{
 			{EndpointURL: ep, Stats: StatValues{{"total", 100}, {"rate", 10}}},
 			{EndpointURL: "http://b/metrics", Stats: StatValues{{"total", 50}, {"rate", 5}}}}},
-		"sglang:num_queue_reqs": {Type: KindGauge, Series: []ServerSeries{g(7)}},
+		"sglang:num_queue_reqs": {Type: KindGauge, Series: []SeriesStats{g(7)}},
 		// No observations: left out.
-		"vllm:request_prefill_time_seconds": {Type: KindHistogram, Series: []ServerSeries{histSeries(ep, nil, 0, 0)}},
+		"vllm:request_prefill_time_seconds": {Type: KindHistogram, Series: []SeriesStats{histSeries(ep, nil, 0, 0)}},
 		// Wrong type for its vocabulary entry: left out.
-		"vllm:num_requests_waiting": {Type: KindCounter, Series: []ServerSeries{g(1)}},
+		"vllm:num_requests_waiting": {Type: KindCounter, Series: []SeriesStats{g(1)}},
 	}}
 	got := map[string]CommonMetric{}
 	var order []string
-	for _, m := range CommonServerMetrics(e) {
+	for _, m := range CommonMetrics(e) {
 		got[m.Name+"/"+m.Server] = m
 		order = append(order, m.Name+"/"+m.Server)
 	}

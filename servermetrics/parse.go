@@ -1,4 +1,4 @@
-package results
+package servermetrics
 
 import (
 	"errors"
@@ -59,14 +59,14 @@ func FamiliesFromDTO(mfs []*dto.MetricFamily) []Family {
 // familyName names a counter family without its _total suffix, as AIPerf
 // (Python's prometheus_client parser) keys counters in its export:
 // vllm:prompt_tokens_total is exported as vllm:prompt_tokens.
-func familyName(name string, kind MetricKind) string {
+func familyName(name string, kind Kind) string {
 	if kind == KindCounter {
 		return strings.TrimSuffix(name, "_total")
 	}
 	return name
 }
 
-func kindOf(t dto.MetricType) (MetricKind, bool) {
+func kindOf(t dto.MetricType) (Kind, bool) {
 	switch t {
 	case dto.MetricType_COUNTER:
 		return KindCounter, true
@@ -80,7 +80,7 @@ func kindOf(t dto.MetricType) (MetricKind, bool) {
 	return "", false
 }
 
-func seriesFromDTO(kind MetricKind, m *dto.Metric) (Series, bool) {
+func seriesFromDTO(kind Kind, m *dto.Metric) (Series, bool) {
 	s := Series{}
 	if len(m.GetLabel()) > 0 {
 		s.Labels = make(map[string]string, len(m.GetLabel()))

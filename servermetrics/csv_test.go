@@ -1,30 +1,34 @@
-package results
+package servermetrics
 
 import (
 	"bytes"
 	"encoding/csv"
+	"flag"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/simbench/simbench/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-const serverCSVGolden = "server_metrics_export.golden.csv"
+var update = flag.Bool("update", false, "rewrite golden files")
 
-// fixtureServerExport has a labelled gauge with a quoted description, an
+const csvGolden = "server_metrics_export.golden.csv"
+
+// fixtureExport has a labelled gauge with a quoted description, an
 // unlabelled gauge, an info gauge, a counter on two endpoints (one rate
 // not finite), a labelled histogram with buckets, one without
 // observations, and an untyped family.
-func fixtureServerExport() *ServerMetricsExport {
+func fixtureExport() *Export {
 	const fe, w0 = "http://localhost:8000/metrics", "http://10.0.0.7:8081/metrics"
 	pct := func(prefix string, base float64) StatValues {
 		var out StatValues
-		for i, p := range Percentiles {
-			out = append(out, StatValue{percentileName(p) + prefix, base + float64(i)/8})
+		for i, p := range results.Percentiles {
+			out = append(out, StatValue{results.PercentileName(p) + prefix, base + float64(i)/8})
 		}
 		return out
 	}
@@ -32,38 +36,38 @@ func fixtureServerExport() *ServerMetricsExport {
 	hist := append(StatValues{{"count", 19}, {"sum", 259.87}, {"avg", 13.677368}, {"count_rate", 0.359},
 		{"sum_rate", 4.9}}, pct("_estimate", 2.25)...)
 	buckets := StatValues{{"0.5", 0}, {"1", 0}, {"2.5", 1}, {"10", 2}, {"+Inf", 16}}
-	return &ServerMetricsExport{SchemaVersion: ServerMetricsSchemaVersion, BenchmarkID: "2900a136-3c1a-4520-adaa-5719822b729b",
-		Metrics: map[string]*ServerMetric{
+	return &Export{SchemaVersion: SchemaVersion, BenchmarkID: "2900a136-3c1a-4520-adaa-5719822b729b",
+		Metrics: map[string]*Metric{
 			"vllm:kv_cache_usage_perc": {Type: KindGauge, Description: "KV-cache usage, 1 means 100 percent.", Unit: "percent",
-				Series: []ServerSeries{{EndpointURL: w0, Labels: map[string]string{"engine": "0", "model_name": "Qwen/Qwen3-0.6B"}, Stats: gauge}}},
+				Series: []SeriesStats{{EndpointURL: w0, Labels: map[string]string{"engine": "0", "model_name": "Qwen/Qwen3-0.6B"}, Stats: gauge}}},
 			"dynamo_frontend_inflight_requests": {Type: KindGauge, Description: "Inflight requests", Unit: "requests",
-				Series: []ServerSeries{{EndpointURL: fe, Stats: gauge}}},
+				Series: []SeriesStats{{EndpointURL: fe, Stats: gauge}}},
 			"vllm:cache_config_info": {Type: KindGauge, Description: "Information of the LLMEngine CacheConfig",
-				Series: []ServerSeries{{EndpointURL: w0, Labels: map[string]string{"block_size": "16", "cache_dtype": "auto"},
+				Series: []SeriesStats{{EndpointURL: w0, Labels: map[string]string{"block_size": "16", "cache_dtype": "auto"},
 					Stats: StatValues{{"avg", 1}}}}},
 			"vllm:request_success": {Type: KindCounter, Description: `Count of "successfully" processed requests.`, Unit: "requests",
-				Series: []ServerSeries{
+				Series: []SeriesStats{
 					{EndpointURL: w0, Labels: map[string]string{"engine": "0", "finished_reason": "stop", "model_name": "Qwen/Qwen3-0.6B"},
 						Stats: StatValues{{"total", 19}, {"rate", 0.35849}}},
 					{EndpointURL: fe, Labels: map[string]string{"engine": "0", "finished_reason": "length", "model_name": "Qwen/Qwen3-0.6B"},
 						Stats: StatValues{{"total", 0}, {"rate", math.NaN()}}},
 				}},
 			"dynamo_frontend_time_to_first_token_seconds": {Type: KindHistogram, Description: "Time to first token", Unit: "seconds",
-				Series: []ServerSeries{
+				Series: []SeriesStats{
 					{EndpointURL: fe, Labels: map[string]string{"model": "qwen"}, Stats: hist, Buckets: buckets},
 					{EndpointURL: fe, Labels: map[string]string{"model": "llama"}, Stats: StatValues{{"count", 0}},
 						Buckets: StatValues{{"0.5", 0}, {"+Inf", 0}}},
 				}},
 			"process_open_fds": {Type: KindUnknown, Description: "Number of open file descriptors.",
-				Series: []ServerSeries{{EndpointURL: "sim://worker-0/metrics", Stats: StatValues{{"avg", 12}, {"min", 12}, {"max", math.Inf(1)}}}}},
+				Series: []SeriesStats{{EndpointURL: "sim://worker-0/metrics", Stats: StatValues{{"avg", 12}, {"min", 12}, {"max", math.Inf(1)}}}}},
 		}}
 }
 
-func TestServerMetricsCSVGolden(t *testing.T) {
+func TestCSVGolden(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, WriteServerMetricsCSV(&buf, fixtureServerExport()))
+	require.NoError(t, writeCSV(&buf, fixtureExport()))
 	got := buf.Bytes()
-	path := filepath.Join("testdata", serverCSVGolden)
+	path := filepath.Join("testdata", csvGolden)
 	if *update {
 		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
@@ -74,9 +78,9 @@ func TestServerMetricsCSVGolden(t *testing.T) {
 
 // Each section parses as CSV with one header and rows of its width, in
 // AIPerf's order, and no NaN or Inf reaches the file.
-func TestServerMetricsCSVSections(t *testing.T) {
+func TestCSVSections(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, WriteServerMetricsCSV(&buf, fixtureServerExport()))
+	require.NoError(t, writeCSV(&buf, fixtureExport()))
 	out := buf.String()
 	assert.NotContains(t, strings.ToLower(out), "nan")
 	assert.NotContains(t, out, "Inf,")
@@ -110,7 +114,7 @@ func TestCSVEndpoint(t *testing.T) {
 
 func TestCSVLabelOrder(t *testing.T) {
 	row := func(name string, labels map[string]string) *csvRow {
-		return &csvRow{name: name, series: &ServerSeries{Labels: labels}}
+		return &csvRow{name: name, series: &SeriesStats{Labels: labels}}
 	}
 	tests := []struct {
 		name string

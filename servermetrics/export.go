@@ -1,40 +1,36 @@
-package results
+package servermetrics
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/simbench/simbench/results"
 )
 
-// ServerMetricsSchemaVersion is the schema_version of AIPerf's
+// SchemaVersion is the schema_version of AIPerf's
 // server_metrics_export.json that simbench writes.
-const ServerMetricsSchemaVersion = "1.0"
+const SchemaVersion = "1.0"
 
-// HistogramEstimator says how histogram percentiles are estimated: AIPerf
+// histogramEstimator says how histogram percentiles are estimated: AIPerf
 // uses a polynomial estimator; simbench uses Prometheus' histogram_quantile
 // (linear within a bucket), so p*_estimate values differ from AIPerf's.
-const HistogramEstimator = "prometheus histogram_quantile: linear interpolation within the bucket"
+const histogramEstimator = "prometheus histogram_quantile: linear interpolation within the bucket"
 
-// ServerMetricsExport is AIPerf's server_metrics_export.json: per metric
+// Export is AIPerf's server_metrics_export.json: per metric
 // family and per series (endpoint × labels), statistics over the profiling
 // window.
-type ServerMetricsExport struct {
-	SchemaVersion string                   `json:"schema_version"`
-	BenchmarkID   string                   `json:"benchmark_id,omitempty"`
-	Summary       ServerMetricsSummary     `json:"summary"`
-	Metrics       map[string]*ServerMetric `json:"metrics"`
-	Simbench      *ServerMetricsExtension  `json:"simbench,omitempty"`
-	InputConfig   any                      `json:"input_config,omitempty"`
+type Export struct {
+	SchemaVersion string             `json:"schema_version"`
+	BenchmarkID   string             `json:"benchmark_id,omitempty"`
+	Summary       Summary            `json:"summary"`
+	Metrics       map[string]*Metric `json:"metrics"`
+	Simbench      *Extension         `json:"simbench,omitempty"`
+	InputConfig   any                `json:"input_config,omitempty"`
 }
 
-// ServerMetricsSummary is the export's summary section.
-type ServerMetricsSummary struct {
+// Summary is the export's summary section.
+type Summary struct {
 	EndpointsConfigured []string                 `json:"endpoints_configured"`
 	EndpointsSuccessful []string                 `json:"endpoints_successful"`
 	StartTime           string                   `json:"start_time,omitempty"`
@@ -56,8 +52,8 @@ type EndpointInfo struct {
 	MedianUpdateIntervalMs *PyFloat `json:"median_update_interval_ms,omitempty"`
 }
 
-// ServerMetricsExtension is what simbench adds to the export.
-type ServerMetricsExtension struct {
+// Extension is what simbench adds to the export.
+type Extension struct {
 	WindowStartNs      int64          `json:"window_start_ns"`
 	WindowEndNs        int64          `json:"window_end_ns"`
 	FailedFetches      map[string]int `json:"failed_fetches,omitempty"`
@@ -65,18 +61,18 @@ type ServerMetricsExtension struct {
 	Warnings           []string       `json:"warnings,omitempty"`
 }
 
-// ServerMetric is one metric family of the export.
-type ServerMetric struct {
-	Type        MetricKind     `json:"type"`
-	Description string         `json:"description"`
-	Unit        string         `json:"unit,omitempty"`
-	Series      []ServerSeries `json:"series"`
+// Metric is one metric family of the export.
+type Metric struct {
+	Type        Kind          `json:"type"`
+	Description string        `json:"description"`
+	Unit        string        `json:"unit,omitempty"`
+	Series      []SeriesStats `json:"series"`
 }
 
-// ServerSeries is the statistics of one endpoint × label combination.
+// SeriesStats is the statistics of one endpoint × label combination.
 // Histogram buckets are per-bucket deltas of the cumulative counts over the
 // window, keyed by upper bound ("+Inf" last).
-type ServerSeries struct {
+type SeriesStats struct {
 	EndpointURL string            `json:"endpoint_url"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Stats       StatValues        `json:"stats"`
@@ -84,165 +80,7 @@ type ServerSeries struct {
 }
 
 // Stat returns the named statistic of a series.
-func (s *ServerSeries) Stat(name string) (float64, bool) { return s.Stats.Get(name) }
-
-// StatValue is one key of an ordered JSON object of numbers.
-type StatValue struct {
-	Name  string
-	Value float64
-}
-
-// StatValues is a JSON object of numbers that keeps its key order. Values
-// that are integers and named like counts are written without a fraction;
-// non-finite values are never written.
-type StatValues []StatValue
-
-// Get returns the value of name.
-func (nv StatValues) Get(name string) (float64, bool) {
-	for _, v := range nv {
-		if v.Name == name {
-			return v.Value, true
-		}
-	}
-	return 0, false
-}
-
-// MarshalJSON writes the object in order, numbers as Python floats.
-func (nv StatValues) MarshalJSON() ([]byte, error) {
-	b := []byte{'{'}
-	first := true
-	for _, v := range nv {
-		if !finite(v.Value) {
-			continue
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = appendString(b, v.Name)
-		b = append(b, ':')
-		b = appendValue(b, v.Value, isCountName(v.Name))
-	}
-	return append(b, '}'), nil
-}
-
-// UnmarshalJSON reads an object of numbers keeping its order; null values
-// are skipped.
-func (nv *StatValues) UnmarshalJSON(data []byte) error {
-	if string(bytes.TrimSpace(data)) == "null" {
-		*nv = nil
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := expectDelim(dec, '{'); err != nil {
-		return err
-	}
-	*nv = (*nv)[:0]
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		var v *float64
-		if err := dec.Decode(&v); err != nil {
-			return fmt.Errorf("%v: %w", k, err)
-		}
-		if v != nil {
-			*nv = append(*nv, StatValue{Name: k.(string), Value: *v})
-		}
-	}
-	_, err := dec.Token()
-	return err
-}
-
-// isCountName reports whether a statistic is a count (written as an int,
-// as AIPerf does) rather than a measurement.
-func isCountName(name string) bool {
-	if name == "count" {
-		return true
-	}
-	_, err := strconv.ParseFloat(name, 64) // bucket keys: delta counts
-	return err == nil || name == "+Inf"
-}
-
-// PyFloat is a float64 written the way Python's json writes floats.
-type PyFloat float64
-
-// MarshalJSON writes f as Python's repr would.
-func (f PyFloat) MarshalJSON() ([]byte, error) {
-	if !finite(float64(f)) {
-		return []byte("null"), nil
-	}
-	return appendFloat(nil, float64(f)), nil
-}
-
-func pyFloat(f float64) *PyFloat {
-	if !finite(f) {
-		return nil
-	}
-	p := PyFloat(f)
-	return &p
-}
-
-// WriteServerMetricsJSON writes e with AIPerf's layout (indent 2).
-func WriteServerMetricsJSON(w io.Writer, e *ServerMetricsExport) error {
-	b, err := json.MarshalIndent(e, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-// WriteServerMetricsFiles writes server_metrics_export.json and .csv into
-// dir and, when the export breaks TTFT down, ttft_breakdown.json with its
-// best breakdown, which it returns (nil when there is none).
-func WriteServerMetricsFiles(dir string, e *ServerMetricsExport) (*TTFTBreakdown, error) {
-	if err := writeFile(filepath.Join(dir, ServerMetricsJSONName), func(w io.Writer) error {
-		return WriteServerMetricsJSON(w, e)
-	}); err != nil {
-		return nil, err
-	}
-	if err := writeFile(filepath.Join(dir, ServerMetricsCSVName), func(w io.Writer) error {
-		return WriteServerMetricsCSV(w, e)
-	}); err != nil {
-		return nil, err
-	}
-	bs := TTFTBreakdowns(e)
-	if len(bs) == 0 {
-		return nil, nil
-	}
-	return bs[0], writeFile(filepath.Join(dir, TTFTBreakdownName), func(w io.Writer) error {
-		return WriteTTFTBreakdownJSON(w, bs[0])
-	})
-}
-
-// ReadServerMetricsJSON reads a server_metrics_export.json, simbench's or
-// AIPerf's.
-func ReadServerMetricsJSON(r io.Reader) (*ServerMetricsExport, error) {
-	var e ServerMetricsExport
-	if err := json.NewDecoder(r).Decode(&e); err != nil {
-		return nil, err
-	}
-	if e.Metrics == nil {
-		return nil, fmt.Errorf("no \"metrics\" object: not a server metrics export")
-	}
-	return &e, nil
-}
-
-// LoadServerMetricsJSON reads a server_metrics_export.json file.
-func LoadServerMetricsJSON(path string) (*ServerMetricsExport, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	e, err := ReadServerMetricsJSON(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return e, nil
-}
+func (s *SeriesStats) Stat(name string) (float64, bool) { return s.Stats.Get(name) }
 
 // Window is the profiling window the export's statistics cover, in wall ns.
 // Counters and histograms are deltas from the last sample before StartNs
@@ -255,13 +93,13 @@ type Window struct {
 func (w Window) seconds() float64 { return float64(w.EndNs-w.StartNs) / 1e9 }
 
 // Export computes the export over the window.
-func (c *ServerMetricsCollector) Export(w Window, inputConfig any) *ServerMetricsExport {
+func (c *Collector) Export(w Window, inputConfig any) *Export {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := &ServerMetricsExport{SchemaVersion: ServerMetricsSchemaVersion, Metrics: map[string]*ServerMetric{},
+	e := &Export{SchemaVersion: SchemaVersion, Metrics: map[string]*Metric{},
 		InputConfig: inputConfig}
 	e.Summary = c.summary(w)
-	ext := &ServerMetricsExtension{WindowStartNs: w.StartNs, WindowEndNs: w.EndNs, HistogramEstimator: HistogramEstimator}
+	ext := &Extension{WindowStartNs: w.StartNs, WindowEndNs: w.EndNs, HistogramEstimator: histogramEstimator}
 	for _, sd := range c.order {
 		fi := c.families[sd.family]
 		ss, warn, ok := seriesStats(sd, fi.kind, w, c.seenBefore(sd.endpoint, w.StartNs))
@@ -273,7 +111,7 @@ func (c *ServerMetricsCollector) Export(w Window, inputConfig any) *ServerMetric
 		}
 		m := e.Metrics[sd.family]
 		if m == nil {
-			m = &ServerMetric{Type: fi.kind, Description: fi.help, Unit: familyUnit(sd.family, fi.kind)}
+			m = &Metric{Type: fi.kind, Description: fi.help, Unit: familyUnit(sd.family, fi.kind)}
 			e.Metrics[sd.family] = m
 		}
 		m.Series = append(m.Series, ss)
@@ -291,11 +129,11 @@ func (c *ServerMetricsCollector) Export(w Window, inputConfig any) *ServerMetric
 	return e
 }
 
-func (c *ServerMetricsCollector) summary(w Window) ServerMetricsSummary {
-	s := ServerMetricsSummary{EndpointsConfigured: []string{}, EndpointsSuccessful: []string{},
+func (c *Collector) summary(w Window) Summary {
+	s := Summary{EndpointsConfigured: []string{}, EndpointsSuccessful: []string{},
 		EndpointInfo: map[string]*EndpointInfo{}}
 	if w.StartNs > 0 {
-		s.StartTime, s.EndTime = FormatTime(w.StartNs), FormatTime(w.EndNs)
+		s.StartTime, s.EndTime = results.FormatTime(w.StartNs), results.FormatTime(w.EndNs)
 	}
 	for _, ep := range c.endpoints {
 		s.EndpointsConfigured = append(s.EndpointsConfigured, ep)
@@ -327,7 +165,7 @@ func (fl *fetchLog) info() *EndpointInfo {
 		in.AvgUpdateIntervalMs = pyFloat(float64(in.LastUpdateNs-in.FirstUpdateNs) / 1e6 / float64(n))
 		if n >= 2 {
 			slices.Sort(gaps)
-			in.MedianUpdateIntervalMs = pyFloat(PercentileSorted(gaps, 50))
+			in.MedianUpdateIntervalMs = pyFloat(results.PercentileSorted(gaps, 50))
 		}
 	}
 	return in
@@ -335,7 +173,7 @@ func (fl *fetchLog) info() *EndpointInfo {
 
 // seenBefore reports whether endpoint answered a scrape before t: a counter
 // or histogram series it did not expose then was still at zero.
-func (c *ServerMetricsCollector) seenBefore(endpoint string, t int64) bool {
+func (c *Collector) seenBefore(endpoint string, t int64) bool {
 	fl := c.fetches[endpoint]
 	return fl != nil && len(fl.okAt) > 0 && fl.okAt[0] < t
 }
@@ -344,8 +182,8 @@ func (c *ServerMetricsCollector) seenBefore(endpoint string, t int64) bool {
 // holds nothing for it. warn explains a reset or layout change. zeroRef
 // says a series absent before the window started from zero (servers create
 // labelled series at their first observation).
-func seriesStats(sd *seriesData, kind MetricKind, w Window, zeroRef bool) (ServerSeries, string, bool) {
-	ss := ServerSeries{EndpointURL: sd.endpoint, Labels: sd.labels}
+func seriesStats(sd *seriesData, kind Kind, w Window, zeroRef bool) (SeriesStats, string, bool) {
+	ss := SeriesStats{EndpointURL: sd.endpoint, Labels: sd.labels}
 	switch kind {
 	case KindCounter:
 		ref, last, ok := deltaPoints(sd.points, w, zeroRef)
@@ -414,20 +252,20 @@ func gaugeValues(ps []point, w Window) []float64 {
 // gaugeStats are AIPerf's gauge statistics: mean, min, max, sample standard
 // deviation (ddof=1, 0 for one sample) and numpy-linear percentiles.
 func gaugeStats(vals []float64) StatValues {
-	s, _ := Summarize(vals)
+	s, _ := results.Summarize(vals)
 	std := 0.0
 	if s.Count > 1 {
 		std = s.Std * math.Sqrt(float64(s.Count)/float64(s.Count-1))
 	}
 	out := StatValues{{"avg", s.Avg}, {"min", s.Min}, {"max", s.Max}, {"std", std}}
-	for i, p := range Percentiles {
-		out = append(out, StatValue{percentileName(p), s.P[i]})
+	for i, p := range results.Percentiles {
+		out = append(out, StatValue{results.PercentileName(p), s.P[i]})
 	}
 	return out
 }
 
-func histogramStats(sd *seriesData, w Window, zeroRef bool) (ServerSeries, string, bool) {
-	ss := ServerSeries{EndpointURL: sd.endpoint, Labels: sd.labels}
+func histogramStats(sd *seriesData, w Window, zeroRef bool) (SeriesStats, string, bool) {
+	ss := SeriesStats{EndpointURL: sd.endpoint, Labels: sd.labels}
 	ref, last, ok := deltaPoints(sd.points, w, zeroRef)
 	if !ok {
 		return ss, "", false
@@ -455,9 +293,9 @@ func histogramStats(sd *seriesData, w Window, zeroRef bool) (ServerSeries, strin
 	secs := w.seconds()
 	ss.Stats = StatValues{{"count", count}, {"sum", sum}, {"avg", sum / count},
 		{"count_rate", safeDiv(count, secs)}, {"sum_rate", safeDiv(sum, secs)}}
-	for _, p := range Percentiles {
-		ss.Stats = append(ss.Stats, StatValue{percentileName(p) + "_estimate",
-			HistogramQuantile(p/100, bounds, deltas, count)})
+	for _, p := range results.Percentiles {
+		ss.Stats = append(ss.Stats, StatValue{results.PercentileName(p) + "_estimate",
+			histogramQuantile(p/100, bounds, deltas, count)})
 	}
 	return ss, "", true
 }
@@ -483,13 +321,13 @@ func boundKey(b float64) string {
 	return strconv.FormatFloat(b, 'g', -1, 64)
 }
 
-// HistogramQuantile estimates the q-quantile (0 ≤ q ≤ 1) of a histogram
+// histogramQuantile estimates the q-quantile (0 ≤ q ≤ 1) of a histogram
 // from its cumulative bucket counts as Prometheus' histogram_quantile does:
 // linear interpolation inside the bucket holding the rank, the first
 // bucket starting at 0 (when its bound is positive), and the highest finite
 // bound when the rank falls in the +Inf bucket. total is the observation
 // count (the +Inf bucket, also when the exposition omits it).
-func HistogramQuantile(q float64, bounds, cumulative []float64, total float64) float64 {
+func histogramQuantile(q float64, bounds, cumulative []float64, total float64) float64 {
 	if total <= 0 || len(bounds) == 0 {
 		return math.NaN()
 	}

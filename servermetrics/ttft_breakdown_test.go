@@ -1,4 +1,4 @@
-package results
+package servermetrics
 
 import (
 	"bytes"
@@ -11,18 +11,18 @@ import (
 )
 
 // histSeries is an exported histogram series with only count and sum.
-func histSeries(endpoint string, labels map[string]string, count, sum float64) ServerSeries {
-	return ServerSeries{EndpointURL: endpoint, Labels: labels, Stats: StatValues{{"count", count}, {"sum", sum}}}
+func histSeries(endpoint string, labels map[string]string, count, sum float64) SeriesStats {
+	return SeriesStats{EndpointURL: endpoint, Labels: labels, Stats: StatValues{{"count", count}, {"sum", sum}}}
 }
 
 func stageLabels(stage, phase string) map[string]string {
 	return map[string]string{"model": "m", "stage": stage, "phase": phase}
 }
 
-func dynamoExport(ttftCount, ttftSum float64, stages ...ServerSeries) *ServerMetricsExport {
-	return &ServerMetricsExport{Metrics: map[string]*ServerMetric{
+func dynamoExport(ttftCount, ttftSum float64, stages ...SeriesStats) *Export {
+	return &Export{Metrics: map[string]*Metric{
 		"dynamo_frontend_time_to_first_token_seconds": {Type: KindHistogram,
-			Series: []ServerSeries{histSeries(ep, map[string]string{"model": "m"}, ttftCount, ttftSum)}},
+			Series: []SeriesStats{histSeries(ep, map[string]string{"model": "m"}, ttftCount, ttftSum)}},
 		"dynamo_frontend_ttft_stage_seconds": {Type: KindHistogram, Series: stages},
 	}}
 }
@@ -40,7 +40,7 @@ func TestTTFTBreakdownDynamoAdditive(t *testing.T) {
 	bs := TTFTBreakdowns(e)
 	require.Len(t, bs, 1)
 	b := bs[0]
-	assert.Equal(t, ServerDynamo, b.Server)
+	assert.Equal(t, Dynamo, b.Server)
 	assert.InDelta(t, 100, b.TTFTMeanMs, 1e-9)
 	assert.True(t, b.Additive, b.Reason)
 	assert.Empty(t, b.Reason)
@@ -57,24 +57,24 @@ func TestTTFTBreakdownDynamoAdditive(t *testing.T) {
 func TestTTFTBreakdownNotAdditiveSaysWhy(t *testing.T) {
 	tests := []struct {
 		name string
-		e    *ServerMetricsExport
+		e    *Export
 		want []string
 	}{
 		{"cohorts mixed", dynamoExport(4, 0.4,
 			histSeries(ep, stageLabels("backend", "aggregated"), 2, 0.3),
 			histSeries(ep, stageLabels("route", "aggregated"), 4, 0.02)),
 			[]string{"cohorts mixed", "backend/aggregated has 2 observations"}},
-		{"instances mixed", func() *ServerMetricsExport {
+		{"instances mixed", func() *Export {
 			e := dynamoExport(4, 0.4, histSeries(ep, stageLabels("backend", "aggregated"), 4, 0.2))
 			m := e.Metrics["dynamo_frontend_time_to_first_token_seconds"]
 			m.Series = append(m.Series, histSeries("http://b/metrics", map[string]string{"model": "m"}, 4, 0.4))
 			return e
 		}(), []string{"instances mixed", "from 2 endpoints"}},
-		{"vllm stages do not cover tokenisation", &ServerMetricsExport{Metrics: map[string]*ServerMetric{
-			"vllm:time_to_first_token_seconds": {Type: KindHistogram, Series: []ServerSeries{histSeries(ep, nil, 10, 1)}},
-			"vllm:request_queue_time_seconds":  {Type: KindHistogram, Series: []ServerSeries{histSeries(ep, nil, 10, 0.2)}},
+		{"vllm stages do not cover tokenisation", &Export{Metrics: map[string]*Metric{
+			"vllm:time_to_first_token_seconds": {Type: KindHistogram, Series: []SeriesStats{histSeries(ep, nil, 10, 1)}},
+			"vllm:request_queue_time_seconds":  {Type: KindHistogram, Series: []SeriesStats{histSeries(ep, nil, 10, 0.2)}},
 			"vllm:request_prefill_time_seconds": {Type: KindHistogram,
-				Series: []ServerSeries{histSeries(ep, nil, 10, 0.7)}},
+				Series: []SeriesStats{histSeries(ep, nil, 10, 0.7)}},
 		}}, []string{"add up to 90.000 ms but the TTFT mean is 100.000 ms (-10.0%)", "tokenisation"}},
 	}
 	for _, tt := range tests {
@@ -90,7 +90,7 @@ func TestTTFTBreakdownNotAdditiveSaysWhy(t *testing.T) {
 }
 
 func TestTTFTBreakdownsNeedObservations(t *testing.T) {
-	assert.Empty(t, TTFTBreakdowns(&ServerMetricsExport{Metrics: map[string]*ServerMetric{}}))
+	assert.Empty(t, TTFTBreakdowns(&Export{Metrics: map[string]*Metric{}}))
 	assert.Empty(t, TTFTBreakdowns(dynamoExport(0, 0, histSeries(ep, stageLabels("backend", "aggregated"), 0, 0))))
 	// A TTFT histogram without stage families gives no breakdown.
 	e := dynamoExport(3, 0.3)

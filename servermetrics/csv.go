@@ -1,4 +1,4 @@
-package results
+package servermetrics
 
 import (
 	"bytes"
@@ -12,13 +12,13 @@ import (
 	"strings"
 )
 
-// ServerMetricsCSVName is AIPerf's tabular server metrics export, written
-// beside server_metrics_export.json from the same ServerMetricsExport.
-const ServerMetricsCSVName = "server_metrics_export.csv"
+// CSVName is AIPerf's tabular server metrics export, written
+// beside server_metrics_export.json from the same Export.
+const CSVName = "server_metrics_export.csv"
 
-// serverCSVStatKeys are the stat columns of each CSV section, in AIPerf's
+// csvStatKeys are the stat columns of each CSV section, in AIPerf's
 // order; unknown (untyped) families use the gauge columns.
-var serverCSVStatKeys = map[MetricKind][]string{
+var csvStatKeys = map[Kind][]string{
 	KindGauge:   {"avg", "min", "max", "std", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"},
 	KindCounter: {"total", "rate", "rate_avg", "rate_min", "rate_max", "rate_std"},
 	KindHistogram: {"count", "count_rate", "sum", "sum_rate", "avg", "p1_estimate", "p5_estimate",
@@ -26,18 +26,18 @@ var serverCSVStatKeys = map[MetricKind][]string{
 	KindUnknown: {"avg", "min", "max", "std", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"},
 }
 
-// serverCSVSections is AIPerf's section order; the info section comes last.
-var serverCSVSections = []MetricKind{KindGauge, KindCounter, KindHistogram, KindUnknown}
+// csvSections is AIPerf's section order; the info section comes last.
+var csvSections = []Kind{KindGauge, KindCounter, KindHistogram, KindUnknown}
 
 // csvRow is one series of the CSV: one row of its type's section.
 type csvRow struct {
 	endpoint, name, unit, desc string
-	series                     *ServerSeries
+	series                     *SeriesStats
 }
 
 func (r *csvRow) isInfo() bool { return strings.HasSuffix(r.name, "_info") }
 
-// WriteServerMetricsCSV writes e as AIPerf's server_metrics_export.csv: a
+// writeCSV writes e as AIPerf's server_metrics_export.csv: a
 // "#" comment preamble (\n line ends), then one section per metric type
 // (gauge, counter, histogram, unknown) and a transposed section for gauges
 // named *_info, separated by blank lines, as CSV rows ending in \r\n
@@ -47,12 +47,12 @@ func (r *csvRow) isInfo() bool { return strings.HasSuffix(r.name, "_info") }
 // integers, other numbers have four decimals, and absent or non-finite
 // statistics are empty cells. The endpoint is shown as host[:port][/path]
 // without the /metrics suffix.
-func WriteServerMetricsCSV(w io.Writer, e *ServerMetricsExport) error {
+func writeCSV(w io.Writer, e *Export) error {
 	var b bytes.Buffer
-	writeServerCSVPreamble(&b, e.BenchmarkID)
-	sections, info := groupServerCSVRows(e)
+	writeCSVPreamble(&b, e.BenchmarkID)
+	sections, info := groupCSVRows(e)
 	first := true
-	for _, kind := range serverCSVSections {
+	for _, kind := range csvSections {
 		if len(sections[kind]) == 0 {
 			continue
 		}
@@ -60,44 +60,44 @@ func WriteServerMetricsCSV(w io.Writer, e *ServerMetricsExport) error {
 			b.WriteString("\r\n")
 		}
 		first = false
-		writeServerCSVSection(&b, kind, sections[kind])
+		writeCSVSection(&b, kind, sections[kind])
 	}
 	if len(info) > 0 {
 		if !first {
 			b.WriteString("\r\n")
 		}
-		writeServerCSVInfo(&b, info)
+		writeCSVInfo(&b, info)
 	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-// writeServerCSVPreamble writes AIPerf's comment lines. simbench is not
+// writeCSVPreamble writes AIPerf's comment lines. simbench is not
 // AIPerf, so aiperf_version is "unknown", as AIPerf writes when it cannot
 // tell its own version; a missing benchmark id is Python's "None".
-func writeServerCSVPreamble(b *bytes.Buffer, benchmarkID string) {
+func writeCSVPreamble(b *bytes.Buffer, benchmarkID string) {
 	if benchmarkID == "" {
 		benchmarkID = "None"
 	}
 	b.WriteString("# AIPerf Server Metrics Export (CSV)\n# aiperf_version: unknown\n")
-	fmt.Fprintf(b, "# schema_version: %s\n# benchmark_id: %s\n", ServerMetricsSchemaVersion, benchmarkID)
+	fmt.Fprintf(b, "# schema_version: %s\n# benchmark_id: %s\n", SchemaVersion, benchmarkID)
 	b.WriteString("# Note: Same benchmark_id and version appear in JSON and Parquet exports\n#\n")
 }
 
-// groupServerCSVRows sorts the series into sections by metric type, metrics
+// groupCSVRows sorts the series into sections by metric type, metrics
 // by name and series in their order; gauges named *_info go to info.
 // Families of any other type are left out.
-func groupServerCSVRows(e *ServerMetricsExport) (map[MetricKind][]*csvRow, []*csvRow) {
+func groupCSVRows(e *Export) (map[Kind][]*csvRow, []*csvRow) {
 	names := make([]string, 0, len(e.Metrics))
 	for name := range e.Metrics {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	sections := map[MetricKind][]*csvRow{}
+	sections := map[Kind][]*csvRow{}
 	var info []*csvRow
 	for _, name := range names {
 		m := e.Metrics[name]
-		if m == nil || serverCSVStatKeys[m.Type] == nil {
+		if m == nil || csvStatKeys[m.Type] == nil {
 			continue
 		}
 		for i := range m.Series {
@@ -127,8 +127,8 @@ func csvEndpoint(raw string) string {
 	return host + strings.TrimSuffix(u.EscapedPath(), "/metrics")
 }
 
-func writeServerCSVSection(b *bytes.Buffer, kind MetricKind, rows []*csvRow) {
-	keys := serverCSVStatKeys[kind]
+func writeCSVSection(b *bytes.Buffer, kind Kind, rows []*csvRow) {
+	keys := csvStatKeys[kind]
 	labels := csvLabelOrder(rows)
 	header := append([]string{"Endpoint", "Type", "Metric", "Unit"}, keys...)
 	header = append(append(header, labels...), "Description")
@@ -142,7 +142,7 @@ func writeServerCSVSection(b *bytes.Buffer, kind MetricKind, rows []*csvRow) {
 	}
 }
 
-func csvSeriesRecord(r *csvRow, kind MetricKind, keys, labels []string) []string {
+func csvSeriesRecord(r *csvRow, kind Kind, keys, labels []string) []string {
 	rec := []string{r.endpoint, string(kind), r.name, r.unit}
 	for _, k := range keys {
 		rec = append(rec, csvStat(r.series.Stats, k))
@@ -316,9 +316,9 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// writeServerCSVInfo writes the info section: one row per label of each
+// writeCSVInfo writes the info section: one row per label of each
 // *_info series, by metric name and endpoint, labels sorted by key.
-func writeServerCSVInfo(b *bytes.Buffer, rows []*csvRow) {
+func writeCSVInfo(b *bytes.Buffer, rows []*csvRow) {
 	writeCSVRecord(b, []string{"Endpoint", "Metric", "Key", "Value", "Description"})
 	sort.SliceStable(rows, func(i, j int) bool {
 		if rows[i].name != rows[j].name {

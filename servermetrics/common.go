@@ -1,4 +1,4 @@
-package results
+package servermetrics
 
 import "math"
 
@@ -7,23 +7,23 @@ import "math"
 // averaged for ratios): what lines up between runs against different
 // servers, or a server and the simulator.
 type CommonMetric struct {
-	Name   string // the common name (ServerMetricVocabulary)
+	Name   string // the common name (Vocabulary)
 	Server string
 	Family string // the family it was read from
-	Kind   MetricKind
+	Kind   Kind
 	Unit   string // display unit: seconds become ms
 	// Stats: histograms count and avg (Σsum/Σcount); counters total and
 	// rate; gauges avg (summed over series, or averaged for ratios).
 	Stats StatValues
 }
 
-// CommonServerMetrics summarises the export in the common vocabulary: one
+// CommonMetrics summarises the export in the common vocabulary: one
 // entry per vocabulary metric and server whose family the export has with
 // data, in vocabulary order. A server listing several families for one
 // metric (vLLM's renamed ones) contributes its first present one.
-func CommonServerMetrics(e *ServerMetricsExport) []CommonMetric {
+func CommonMetrics(e *Export) []CommonMetric {
 	var out []CommonMetric
-	for _, info := range ServerMetricVocabulary() {
+	for _, info := range Vocabulary() {
 		if info.Combine == "" {
 			continue
 		}
@@ -46,7 +46,7 @@ func CommonServerMetrics(e *ServerMetricsExport) []CommonMetric {
 	return out
 }
 
-func combine(info ServerMetricInfo, src FamilySource, m *ServerMetric) (CommonMetric, bool) {
+func combine(info MetricInfo, src FamilySource, m *Metric) (CommonMetric, bool) {
 	cm := CommonMetric{Name: info.Name, Server: src.Server, Family: src.Family, Kind: info.Kind, Unit: info.Unit}
 	scale := 1.0
 	if info.Unit == "seconds" {
@@ -77,7 +77,7 @@ func combine(info ServerMetricInfo, src FamilySource, m *ServerMetric) (CommonMe
 }
 
 // sumStat adds a statistic over a family's series (missing ones count 0).
-func sumStat(m *ServerMetric, name string) float64 {
+func sumStat(m *Metric, name string) float64 {
 	var s float64
 	for i := range m.Series {
 		if v, ok := m.Series[i].Stat(name); ok {
@@ -87,7 +87,7 @@ func sumStat(m *ServerMetric, name string) float64 {
 	return s
 }
 
-func countStat(m *ServerMetric, name string) int {
+func countStat(m *Metric, name string) int {
 	n := 0
 	for i := range m.Series {
 		if _, ok := m.Series[i].Stat(name); ok {

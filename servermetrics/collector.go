@@ -1,4 +1,4 @@
-package results
+package servermetrics
 
 import (
 	"maps"
@@ -9,27 +9,27 @@ import (
 
 // File names of the server-side metrics a run keeps.
 const (
-	ServerMetricsJSONName = "server_metrics_export.json"
-	TTFTBreakdownName     = "ttft_breakdown.json"
+	JSONName          = "server_metrics_export.json"
+	TTFTBreakdownName = "ttft_breakdown.json"
 )
 
-// MetricKind is a Prometheus metric type as AIPerf's server-metrics export
+// Kind is a Prometheus metric type as AIPerf's server-metrics export
 // names it. Summaries are not collected (they cover the server's lifetime).
-type MetricKind string
+type Kind string
 
 // Metric kinds.
 const (
-	KindCounter   MetricKind = "counter"
-	KindGauge     MetricKind = "gauge"
-	KindHistogram MetricKind = "histogram"
-	KindUnknown   MetricKind = "unknown" // untyped: treated like a gauge
+	KindCounter   Kind = "counter"
+	KindGauge     Kind = "gauge"
+	KindHistogram Kind = "histogram"
+	KindUnknown   Kind = "unknown" // untyped: treated like a gauge
 )
 
 // Family is one metric family of one scrape.
 type Family struct {
 	Name   string
 	Help   string
-	Kind   MetricKind
+	Kind   Kind
 	Series []Series
 }
 
@@ -57,12 +57,12 @@ type Scrape struct {
 	Families  []Family
 }
 
-// ServerMetricsCollector accumulates the scrapes of a run and turns them
+// Collector accumulates the scrapes of a run and turns them
 // into AIPerf's server-metrics export. It keeps every sample compactly (one
 // float per series per scrape, plus the buckets of histograms) so the
 // statistics can be taken over any window afterwards. It is safe for
 // concurrent use.
-type ServerMetricsCollector struct {
+type Collector struct {
 	mu        sync.Mutex
 	endpoints []string
 	families  map[string]*familyInfo
@@ -76,7 +76,7 @@ type ServerMetricsCollector struct {
 }
 
 type familyInfo struct {
-	kind MetricKind
+	kind Kind
 	help string
 }
 
@@ -137,10 +137,10 @@ type fetchLog struct {
 	recent map[string][]*seriesData
 }
 
-// NewServerMetricsCollector returns a collector for the given endpoints
+// NewCollector returns a collector for the given endpoints
 // (listed in the export's summary even when they never answer).
-func NewServerMetricsCollector(endpoints []string) *ServerMetricsCollector {
-	c := &ServerMetricsCollector{families: map[string]*familyInfo{}, series: map[uint64][]*seriesData{},
+func NewCollector(endpoints []string) *Collector {
+	c := &Collector{families: map[string]*familyInfo{}, series: map[uint64][]*seriesData{},
 		fetches: map[string]*fetchLog{}, typeWarned: map[string]bool{}}
 	for _, e := range endpoints {
 		c.endpoints = append(c.endpoints, e)
@@ -150,7 +150,7 @@ func NewServerMetricsCollector(endpoints []string) *ServerMetricsCollector {
 }
 
 // Add records a successful scrape. Summary families are ignored.
-func (c *ServerMetricsCollector) Add(s Scrape) {
+func (c *Collector) Add(s Scrape) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	fl := c.fetchLog(s.Endpoint)
@@ -167,7 +167,7 @@ func (c *ServerMetricsCollector) Add(s Scrape) {
 
 // Fail records a failed scrape: a gap in the series and a warning, never an
 // error of the run.
-func (c *ServerMetricsCollector) Fail(endpoint string, err error) {
+func (c *Collector) Fail(endpoint string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	fl := c.fetchLog(endpoint)
@@ -179,7 +179,7 @@ func (c *ServerMetricsCollector) Fail(endpoint string, err error) {
 
 // Warnings returns what went wrong while scraping: the first failures of
 // each endpoint and a count of the rest, and layout changes seen.
-func (c *ServerMetricsCollector) Warnings() []string {
+func (c *Collector) Warnings() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := slices.Clone(c.warnings)
@@ -192,7 +192,7 @@ func (c *ServerMetricsCollector) Warnings() []string {
 }
 
 // Scrapes is the number of successful scrapes of endpoint.
-func (c *ServerMetricsCollector) Scrapes(endpoint string) int {
+func (c *Collector) Scrapes(endpoint string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if fl, ok := c.fetches[endpoint]; ok {
@@ -201,7 +201,7 @@ func (c *ServerMetricsCollector) Scrapes(endpoint string) int {
 	return 0
 }
 
-func (c *ServerMetricsCollector) fetchLog(endpoint string) *fetchLog {
+func (c *Collector) fetchLog(endpoint string) *fetchLog {
 	fl, ok := c.fetches[endpoint]
 	if !ok {
 		fl = &fetchLog{}
@@ -213,7 +213,7 @@ func (c *ServerMetricsCollector) fetchLog(endpoint string) *fetchLog {
 
 // addFamily adds a family's series; changed reports a new series or a
 // value that differs from the series' previous sample.
-func (c *ServerMetricsCollector) addFamily(fl *fetchLog, endpoint string, at int64, f *Family) (changed bool) {
+func (c *Collector) addFamily(fl *fetchLog, endpoint string, at int64, f *Family) (changed bool) {
 	if f.Kind != KindCounter && f.Kind != KindGauge && f.Kind != KindHistogram && f.Kind != KindUnknown {
 		return false
 	}
@@ -254,7 +254,7 @@ func (c *ServerMetricsCollector) addFamily(fl *fetchLog, endpoint string, at int
 
 // addPoint appends a sample to a series; it reports whether it differs
 // from the previous one (or is the first).
-func addPoint(sd *seriesData, at int64, kind MetricKind, s *Series) bool {
+func addPoint(sd *seriesData, at int64, kind Kind, s *Series) bool {
 	p := point{t: at, v: s.Value}
 	var last *point
 	if n := len(sd.points); n > 0 {
@@ -298,7 +298,7 @@ func sameHist(a, b *histPoint) bool {
 // lookup finds (or creates) a series by endpoint, family and labels without
 // building a key string: series are bucketed by an order-independent hash
 // of their identity and told apart by comparison.
-func (c *ServerMetricsCollector) lookup(endpoint, family string, labels map[string]string) *seriesData {
+func (c *Collector) lookup(endpoint, family string, labels map[string]string) *seriesData {
 	h := fnvString(fnvString(fnvOffset, endpoint), family) ^ labelsHash(labels)
 	for _, sd := range c.series[h] {
 		if sd.endpoint == endpoint && sd.family == family && maps.Equal(sd.labels, labels) {

@@ -1,4 +1,4 @@
-package results
+package servermetrics
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func scrapeAt(t int64, fams ...Family) Scrape {
 // and histogram deltas from the last sample before the window, gauge
 // statistics from the samples inside it.
 func TestExportStatsOverWindow(t *testing.T) {
-	c := NewServerMetricsCollector([]string{ep})
+	c := NewCollector([]string{ep})
 	gauge := func(v float64) Family {
 		return Family{Name: "vllm:num_requests_running", Kind: KindGauge, Help: "running", Series: []Series{{Value: v}}}
 	}
@@ -84,7 +84,7 @@ func TestExportStatsOverWindow(t *testing.T) {
 }
 
 func TestExportCounterResetClampsAndWarns(t *testing.T) {
-	c := NewServerMetricsCollector([]string{ep})
+	c := NewCollector([]string{ep})
 	fam := func(v float64) Family {
 		return Family{Name: "requests_total", Kind: KindCounter, Series: []Series{{Value: v}}}
 	}
@@ -98,7 +98,7 @@ func TestExportCounterResetClampsAndWarns(t *testing.T) {
 }
 
 func TestExportHistogramResetNotSummarised(t *testing.T) {
-	c := NewServerMetricsCollector([]string{ep})
+	c := NewCollector([]string{ep})
 	fam := func(count float64) Family {
 		return Family{Name: "x_seconds", Kind: KindHistogram, Series: []Series{hist(nil, count, count, 0, 0, count, count)}}
 	}
@@ -112,7 +112,7 @@ func TestExportHistogramResetNotSummarised(t *testing.T) {
 }
 
 func TestScrapeFailureIsAGapAndAWarning(t *testing.T) {
-	c := NewServerMetricsCollector([]string{ep, "http://other:9/metrics"})
+	c := NewCollector([]string{ep, "http://other:9/metrics"})
 	fam := func(v float64) Family { return Family{Name: "g", Kind: KindGauge, Series: []Series{{Value: v}}} }
 	c.Add(scrapeAt(0, fam(1)))
 	c.Fail(ep, errors.New("HTTP 500"))
@@ -150,10 +150,10 @@ func TestHistogramQuantile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.InDelta(t, tt.want, HistogramQuantile(tt.q, bounds, tt.cum, tt.total), 1e-12)
+			assert.InDelta(t, tt.want, histogramQuantile(tt.q, bounds, tt.cum, tt.total), 1e-12)
 		})
 	}
-	assert.True(t, math.IsNaN(HistogramQuantile(0.5, bounds, []float64{0, 0, 0, 0}, 0)))
+	assert.True(t, math.IsNaN(histogramQuantile(0.5, bounds, []float64{0, 0, 0, 0}, 0)))
 }
 
 func TestStatValuesJSONRoundTrip(t *testing.T) {
@@ -167,7 +167,7 @@ func TestStatValuesJSONRoundTrip(t *testing.T) {
 }
 
 func TestExportJSONRoundTrip(t *testing.T) {
-	c := NewServerMetricsCollector([]string{ep})
+	c := NewCollector([]string{ep})
 	fam := func(n float64) Family {
 		return Family{Name: "dynamo_frontend_time_to_first_token_seconds", Kind: KindHistogram, Help: "TTFT",
 			Series: []Series{hist(map[string]string{"model": "m"}, n, n/10, n, n, n, n)}}
@@ -176,10 +176,10 @@ func TestExportJSONRoundTrip(t *testing.T) {
 	c.Add(scrapeAt(3e9, fam(30)))
 	e := c.Export(Window{StartNs: 2, EndNs: 3e9 + 2}, map[string]any{"endpoint": "x"})
 	var buf bytes.Buffer
-	require.NoError(t, WriteServerMetricsJSON(&buf, e))
+	require.NoError(t, WriteJSON(&buf, e))
 	assert.NotContains(t, buf.String(), "NaN")
 	assert.Contains(t, buf.String(), `"count": 30,`)
-	back, err := ReadServerMetricsJSON(&buf)
+	back, err := ReadJSON(&buf)
 	require.NoError(t, err)
 	assert.Equal(t, e.Metrics, back.Metrics)
 	assert.Equal(t, e.Summary.EndpointsConfigured, back.Summary.EndpointsConfigured)
@@ -233,13 +233,13 @@ func TestInferUnit(t *testing.T) {
 		"vllm:request_success_total":       "requests",
 		"weird":                            "",
 	} {
-		assert.Equal(t, want, InferUnit(fam), fam)
+		assert.Equal(t, want, inferUnit(fam), fam)
 	}
 }
 
 func TestVocabularyFamiliesAreUnique(t *testing.T) {
 	seen := map[string]string{}
-	for _, m := range ServerMetricVocabulary() {
+	for _, m := range Vocabulary() {
 		require.NotEmpty(t, m.Families, m.Name)
 		for _, f := range m.Families {
 			prev, dup := seen[f.Family]
@@ -247,13 +247,13 @@ func TestVocabularyFamiliesAreUnique(t *testing.T) {
 			seen[f.Family] = m.Name
 		}
 	}
-	info, _, ok := LookupServerFamily("vllm:prompt_tokens_total")
+	info, _, ok := LookupFamily("vllm:prompt_tokens_total")
 	require.True(t, ok, "a counter is found by its exposition name too")
 	assert.Equal(t, "prompt_tokens", info.Name)
-	info, server, ok := LookupServerFamily("sglang:num_queue_reqs")
+	info, server, ok := LookupFamily("sglang:num_queue_reqs")
 	require.True(t, ok)
 	assert.Equal(t, "requests_waiting", info.Name)
-	assert.Equal(t, ServerSGLang, server)
+	assert.Equal(t, SGLang, server)
 }
 
 // BenchmarkCollectorAdd measures one scrape of a worker's gauges (what the
@@ -265,7 +265,7 @@ func BenchmarkCollectorAdd(b *testing.B) {
 		{Name: "vllm:num_requests_waiting", Kind: KindGauge, Series: []Series{{Labels: labels, Value: 1}}},
 		{Name: "vllm:kv_cache_usage_perc", Kind: KindGauge, Series: []Series{{Labels: labels, Value: 0.4}}},
 	}
-	c := NewServerMetricsCollector([]string{ep})
+	c := NewCollector([]string{ep})
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		c.Add(Scrape{Endpoint: ep, AtNs: int64(i), Families: fams})
@@ -276,7 +276,7 @@ func BenchmarkCollectorAdd(b *testing.B) {
 // its first observation, so a series missing from the baseline scrape of
 // an endpoint that answered started at zero.
 func TestSeriesBornMidRunCountsFromZero(t *testing.T) {
-	c := NewServerMetricsCollector([]string{ep})
+	c := NewCollector([]string{ep})
 	other := Family{Name: "up", Kind: KindGauge, Series: []Series{{Value: 1}}}
 	reqs := func(v float64) Family {
 		return Family{Name: "requests_total", Kind: KindCounter, Series: []Series{{Labels: map[string]string{"status": "ok"}, Value: v}}}
@@ -293,7 +293,7 @@ func TestSeriesBornMidRunCountsFromZero(t *testing.T) {
 	assert.Equal(t, StatValues{{"0.01", 1}, {"0.1", 2}, {"1", 2}, {"+Inf", 2}}, e.Metrics["x_seconds"].Series[0].Buckets)
 
 	// Without an earlier scrape of the endpoint the first sample is the reference.
-	c = NewServerMetricsCollector([]string{ep})
+	c = NewCollector([]string{ep})
 	c.Add(scrapeAt(2e9, reqs(2)))
 	c.Add(scrapeAt(3e9, reqs(8)))
 	total, _ = c.Export(Window{StartNs: 1e9, EndNs: 4e9}, nil).Metrics["requests_total"].Series[0].Stat("total")
@@ -325,7 +325,7 @@ func TestReadAIPerfServerMetricsShapes(t *testing.T) {
   },
   "input_config": {"endpoint": {"url": "localhost:8000"}}
 }`
-	e, err := ReadServerMetricsJSON(strings.NewReader(doc))
+	e, err := ReadJSON(strings.NewReader(doc))
 	require.NoError(t, err)
 	total, ok := e.Metrics["dynamo_frontend_requests"].Series[0].Stat("total")
 	require.True(t, ok)
@@ -334,12 +334,12 @@ func TestReadAIPerfServerMetricsShapes(t *testing.T) {
 	assert.Equal(t, StatValues{{"0.05", 35}, {"0.1", 50}, {"+Inf", 50}}, h.Series[0].Buckets)
 	assert.Nil(t, h.Series[1].Buckets)
 	assert.Nil(t, e.Summary.EndpointInfo["http://localhost:8000/metrics"].MedianUpdateIntervalMs)
-	info, server, ok := LookupServerFamily("dynamo_frontend_requests")
+	info, server, ok := LookupFamily("dynamo_frontend_requests")
 	require.True(t, ok)
 	assert.Equal(t, "requests_finished", info.Name)
-	assert.Equal(t, ServerDynamo, server)
+	assert.Equal(t, Dynamo, server)
 
-	_, err = ReadServerMetricsJSON(strings.NewReader(`{"schema_version": "1.0"}`))
+	_, err = ReadJSON(strings.NewReader(`{"schema_version": "1.0"}`))
 	assert.ErrorContains(t, err, "not a server metrics export")
 }
 
@@ -347,7 +347,7 @@ func TestReadAIPerfServerMetricsShapes(t *testing.T) {
 // histogram layout change after the window, a type conflict warned once,
 // and an idle histogram sharing its samples.
 func TestExportEdgeCases(t *testing.T) {
-	c := NewServerMetricsCollector([]string{ep})
+	c := NewCollector([]string{ep})
 	preempt := Family{Name: "vllm:num_preemptions", Kind: KindCounter, Series: []Series{{Value: 1}}}
 	h := func(count float64, bounds ...float64) Family {
 		s := Series{Count: count, Sum: count}
