@@ -26,6 +26,9 @@ type Config struct {
 	// ServerMetrics is the Prometheus metrics the simulated servers expose
 	// and the virtual scraper that collects them (server_metrics_export.json).
 	ServerMetrics ServerMetricsConfig `yaml:"server_metrics"`
+	// Calibration is written by `simbench calibrate`: the runs and workload
+	// range the timing was fitted on, and how well each parameter is known.
+	Calibration *Calibration `yaml:"calibration,omitempty"`
 }
 
 // ServerMetricsConfig controls the simulated /metrics endpoints: Dynamo's
@@ -85,6 +88,7 @@ type TimingConfig struct {
 	Poly     PolyConfig     `yaml:"poly"`
 	Linear   LinearConfig   `yaml:"linear"`
 	Roofline RooflineConfig `yaml:"roofline"`
+	Physics  PhysicsConfig  `yaml:"physics"`
 	Table    TableConfig    `yaml:"table"`
 }
 
@@ -113,6 +117,22 @@ type RooflineConfig struct {
 	StepOverheadMs float64 `yaml:"step_overhead_ms"` // fixed CPU/launch cost per step
 }
 
+// PhysicsConfig is the physics-structured step time that calibrate fits:
+//
+//	step_ms = combine(compute_ms/compute_efficiency, memory_ms/memory_efficiency)
+//	        + step_overhead_ms + seq_overhead_ms·sequences
+//
+// compute_ms and memory_ms are the step's FLOPs and bytes at the device's
+// peaks (see Physics), from hardware.model and hardware.cpu or .gpu; the
+// sequences are those with prompt tokens or a decode in the step.
+type PhysicsConfig struct {
+	ComputeEfficiency float64 `yaml:"compute_efficiency"` // achieved fraction of peak FLOP/s
+	MemoryEfficiency  float64 `yaml:"memory_efficiency"`  // achieved fraction of peak bandwidth
+	StepOverheadMs    float64 `yaml:"step_overhead_ms"`   // fixed cost per step (launch, scheduling)
+	SeqOverheadMs     float64 `yaml:"seq_overhead_ms"`    // per sequence in the step (sampling, detokenising)
+	Combine           string  `yaml:"combine"`            // sum | max | smooth
+}
+
 // TableConfig names a CSV of measured step times (see LoadTable).
 type TableConfig struct {
 	File string `yaml:"file"`
@@ -121,12 +141,14 @@ type TableConfig struct {
 // HardwareConfig describes the model and GPUs of one worker. It sizes the KV
 // cache when engine.num_gpu_blocks is 0 and drives the roofline model.
 type HardwareConfig struct {
-	GPU            string     `yaml:"gpu"`   // preset name or "custom"
-	Model          string     `yaml:"model"` // preset name or "custom"
+	GPU            string     `yaml:"gpu"`           // preset name or "custom"
+	CPU            string     `yaml:"cpu,omitempty"` // preset name or "custom": a CPU engine (gpu is then ignored)
+	Model          string     `yaml:"model"`         // preset name or "custom"
 	TensorParallel int        `yaml:"tensor_parallel"`
 	DType          string     `yaml:"dtype"` // bf16 | fp16 | fp8 | fp32 (weights and KV)
 	CustomGPU      *GPUSpec   `yaml:"custom_gpu,omitempty"`
 	CustomModel    *ModelSpec `yaml:"custom_model,omitempty"`
+	CustomCPU      *CPUSpec   `yaml:"custom_cpu,omitempty"`
 }
 
 // FrontendConfig models the HTTP frontend and network around the engine.
@@ -160,6 +182,8 @@ func DefaultConfig() Config {
 			Poly: PolyConfig{Prefill: []float64{16.50142, 1.518344e-02, 4.209989e-07},
 				Decode: []float64{5.74, 54.01, -25.74}, DecodeFloorMs: 1},
 			Roofline: RooflineConfig{Efficiency: 0.6, StepOverheadMs: 1},
+			Physics: PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.7, StepOverheadMs: 1,
+				SeqOverheadMs: 0.02, Combine: "sum"},
 		},
 		Hardware:      HardwareConfig{GPU: "h100", Model: "llama-3.1-8b", TensorParallel: 1, DType: "bf16"},
 		ServerMetrics: ServerMetricsConfig{Enabled: true, IntervalMs: 333},
@@ -273,12 +297,15 @@ var configDocs = map[string]string{
 	"router.policy":                      "round_robin | random | least_loaded | kv",
 	"router.overlap_weight":              "kv: cost = overlap_weight × prefill blocks + decode blocks",
 	"router.temperature":                 "kv: softmax temperature; 0 = cheapest worker",
-	"timing.model":                       "poly | linear | roofline | table",
+	"timing.model":                       "poly | linear | roofline | physics | table",
 	"timing.speedup":                     "every step time is divided by it",
 	"timing.poly.prefill":                "DynoSim: ms = p0 + p1·T + p2·T² over new prompt tokens T",
 	"timing.poly.decode":                 "DynoSim: ms = d0 + d1·u + d2·u² over KV utilisation u",
 	"timing.linear.base_ms":              "step ms = base + prefill_token·P + decode_seq·D + context_token·C",
 	"timing.roofline.efficiency":         "achieved fraction of peak FLOP/s and bandwidth",
+	"timing.physics.compute_efficiency":  "step ms = combine(compute/eff, memory/eff) + step_overhead + seq_overhead·sequences",
+	"timing.physics.combine":             "sum | max | smooth (2-norm) of the compute and memory times",
+	"hardware.cpu":                       "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",
 	"timing.table.file":                  "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",
 	"hardware.gpu":                       "h100 | h200 | b200 | gb200 | a100 | l40s | rtx-6000-ada | custom",
 	"hardware.model":                     "preset name or custom (see hardware.custom_model)",
@@ -292,7 +319,7 @@ var configDocs = map[string]string{
 // annotate adds configDocs comments to the mapping n and prints short
 // number lists inline.
 func annotate(n *yaml.Node, path string) {
-	if n.Kind == yaml.SequenceNode {
+	if n.Kind == yaml.SequenceNode && scalars(n) {
 		n.Style = yaml.FlowStyle
 	}
 	if n.Kind != yaml.MappingNode {
@@ -309,6 +336,15 @@ func annotate(n *yaml.Node, path string) {
 		}
 		annotate(n.Content[i+1], key)
 	}
+}
+
+func scalars(n *yaml.Node) bool {
+	for _, c := range n.Content {
+		if c.Kind != yaml.ScalarNode {
+			return false
+		}
+	}
+	return true
 }
 
 // YAML returns the configuration as a commented YAML document.
@@ -435,7 +471,7 @@ func (r RouterConfig) validate(workers int) func() error {
 
 func (t TimingConfig) validate() error {
 	return firstErr(
-		oneOf("timing.model", t.Model, "poly", "linear", "roofline", "table"),
+		oneOf("timing.model", t.Model, "poly", "linear", "roofline", "physics", "table"),
 		finiteIn("timing.speedup", t.Speedup, 1e-6, 1e6),
 		finiteIn("timing.jitter", t.Jitter, 0, 2),
 		t.validateModel(),
@@ -451,6 +487,8 @@ func (t TimingConfig) validateModel() error {
 	case "roofline":
 		return firstErr(finiteIn("timing.roofline.efficiency", t.Roofline.Efficiency, 1e-3, 1),
 			finiteIn("timing.roofline.step_overhead_ms", t.Roofline.StepOverheadMs, 0, 1e6))
+	case "physics":
+		return t.Physics.validate()
 	default: // table
 		if t.Table.File == "" {
 			return errors.New("timing.table.file: required with timing.model table")
@@ -474,6 +512,16 @@ func (p PolyConfig) validate() error {
 	return finiteIn("timing.poly.decode_floor_ms", p.DecodeFloorMs, 0, 1e6)
 }
 
+func (p PhysicsConfig) validate() error {
+	return firstErr(
+		finiteIn("timing.physics.compute_efficiency", p.ComputeEfficiency, 1e-6, 1e3),
+		finiteIn("timing.physics.memory_efficiency", p.MemoryEfficiency, 1e-6, 1e3),
+		finiteIn("timing.physics.step_overhead_ms", p.StepOverheadMs, 0, 1e6),
+		finiteIn("timing.physics.seq_overhead_ms", p.SeqOverheadMs, 0, 1e6),
+		oneOf("timing.physics.combine", p.Combine, "sum", "max", "smooth"),
+	)
+}
+
 func (l LinearConfig) validate() error {
 	err := firstErr(
 		finiteIn("timing.linear.base_ms", l.BaseMs, 0, 1e6),
@@ -494,7 +542,7 @@ func (h HardwareConfig) validate() error {
 	if _, ok := dtypeBytes[h.DType]; !ok {
 		return fmt.Errorf("hardware.dtype: must be one of %s, got %q", strings.Join(sortedKeys(dtypeBytes), ", "), h.DType)
 	}
-	if _, err := h.gpu(); err != nil {
+	if _, err := h.device(); err != nil {
 		return err
 	}
 	_, err := h.model()
@@ -547,7 +595,7 @@ func (c Config) KVBlocks() (int, error) {
 	if c.Engine.NumGPUBlocks > 0 {
 		return c.Engine.NumGPUBlocks, nil
 	}
-	g, err := c.Hardware.gpu()
+	g, err := c.Hardware.device()
 	if err != nil {
 		return 0, err
 	}

@@ -56,6 +56,10 @@ var modelPresets = map[string]ModelSpec{
 	"qwen3-32b":     {Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 25600, Vocab: 151936},
 	"qwen2.5-7b":    {Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, Intermediate: 18944, Vocab: 152064},
 	"mistral-7b":    {Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, Intermediate: 14336, Vocab: 32768},
+	// The random-weight llama GGUFs of `simbench tiny-model` (F16): the
+	// default one and real-engine.md's slower "medium" one.
+	"simbench-tiny":   {Layers: 4, Hidden: 512, Heads: 8, KVHeads: 4, Intermediate: 1536, Vocab: 4096},
+	"simbench-medium": {Layers: 8, Hidden: 1024, Heads: 16, KVHeads: 4, Intermediate: 2816, Vocab: 8192},
 }
 
 // dtypeBytes is the storage size of one weight or KV element.

@@ -163,6 +163,6 @@ func (t *Table) At(p, d float64) float64 {
 	return max(0, lo+(hi-lo)*u)
 }
 
-func (t *Table) stepMs(s stepStats) float64 {
+func (t *Table) stepMs(s StepShape) float64 {
 	return t.At(float64(s.PrefillTokens), float64(s.DecodeSeqs))
 }

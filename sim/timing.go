@@ -5,8 +5,9 @@ import (
 	"math"
 )
 
-// stepStats is what a timing model sees of one engine step (one forward pass).
-type stepStats struct {
+// StepShape is what a timing model sees of one engine step (one forward
+// pass): the prompt chunks and decoding sequences it computes.
+type StepShape struct {
 	PrefillTokens int64 // prompt tokens computed in the step (chunks, recomputation)
 	PrefillSeqs   int64 // sequences with prompt tokens in the step
 	PrefillPrefix int64 // Σ tokens already in KV before each prompt chunk
@@ -18,13 +19,13 @@ type stepStats struct {
 
 // contextRead is the context tokens whose KV the step reads: every decoding
 // sequence's context, plus every prompt chunk's prefix and the chunk itself.
-func (s stepStats) contextRead() int64 {
+func (s StepShape) contextRead() int64 {
 	return s.DecodeContext + s.PrefillPrefix + s.PrefillTokens
 }
 
 // timingModel gives the duration of one step in ns (before speedup).
 type timingModel interface {
-	stepMs(s stepStats) float64
+	stepMs(s StepShape) float64
 }
 
 // clock converts a model's milliseconds into integer step nanoseconds: divided
@@ -34,7 +35,7 @@ type clock struct {
 	speedup float64
 }
 
-func (c clock) stepNs(s stepStats) int64 {
+func (c clock) stepNs(s StepShape) int64 {
 	ns := math.Round(c.model.stepMs(s) * 1e6 / c.speedup)
 	if !(ns >= 1) { // also catches NaN
 		return 1
@@ -54,6 +55,8 @@ func newTiming(c *Config) (clock, error) {
 		m = linearTiming(c.Timing.Linear)
 	case "roofline":
 		m, err = newRoofline(c)
+	case "physics":
+		m, err = newPhysicsTiming(c)
 	case "table":
 		m, err = LoadTable(c.Timing.Table.File)
 		if err != nil {
@@ -79,7 +82,7 @@ type polyTiming struct {
 	floor    float64
 }
 
-func (p polyTiming) stepMs(s stepStats) float64 {
+func (p polyTiming) stepMs(s StepShape) float64 {
 	ms := 0.0
 	if t := float64(s.PrefillTokens); t > 0 {
 		ms += p.pre[0] + p.pre[1]*t + p.pre[2]*t*t
@@ -97,7 +100,7 @@ func (p polyTiming) stepMs(s stepStats) float64 {
 // linearTiming is the calibration model (see LinearConfig).
 type linearTiming LinearConfig
 
-func (l linearTiming) stepMs(s stepStats) float64 {
+func (l linearTiming) stepMs(s StepShape) float64 {
 	return l.BaseMs + l.PrefillTokenMs*float64(s.PrefillTokens) +
 		l.DecodeSeqMs*float64(s.DecodeSeqs) + l.ContextTokenMs*float64(s.contextRead())
 }
@@ -123,7 +126,7 @@ type roofline struct {
 }
 
 func newRoofline(c *Config) (*roofline, error) {
-	g, err := c.Hardware.gpu()
+	g, err := c.Hardware.device()
 	if err != nil {
 		return nil, err
 	}
@@ -133,12 +136,7 @@ func newRoofline(c *Config) (*roofline, error) {
 	}
 	dt := dtypeBytes[c.Hardware.DType]
 	eff := c.Timing.Roofline.Efficiency
-	peak := g.PeakTFLOPS * 1e12
-	if c.Hardware.DType == "fp8" && g.FP8Supported {
-		peak *= 2
-	} else if c.Hardware.DType == "fp32" {
-		peak /= 2 // tf32 tensor rate
-	}
+	peak := g.peakFLOPS(c.Hardware.DType)
 	return &roofline{
 		layerFlopsPerTok: 2 * float64(m.Layers) * m.layerParams(),
 		headFlopsPerSeq:  2 * float64(m.Vocab) * float64(m.Hidden),
@@ -152,7 +150,7 @@ func newRoofline(c *Config) (*roofline, error) {
 	}, nil
 }
 
-func (r *roofline) stepMs(s stepStats) float64 {
+func (r *roofline) stepMs(s StepShape) float64 {
 	tokens := float64(s.PrefillTokens + s.DecodeSeqs)
 	seqs := float64(s.PrefillSeqs + s.DecodeSeqs)
 	flops := r.layerFlopsPerTok*tokens + r.headFlopsPerSeq*seqs +

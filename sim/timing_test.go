@@ -19,20 +19,20 @@ func TestPolyMatchesDynoSimSamples(t *testing.T) {
 		tokens int64
 		ms     float64
 	}{{512, 24.39}, {1024, 32.49}, {2048, 49.36}, {4096, 85.76}, {8192, 169.14}, {16384, 378.28}} {
-		got := clk.model.stepMs(stepStats{PrefillTokens: tc.tokens, PrefillSeqs: 1})
+		got := clk.model.stepMs(StepShape{PrefillTokens: tc.tokens, PrefillSeqs: 1})
 		assert.InDelta(t, tc.ms, got, 0.01, "prefill %d", tc.tokens)
 	}
 	for _, tc := range []struct{ u, ms float64 }{{0, 5.74}, {0.25, 17.63}, {0.5, 26.31}, {0.75, 31.77}, {1, 34.01}, {3, 34.01}} {
-		got := clk.model.stepMs(stepStats{DecodeSeqs: 1, DecodeContext: int64(tc.u * 1000), KVCapacity: 1000})
+		got := clk.model.stepMs(StepShape{DecodeSeqs: 1, DecodeContext: int64(tc.u * 1000), KVCapacity: 1000})
 		assert.InDelta(t, tc.ms, got, 0.01, "decode u=%g", tc.u)
 	}
 	// A mixed step pays both; an empty decode term is floored at 1 ms.
-	mixed := clk.model.stepMs(stepStats{PrefillTokens: 512, DecodeSeqs: 3, KVCapacity: 1000})
+	mixed := clk.model.stepMs(StepShape{PrefillTokens: 512, DecodeSeqs: 3, KVCapacity: 1000})
 	assert.InDelta(t, 24.39+5.74, mixed, 0.01)
 	cfg.Timing.Poly.Decode = []float64{-5, 0, 0}
 	clk, err = newTiming(&cfg)
 	require.NoError(t, err)
-	assert.Equal(t, 1.0, clk.model.stepMs(stepStats{DecodeSeqs: 1, KVCapacity: 1}))
+	assert.Equal(t, 1.0, clk.model.stepMs(StepShape{DecodeSeqs: 1, KVCapacity: 1}))
 }
 
 func TestLinearAndSpeedup(t *testing.T) {
@@ -42,14 +42,14 @@ func TestLinearAndSpeedup(t *testing.T) {
 	cfg.Timing.Speedup = 2
 	clk, err := newTiming(&cfg)
 	require.NoError(t, err)
-	s := stepStats{PrefillTokens: 100, PrefillSeqs: 1, PrefillPrefix: 50, DecodeSeqs: 4, DecodeContext: 1000}
+	s := StepShape{PrefillTokens: 100, PrefillSeqs: 1, PrefillPrefix: 50, DecodeSeqs: 4, DecodeContext: 1000}
 	// 2 + 0.01·100 + 0.5·4 + 0.001·(1000 + 50 + 100) = 6.15 ms, halved.
 	assert.Equal(t, int64(3_075_000), clk.stepNs(s))
 	// Never less than 1 ns.
 	cfg.Timing.Linear = LinearConfig{ContextTokenMs: 1e-9}
 	clk, err = newTiming(&cfg)
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), clk.stepNs(stepStats{}))
+	assert.Equal(t, int64(1), clk.stepNs(StepShape{}))
 }
 
 // Decode of one sequence on one H100 is memory-bound: ~16 GB of weights at
@@ -61,18 +61,18 @@ func TestRooflineOrdersOfMagnitude(t *testing.T) {
 	cfg.Timing.Model = "roofline"
 	clk, err := newTiming(&cfg)
 	require.NoError(t, err)
-	dec := clk.model.stepMs(stepStats{DecodeSeqs: 1, DecodeContext: 1000})
+	dec := clk.model.stepMs(StepShape{DecodeSeqs: 1, DecodeContext: 1000})
 	assert.InDelta(t, 9.0, dec, 0.5)
-	pre := clk.model.stepMs(stepStats{PrefillTokens: 8192, PrefillSeqs: 1, PrefillAttn: 8192 * 8193 / 2})
+	pre := clk.model.stepMs(StepShape{PrefillTokens: 8192, PrefillSeqs: 1, PrefillAttn: 8192 * 8193 / 2})
 	assert.InDelta(t, 240, pre, 30)
 	// Batching decodes is almost free while memory-bound.
-	dec64 := clk.model.stepMs(stepStats{DecodeSeqs: 64, DecodeContext: 64000})
+	dec64 := clk.model.stepMs(StepShape{DecodeSeqs: 64, DecodeContext: 64000})
 	assert.Less(t, dec64, 2*dec)
 
 	cfg.Hardware.TensorParallel = 2
 	clk2, err := newTiming(&cfg)
 	require.NoError(t, err)
-	assert.Less(t, clk2.model.stepMs(stepStats{DecodeSeqs: 1, DecodeContext: 1000}), dec)
+	assert.Less(t, clk2.model.stepMs(StepShape{DecodeSeqs: 1, DecodeContext: 1000}), dec)
 }
 
 func TestTableInterpolation(t *testing.T) {
@@ -115,5 +115,5 @@ func TestTableErrors(t *testing.T) {
 	cfg.Timing.Table.File = path
 	clk, err := newTiming(&cfg)
 	require.NoError(t, err)
-	assert.Equal(t, int64(5_000_000), clk.stepNs(stepStats{DecodeSeqs: 1}))
+	assert.Equal(t, int64(5_000_000), clk.stepNs(StepShape{DecodeSeqs: 1}))
 }

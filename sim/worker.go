@@ -158,9 +158,9 @@ func (w *worker) commit(r *request) {
 	}
 }
 
-// stepStats summarises the planned batch for the timing model.
-func (w *worker) stepStats() stepStats {
-	s := stepStats{KVCapacity: w.kvCap}
+// StepShape summarises the planned batch for the timing model.
+func (w *worker) stepShape() StepShape {
+	s := StepShape{KVCapacity: w.kvCap}
 	for _, e := range w.batch {
 		if e.prefill {
 			n, p := int64(e.n), int64(e.r.computed)
@@ -179,7 +179,7 @@ func (w *worker) stepStats() stepStats {
 // soloNs is how long r's prompt chunk of e.n tokens would take alone.
 func (w *worker) soloNs(e entry) int64 {
 	n, p := int64(e.n), int64(e.r.computed)
-	s := stepStats{PrefillTokens: n, PrefillSeqs: 1, PrefillPrefix: p, PrefillAttn: n*p + n*(n+1)/2, KVCapacity: w.kvCap}
+	s := StepShape{PrefillTokens: n, PrefillSeqs: 1, PrefillPrefix: p, PrefillAttn: n*p + n*(n+1)/2, KVCapacity: w.kvCap}
 	return w.sim.clock.stepNs(s)
 }
 
@@ -190,7 +190,7 @@ func (w *worker) startStep(now int64) bool {
 	if len(w.batch) == 0 {
 		return false
 	}
-	st := w.stepStats()
+	st := w.stepShape()
 	dur := w.jitter.apply(w.sim.clock.stepNs(st))
 	for _, e := range w.batch {
 		if !e.prefill || e.r.generated > 0 {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/calibrate"
 )
@@ -32,7 +31,8 @@ func calibrateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "real", Usage: "real run `DIR` (simbench's or AIPerf's run directory); repeatable", Required: true},
 			&cli.StringFlag{Name: "config", Usage: "base simulator config `FILE` (YAML); its timing section is replaced"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the fitted sim config (YAML) to `FILE`", Required: true},
-			&cli.IntFlag{Name: "max-evals", Value: 1500, Usage: "simulator runs the optimizer may use"},
+			&cli.StringFlag{Name: "timing", Value: "auto", Usage: "step-time model to fit: physics (from hardware.model and hardware.gpu/cpu), linear, or auto (physics when --config names the hardware)"},
+			&cli.IntFlag{Name: "max-evals", Value: 32, Usage: "simulator runs that may fit the frontend overhead"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "fit report on stdout: text or json"},
 		},
 		Action: calibrateAction,
@@ -54,7 +54,7 @@ func calibrateAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := calibrate.Fit(c.Context, targets, calibrate.Options{Base: base, MaxEvals: c.Int("max-evals")})
+	res, err := calibrate.Fit(c.Context, targets, calibrate.Options{Base: base, MaxEvals: c.Int("max-evals"), Basis: basisFlag(c.String("timing"))})
 	if err != nil {
 		return err
 	}
@@ -65,21 +65,13 @@ func calibrateAction(c *cli.Context) error {
 }
 
 func loadTargets(dirs []string) ([]calibrate.Target, error) {
-	var out []calibrate.Target
+	out := make([]calibrate.Target, 0, len(dirs))
 	for _, dir := range dirs {
-		run, err := results.LoadRun(dir)
+		t, err := calibrate.LoadTarget(dir)
 		if err != nil {
 			return nil, err
 		}
-		wl, err := calibrate.RunWorkload(dir, run.Profile)
-		if err != nil {
-			return nil, err
-		}
-		gap, err := calibrate.EstimateClientGap(run, wl)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, calibrate.Target{Name: run.Name, Profile: run.Profile, Workload: wl, ClientGapMs: gap})
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -99,14 +91,35 @@ func printFit(w io.Writer, format string, res *calibrate.Result) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	p := res.Params
-	fmt.Fprintf(w, "fitted linear timing after %d simulations (loss %.3g):\n", res.Evals, res.Loss)
-	fmt.Fprintf(w, "  base %.4g ms + %.4g ms/prefill token + %.4g ms/decoding sequence + %.4g ms/context token; frontend overhead %.4g ms\n\n",
-		p.BaseMs, p.PrefillTokenMs, p.DecodeSeqMs, p.ContextTokenMs, p.OverheadMs)
+	fmt.Fprintf(w, "fitted %s timing on %d engine steps (residual sd %.3g ms) and %d simulations (loss %.3g):\n",
+		res.Model, res.Steps, res.StepResidualMs, res.Evals, res.Loss)
+	pw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(pw, "  parameter\tvalue\t± sd\tprior\tdecided by\t")
+	for _, p := range res.Params {
+		fmt.Fprintf(pw, "  %s\t%.4g\t± %.2g\t%.4g\t%s\t\n", p.Name, p.Value, p.SD, p.Prior, p.Source)
+	}
+	if err := pw.Flush(); err != nil {
+		return err
+	}
+	r := res.Range
+	fmt.Fprintf(w, "calibrated range: ISL %d–%d, OSL %d–%d, concurrency %d–%d, batch %d–%d, prefix hit %.2f–%.2f\n",
+		r.ISL[0], r.ISL[1], r.OSL[0], r.OSL[1], r.Concurrency[0], r.Concurrency[1], r.Batch[0], r.Batch[1],
+		r.PrefixHitRate[0], r.PrefixHitRate[1])
+	for _, warn := range res.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tmetric\tstat\treal\tsim\terror %\t")
 	for _, r := range res.Rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%.4f\t%+.2f\t\n", r.Target, r.Metric, r.Stat, r.Real, r.Sim, r.ErrorPct)
 	}
 	return tw.Flush()
+}
+
+func basisFlag(v string) string {
+	if v == "auto" {
+		return ""
+	}
+	return v
 }

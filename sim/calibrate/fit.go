@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/optimize"
-
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
@@ -33,40 +31,14 @@ var DefaultTerms = []Term{
 	{results.TagOutputThroughput, "avg", 1},
 }
 
-// Params are the fitted timing parameters, all in ms.
-type Params struct {
-	BaseMs         float64 `json:"base_ms"`
-	PrefillTokenMs float64 `json:"prefill_token_ms"`
-	DecodeSeqMs    float64 `json:"decode_seq_ms"`
-	ContextTokenMs float64 `json:"context_token_ms"`
-	OverheadMs     float64 `json:"request_overhead_ms"`
-}
-
-const numParams = 5
-
-func (p Params) vector() []float64 {
-	return []float64{p.BaseMs, p.PrefillTokenMs, p.DecodeSeqMs, p.ContextTokenMs, p.OverheadMs}
-}
-
-func paramsOf(v []float64) Params {
-	return Params{BaseMs: v[0], PrefillTokenMs: v[1], DecodeSeqMs: v[2], ContextTokenMs: v[3], OverheadMs: v[4]}
-}
-
-// Apply sets p as cfg's timing: the linear model and the request overhead.
-func (p Params) Apply(cfg sim.Config) sim.Config {
-	cfg.Timing.Model = "linear"
-	cfg.Timing.Speedup = 1
-	cfg.Timing.Linear = sim.LinearConfig{BaseMs: p.BaseMs, PrefillTokenMs: p.PrefillTokenMs,
-		DecodeSeqMs: p.DecodeSeqMs, ContextTokenMs: p.ContextTokenMs}
-	cfg.Frontend.RequestOverheadMs = p.OverheadMs
-	return cfg
-}
-
-// Target is one real run to fit: its aggregate and the workload it ran.
+// Target is one real run to fit: its aggregate, the workload it ran and,
+// when the run has them, its per-request records, whose token gaps are the
+// step-time data.
 type Target struct {
 	Name     string
 	Profile  *results.Profile
 	Workload *traces.Workload
+	Records  []results.RecordMetrics
 	// ClientGapMs is the load generator's gap between a response and the
 	// next send from its slot (see EstimateClientGap); it is simulated, not
 	// fitted.
@@ -75,14 +47,18 @@ type Target struct {
 
 // Options tune Fit.
 type Options struct {
-	Base     sim.Config // engine, workers, router and KV are kept; timing is replaced
-	Terms    []Term     // default DefaultTerms
-	MaxEvals int        // simulator runs at most; default 1500
-	Prior    float64    // weight of the pull towards the start; default 1e-5
+	Base  sim.Config // engine, workers, router, KV and hardware are kept; timing is fitted
+	Terms []Term     // statistics in the report and its loss; default DefaultTerms
+	// Basis is the step-time model fitted: "physics" (needs hardware.model
+	// and a device), "linear", or "" to choose physics when the base config
+	// names its hardware.
+	Basis string
 	// Jitter is the step-time coefficient of variation to simulate; 0
-	// derives it from the first target's chunk gaps (StepJitter), < 0
-	// turns it off.
+	// takes the regression's residual spread, < 0 turns it off.
 	Jitter float64
+	// MaxEvals caps the simulations that fit the frontend overhead
+	// (default 8 rounds over all targets).
+	MaxEvals int
 }
 
 // Row is one fitted statistic: real and simulated values and the signed
@@ -98,45 +74,76 @@ type Row struct {
 
 // Result is a fitted configuration and how well it fits.
 type Result struct {
-	Config sim.Config `json:"-"`
-	Start  Params     `json:"start"`
-	Params Params     `json:"params"`
-	Rows   []Row      `json:"fit"`
-	Loss   float64    `json:"loss"`
-	Evals  int        `json:"evaluations"`
+	Config sim.Config            `json:"-"`
+	Model  string                `json:"model"`
+	Params []sim.CalibratedParam `json:"params"`
+	Rows   []Row                 `json:"fit"`
+	Loss   float64               `json:"loss"` // Σ weight·log²(sim/real) over Rows
+	Evals  int                   `json:"evaluations"`
+	// Steps is how many engine steps the token gaps gave, and
+	// StepResidualMs the sd of their durations around the fitted model.
+	Steps          int                  `json:"steps"`
+	StepResidualMs float64              `json:"step_residual_ms"`
+	Range          sim.CalibrationRange `json:"range"`
+	Warnings       []string             `json:"warnings,omitempty"`
 }
 
-// Fit calibrates the linear timing model on targets.
+// Fit calibrates the step-time model on targets in two stages. First a
+// Bayesian linear regression of the engine steps recovered from every
+// target's token gaps (ExtractSteps) on the basis' features, with a prior
+// per coefficient: what the data pin, they decide; what they cannot see
+// (one load cannot tell the per-step from the per-sequence cost) stays at
+// its physics prior, and the report says which is which. Then the frontend
+// request overhead: simulated TTFT minus real TTFT, iterated on the
+// simulator, since TTFT is the only place it shows. Everything is
+// deterministic.
 func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("calibrate: no real run to fit")
 	}
 	opts = withDefaults(opts)
-	switch {
-	case opts.Jitter == 0:
-		opts.Base.Timing.Jitter = StepJitter(targets[0].Profile)
-	case opts.Jitter > 0:
-		opts.Base.Timing.Jitter = opts.Jitter
-	default:
-		opts.Base.Timing.Jitter = 0
-	}
-	start := Initial(targets[0].Profile, targets[0].Workload)
-	f := &fitter{ctx: ctx, targets: targets, opts: opts, scale: start.vector(), prior: opts.Prior}
-	if err := f.check(); err != nil {
-		return nil, err
-	}
-	best, err := f.minimize()
+	b, err := newBasis(opts)
 	if err != nil {
 		return nil, err
 	}
-	p := paramsOf(f.params(best))
-	rows, loss, err := f.evaluate(p)
+	obs, warnings := collect(targets, chunkTokens(opts.Base))
+	x, y := obs.design(b)
+	mean, sd := b.prior()
+	mean, sd = append(mean, 0), append(sd, 1e4) // the frontend overhead
+	post, err := regress(x, y, mean, sd)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	p := len(mean) - 1
+	cfg := b.apply(opts.Base, post.Beta[:p])
+	cfg.Timing.Speedup = 1
+	cfg.Timing.Jitter = jitterOf(opts.Jitter, post.Sigma, y)
+	res := &Result{Model: b.model(), Params: b.params(post), Steps: len(obs.steps), StepResidualMs: post.Sigma, Warnings: warnings}
+	fe := sim.CalibratedParam{Name: "request_overhead_ms", Value: post.Beta[p], SD: post.SD[p], Pinned: true,
+		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(obs.prefills))}
+	cfg.Frontend.RequestOverheadMs = fe.Value
+	if len(obs.prefills) == 0 {
+		fe, err = fitOverhead(ctx, &cfg, targets, 0, math.Inf(1), opts.MaxEvals, &res.Evals)
+	} else {
+		// The records may be an excerpt: settle the overhead on the whole
+		// runs' TTFT, within what the idle prefills allow.
+		w := 3*fe.SD + 1
+		fe.Value, err = refineOverhead(ctx, &cfg, targets, max(0, fe.Value-w), fe.Value+w, &res.Evals)
+	}
 	if err != nil {
 		return nil, err
 	}
-	cfg := p.Apply(opts.Base)
+	res.Params = append(res.Params, fe)
+	res.Rows, res.Loss, err = evaluate(ctx, cfg, targets, opts.Terms)
+	if err != nil {
+		return nil, err
+	}
+	res.Evals++
+	res.Range = calibrationRange(targets, obs.steps)
 	cfg.Frontend.ClientGapMs = targets[0].ClientGapMs
-	return &Result{Config: cfg, Start: start, Params: p, Rows: rows, Loss: loss, Evals: f.evals}, nil
+	cfg.Calibration = &sim.Calibration{Model: res.Model, FittedOn: targetNames(targets), Range: res.Range, Parameters: res.Params}
+	res.Config = cfg
+	return res, nil
 }
 
 func withDefaults(o Options) Options {
@@ -144,112 +151,247 @@ func withDefaults(o Options) Options {
 		o.Terms = DefaultTerms
 	}
 	if o.MaxEvals <= 0 {
-		o.MaxEvals = 1500
-	}
-	if o.Prior == 0 {
-		o.Prior = 1e-5
+		o.MaxEvals = 40
 	}
 	return o
 }
 
-// fitter holds one calibration. Parameters are searched as x with
-// param_i = scale_i · exp(x_i): positive, and scale-free for the optimizer.
-type fitter struct {
-	ctx     context.Context
-	targets []Target
-	opts    Options
-	scale   []float64
-	prior   float64 // current weight of the pull towards the start
-	evals   int
-	err     error
-}
-
-func (f *fitter) params(x []float64) []float64 {
-	out := make([]float64, len(x))
-	for i, xi := range x {
-		out[i] = f.scale[i] * math.Exp(xi)
+// chunkTokens is the engine's prompt chunk size (0 = unchunked).
+func chunkTokens(c sim.Config) int {
+	switch c.Engine.Type {
+	case "llamacpp":
+		return c.Engine.LlamaCpp.NBatch
+	case "sglang":
+		return c.Engine.SGLang.ChunkedPrefillSize
 	}
-	return out
+	if c.Engine.EnableChunkedPrefill {
+		return c.Engine.MaxNumBatchedTokens
+	}
+	return 0
 }
 
-// check runs the start once so configuration errors surface as errors.
-func (f *fitter) check() error {
-	_, _, err := f.evaluate(paramsOf(f.scale))
-	return err
+// observations are the regression's data: engine steps from token gaps
+// and idle prefills from TTFTs.
+type observations struct {
+	steps    []Step
+	prefills []Prefill
 }
 
-// minimize runs Nelder–Mead, restarting from the best point until a
-// restart no longer improves the loss by 1e-9 or evaluations run out. The
-// first round settles the directions the data cannot see near the start;
-// later rounds weaken that pull 100-fold, so where the data does decide,
-// the data wins.
-func (f *fitter) minimize() ([]float64, error) {
-	x := make([]float64, numParams)
-	best := math.Inf(1)
-	for round := 0; round < 6 && f.evals < f.opts.MaxEvals; round++ {
-		if round == 1 {
-			f.prior, best = f.opts.Prior/100, f.loss(x)
+// collect gathers the steps and idle prefills of every target with
+// records; a target without them contributes one steady decode step from
+// its aggregate ITL.
+func collect(targets []Target, chunk int) (observations, []string) {
+	var obs observations
+	var warnings []string
+	opts := StepsOptions{ChunkTokens: chunk}
+	for _, t := range targets {
+		if s, ok := ExtractSteps(t.Records, opts); ok {
+			obs.steps = append(obs.steps, s...)
+			obs.prefills = append(obs.prefills, IdlePrefills(t.Records, opts)...)
+			continue
 		}
-		res, err := optimize.Minimize(optimize.Problem{Func: f.loss}, x, &optimize.Settings{
-			FuncEvaluations: f.opts.MaxEvals - f.evals, Converger: &optimize.FunctionConverge{
-				Absolute: 1e-10, Relative: 1e-10, Iterations: 200}}, &optimize.NelderMead{SimplexSize: 0.5 / float64(round+1)})
-		if f.err != nil {
-			return nil, f.err
-		}
-		if res == nil {
-			return nil, fmt.Errorf("calibrate: optimizer: %w", err)
-		}
-		improved := best-res.F > 1e-9
-		if res.F < best {
-			best, x = res.F, res.X
-		}
-		if !improved {
-			break
+		if s, ok := aggregateStep(t); ok {
+			warnings = append(warnings, fmt.Sprintf("%s: no per-request token gaps (one chunk per token); fitted on its mean ITL only", t.Name))
+			obs.steps = append(obs.steps, s)
 		}
 	}
-	return x, nil
+	return obs, warnings
 }
 
-// priorScale weighs the pull towards the start per parameter (base, prefill
-// token, decode sequence, context token, overhead). Prefill cost and
-// frontend overhead are pulled 100× harder: a run at one prompt length
-// cannot tell them apart, and otherwise the optimizer would move TTFT into
-// whichever one lets step jitter best mimic TTFT's tail.
-var priorScale = [numParams]float64{1, 100, 1, 1, 100}
-
-// loss is the optimizer's objective.
-func (f *fitter) loss(x []float64) float64 {
-	if f.err != nil {
-		return math.Inf(1)
+// design is the regression's matrix: a step's basis features with 0 for
+// the overhead, and an idle prefill's summed features with 1.
+func (o observations) design(b basis) ([][]float64, []float64) {
+	mean, _ := b.prior()
+	p := len(mean)
+	var x [][]float64
+	var y []float64
+	for _, s := range o.steps {
+		row := make([]float64, p+1)
+		b.features(s.Shape, row)
+		x, y = append(x, row), append(y, s.Ms)
 	}
-	_, l, err := f.evaluate(paramsOf(f.params(x)))
+	tmp := make([]float64, p)
+	for _, pf := range o.prefills {
+		row := make([]float64, p+1)
+		for _, c := range pf.Chunks {
+			b.features(c, tmp)
+			for i, v := range tmp {
+				row[i] += v
+			}
+		}
+		row[p] = 1
+		x, y = append(x, row), append(y, pf.TTFTMs)
+	}
+	return x, y
+}
+
+// aggregateStep is a run's mean decode step: ITL at its concurrency and
+// mean context, for runs whose records have no token timing.
+func aggregateStep(t Target) (Step, bool) {
+	itl, ok := t.Profile.Value(results.TagITL, "avg")
+	if !ok || itl <= 0 {
+		return Step{}, false
+	}
+	isl := valueOr(t.Profile, results.TagISL, meanISL(t.Workload))
+	osl := valueOr(t.Profile, results.TagOSL, 1)
+	batch := int64(max(t.Workload.Concurrency, 1))
+	return Step{Ms: itl, Gaps: 1, Shape: sim.StepShape{DecodeSeqs: batch,
+		DecodeContext: batch * int64(isl+osl/2)}}, true
+}
+
+// maxJitter caps the derived step jitter: residuals beyond this are model
+// error, not step-to-step noise.
+const maxJitter = 0.5
+
+func jitterOf(opt, sigma float64, y []float64) float64 {
+	switch {
+	case opt > 0:
+		return opt
+	case opt < 0 || len(y) == 0:
+		return 0
+	}
+	m := 0.0
+	for _, v := range y {
+		m += v
+	}
+	m /= float64(len(y))
+	if m <= 0 {
+		return 0
+	}
+	return min(sigma/m, maxJitter)
+}
+
+// fitOverhead finds the frontend request overhead that makes the
+// simulated TTFT (mean and median) match the real one over the targets,
+// for runs with no request alone on an idle engine. TTFT is not monotone
+// in it under load (arriving later can miss a step's start), so it is a
+// grid over [lo, min(hi, the smallest real mean TTFT)], then a
+// golden-section search around the best grid point.
+func fitOverhead(ctx context.Context, cfg *sim.Config, targets []Target, lo, hi float64, maxEvals int, evals *int) (sim.CalibratedParam, error) {
+	for _, t := range targets {
+		if v, ok := t.Profile.Value(results.TagTTFT, "avg"); ok {
+			hi = min(hi, v)
+		}
+	}
+	if math.IsInf(hi, 1) {
+		return sim.CalibratedParam{Name: "request_overhead_ms", Source: "prior (no TTFT)"}, nil
+	}
+	rounds := max(maxEvals/max(len(targets), 1), 4)
+	fe, err := minimize1D(func(fe float64) (float64, error) {
+		cfg.Frontend.RequestOverheadMs = fe
+		*evals += len(targets)
+		return ttftLoss(ctx, *cfg, targets)
+	}, lo, max(lo, hi), rounds)
 	if err != nil {
-		f.err = err
-		return math.Inf(1)
+		return sim.CalibratedParam{}, err
 	}
-	prior := 0.0
-	for i, xi := range x {
-		prior += priorScale[i] * xi * xi
-	}
-	return l + f.prior*prior
+	cfg.Frontend.RequestOverheadMs = fe
+	return sim.CalibratedParam{Name: "request_overhead_ms", Value: fe, SD: ttftSE(targets), Pinned: true,
+		Source: "TTFT under load (simulated)"}, nil
 }
 
-// evaluate simulates every target with p and scores it.
-func (f *fitter) evaluate(p Params) ([]Row, float64, error) {
-	f.evals++
-	cfg := p.Apply(f.opts.Base)
+// refineOverhead searches the overhead in [lo, hi] on the simulator.
+func refineOverhead(ctx context.Context, cfg *sim.Config, targets []Target, lo, hi float64, evals *int) (float64, error) {
+	p, err := fitOverhead(ctx, cfg, targets, lo, hi, 8*len(targets), evals)
+	return p.Value, err
+}
+
+// ttftLoss is Σ log²(sim/real) of TTFT's mean and median over the targets.
+func ttftLoss(ctx context.Context, cfg sim.Config, targets []Target) (float64, error) {
+	terms := []Term{{results.TagTTFT, "avg", 1}, {results.TagTTFT, "p50", 1}}
+	_, l, err := evaluate(ctx, cfg, targets, terms)
+	return l, err
+}
+
+// minimize1D spends about half of rounds on a grid over [lo, hi] and the
+// rest on a golden-section search between the best point's neighbours.
+func minimize1D(f func(float64) (float64, error), lo, hi float64, rounds int) (float64, error) {
+	n := max(rounds/2, 3)
+	best, bestX := math.Inf(1), lo
+	step := (hi - lo) / float64(n-1)
+	for i := range n {
+		x := lo + float64(i)*step
+		v, err := f(x)
+		if err != nil {
+			return 0, err
+		}
+		if v < best {
+			best, bestX = v, x
+		}
+	}
+	a, b := max(lo, bestX-step), min(hi, bestX+step)
+	const g = 0.6180339887498949
+	c, d := b-g*(b-a), a+g*(b-a)
+	fc, err := f(c)
+	if err != nil {
+		return 0, err
+	}
+	fd, err := f(d)
+	if err != nil {
+		return 0, err
+	}
+	for range max(rounds-n-2, 0) {
+		if fc < fd {
+			b, d, fd = d, c, fc
+			c = b - g*(b-a)
+			if fc, err = f(c); err != nil {
+				return 0, err
+			}
+		} else {
+			a, c, fc = c, d, fd
+			d = a + g*(b-a)
+			if fd, err = f(d); err != nil {
+				return 0, err
+			}
+		}
+	}
+	for _, p := range []struct{ x, v float64 }{{c, fc}, {d, fd}} {
+		if p.v < best {
+			best, bestX = p.v, p.x
+		}
+	}
+	return bestX, nil
+}
+
+// ttftSE is the standard error of the targets' mean TTFT.
+func ttftSE(targets []Target) float64 {
+	v, n := 0.0, 0
+	for _, t := range targets {
+		std, ok1 := t.Profile.Value(results.TagTTFT, "std")
+		cnt, ok2 := t.Profile.Value(results.TagRequestCount, "avg")
+		if ok1 && ok2 && cnt > 0 {
+			v += std * std / cnt
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Sqrt(v) / float64(n)
+}
+
+// evaluate simulates every target with cfg and scores it.
+func evaluate(ctx context.Context, cfg sim.Config, targets []Target, terms []Term) ([]Row, float64, error) {
 	var rows []Row
 	loss := 0.0
-	for _, t := range f.targets {
+	for _, t := range targets {
 		cfg.Frontend.ClientGapMs = t.ClientGapMs
-		prof, err := Simulate(f.ctx, cfg, t.Workload)
+		prof, err := Simulate(ctx, cfg, t.Workload)
 		if err != nil {
 			return nil, 0, fmt.Errorf("calibrate: simulating %s: %w", t.Name, err)
 		}
-		r, l := score(t, prof, f.opts.Terms)
+		r, l := score(t, prof, terms)
 		rows, loss = append(rows, r...), loss+l
 	}
 	return rows, loss, nil
+}
+
+func targetNames(targets []Target) []string {
+	out := make([]string, len(targets))
+	for i, t := range targets {
+		out[i] = t.Name
+	}
+	return out
 }
 
 // score compares one simulated profile with its target.

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,69 +13,191 @@ import (
 	"github.com/simbench/simbench/traces"
 )
 
-func synth(t *testing.T, conc, n int) *traces.Workload {
+func synth(t *testing.T, conc, n, isl, islStd int) *traces.Workload {
 	t.Helper()
 	wl, err := traces.Synthesize(traces.SynthSpec{Mode: traces.ModeConcurrency, Concurrency: conc, RequestCount: n,
-		ISL: 800, ISLStddev: 400, OSL: 64, OSLStddev: 20, Seed: 3})
+		ISL: isl, ISLStddev: islStd, OSL: 48, OSLStddev: 12, Seed: 3})
 	require.NoError(t, err)
 	return wl
 }
 
-// TestRecoverKnownParameters simulates with known timing parameters,
-// calibrates on that output and recovers every parameter within 2 %.
-func TestRecoverKnownParameters(t *testing.T) {
-	truth := Params{BaseMs: 8, PrefillTokenMs: 0.02, DecodeSeqMs: 0.3, ContextTokenMs: 0.0004, OverheadMs: 5}
-	base := sim.DefaultConfig()
-	var targets []Target
-	for _, conc := range []int{1, 8} {
-		wl := synth(t, conc, 24)
-		prof, err := Simulate(context.Background(), truth.Apply(base), wl)
-		require.NoError(t, err)
-		targets = append(targets, Target{Name: "c" + string(rune('0'+conc)), Profile: prof, Workload: wl})
-	}
-	res, err := Fit(context.Background(), targets, Options{Base: base, MaxEvals: 3000, Jitter: -1})
-	require.NoError(t, err)
-	t.Logf("start %+v\nfit   %+v\nloss %.3g after %d simulations", res.Start, res.Params, res.Loss, res.Evals)
-	want, got := truth.vector(), res.Params.vector()
-	for i := range want {
-		assert.InEpsilon(t, want[i], got[i], 0.02, "parameter %d", i)
-	}
-	for _, r := range res.Rows {
-		assert.InDelta(t, 0, r.ErrorPct, 1, "%s %s.%s", r.Target, r.Metric, r.Stat)
-	}
+// cpuTruth is a llama.cpp-like CPU engine with known physics parameters.
+func cpuTruth() sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Engine.Type = "llamacpp"
+	cfg.Engine.EnablePrefixCaching = false
+	cfg.Engine.LlamaCpp = sim.LlamaCppConfig{Parallel: 4, CtxSize: 16384, NBatch: 512}
+	cfg.Hardware = sim.HardwareConfig{GPU: "h100", CPU: "x86-64-v3-2vcpu", Model: "simbench-tiny", TensorParallel: 1, DType: "fp16"}
+	cfg.Timing.Model = "physics"
+	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.4, MemoryEfficiency: 0.35, StepOverheadMs: 1.5,
+		SeqOverheadMs: 0.3, Combine: "sum"}
+	cfg.Frontend.RequestOverheadMs = 4
+	cfg.ServerMetrics.Enabled = false
+	return cfg
 }
 
-func TestInitialFromAIPerfRun(t *testing.T) {
-	p, err := results.LoadProfileJSON("../../testdata/aiperf/qwen_concurrency1/profile_export_aiperf.json")
+// simulateTarget runs wl on cfg and returns it as a calibration target,
+// records included, as a real run directory would give it.
+func simulateTarget(t *testing.T, name string, cfg sim.Config, wl *traces.Workload) Target {
+	t.Helper()
+	agg := results.NewAggregator(nil)
+	var recs []results.RecordMetrics
+	_, err := sim.Run(context.Background(), cfg, wl, func(r *results.Record) error {
+		m := results.ComputeMetrics(r)
+		if !r.Warmup {
+			recs = append(recs, m)
+		}
+		agg.Add(&m)
+		return nil
+	})
 	require.NoError(t, err)
-	wl := synth(t, 1, 8)
-	start := Initial(p, wl)
-	itl, _ := p.Value(results.TagITL, "avg")
-	// One decode step at the measured context reproduces the measured ITL,
-	// and the first step plus the overhead the measured TTFT.
-	step := start.BaseMs + start.DecodeSeqMs + start.ContextTokenMs*(100+200.0/2)
-	assert.InEpsilon(t, itl, step, 0.01)
-	ttft, _ := p.Value(results.TagTTFT, "avg")
-	first := start.OverheadMs + start.BaseMs + start.DecodeSeqMs + 100*(start.PrefillTokenMs+start.ContextTokenMs)
-	assert.InEpsilon(t, ttft, first, 0.01)
-	// 64 requests back to back over 255.56 s at 3652 ms each: ~346 ms apart.
-	assert.InDelta(t, 346.5, ClientGap(p, wl), 0.5)
-	for _, v := range start.vector() {
-		assert.Greater(t, v, 0.0)
+	return Target{Name: name, Profile: agg.Profile(), Workload: wl, Records: recs}
+}
+
+func paramByName(ps []sim.CalibratedParam, name string) sim.CalibratedParam {
+	for _, p := range ps {
+		if p.Name == name {
+			return p
+		}
 	}
+	panic("no parameter " + name)
+}
+
+// TestRecoverKnownParameters simulates a CPU engine with known physical
+// parameters, calibrates on one load and on a set of loads and prompt
+// lengths, and checks that what the data can pin is recovered and what
+// they cannot is flagged as the prior's.
+func TestRecoverKnownParameters(t *testing.T) {
+	truth := cpuTruth()
+	base := truth
+	base.Timing.Physics = sim.DefaultConfig().Timing.Physics
+	base.Frontend.RequestOverheadMs = 0
+	want := map[string]float64{"compute_efficiency": 0.4, "memory_efficiency": 0.35, "step_overhead_ms": 1.5,
+		"seq_overhead_ms": 0.3, "request_overhead_ms": 4}
+
+	t.Run("set", func(t *testing.T) {
+		var targets []Target
+		for _, c := range []struct{ conc, isl int }{{1, 64}, {4, 64}, {4, 600}} {
+			targets = append(targets, simulateTarget(t, fmt.Sprintf("c%d-isl%d", c.conc, c.isl), truth, synth(t, c.conc, 24, c.isl, c.isl/4)))
+		}
+		res, err := Fit(context.Background(), targets, Options{Base: base, Jitter: -1})
+		require.NoError(t, err)
+		for _, p := range res.Params {
+			t.Logf("%-20s %.4g ± %.2g (%s)", p.Name, p.Value, p.SD, p.Source)
+		}
+		for name, v := range want {
+			p := paramByName(res.Params, name)
+			assert.True(t, p.Pinned, "%s should be pinned: %+v", name, p)
+			assert.InEpsilon(t, v, p.Value, 0.03, "%s: %+v", name, p)
+		}
+		for _, r := range res.Rows {
+			assert.InDelta(t, 0, r.ErrorPct, 3, "%s %s.%s", r.Target, r.Metric, r.Stat)
+		}
+		assert.Equal(t, [2]int{1, 4}, res.Range.Concurrency)
+		assert.Equal(t, "physics", res.Config.Calibration.Model)
+	})
+
+	t.Run("one load", func(t *testing.T) {
+		res, err := Fit(context.Background(), []Target{simulateTarget(t, "c1", truth, synth(t, 1, 24, 64, 16))},
+			Options{Base: base, Jitter: -1})
+		require.NoError(t, err)
+		for _, p := range res.Params {
+			t.Logf("%-20s %.4g ± %.2g (%s)", p.Name, p.Value, p.SD, p.Source)
+		}
+		for _, r := range res.Rows {
+			t.Logf("%s.%s real %.3f sim %.3f", r.Metric, r.Stat, r.Real, r.Sim)
+		}
+		// One sequence per step: its cost cannot be told from the step's.
+		assert.False(t, paramByName(res.Params, "seq_overhead_ms").Pinned)
+		assert.Equal(t, [2]int{1, 1}, res.Range.Batch)
+		// Still, the run itself is reproduced.
+		for _, r := range res.Rows {
+			if r.Stat == "avg" {
+				assert.InDelta(t, 0, r.ErrorPct, 3, "%s.%s", r.Metric, r.Stat)
+			}
+		}
+	})
+}
+
+// TestExtractStepsMatchesEngine: on a simulated run without jitter, every
+// step recovered from the token stream has exactly the duration the timing
+// model gives its recovered shape, so the shapes are the engine's batches.
+func TestExtractStepsMatchesEngine(t *testing.T) {
+	cfg := cpuTruth()
+	tg := simulateTarget(t, "c4", cfg, synth(t, 4, 32, 700, 300))
+	steps, ok := ExtractSteps(tg.Records, StepsOptions{ChunkTokens: cfg.Engine.LlamaCpp.NBatch})
+	require.True(t, ok)
+	require.NotEmpty(t, steps)
+	phys, err := sim.NewPhysics(cfg.Hardware)
+	require.NoError(t, err)
+	p := cfg.Timing.Physics
+	batches, prefills := map[int64]bool{}, 0
+	for _, s := range steps {
+		w := phys.Work(s.Shape)
+		model := w.ComputeSec*1e3/p.ComputeEfficiency + w.MemorySec*1e3/p.MemoryEfficiency +
+			p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences)
+		assert.InDelta(t, model, s.Ms, 1e-5, "%+v", s.Shape)
+		batches[s.Shape.DecodeSeqs] = true
+		if s.Shape.PrefillTokens > 0 {
+			prefills++
+		}
+	}
+	assert.Len(t, batches, 4, "decode batches 1–4 all seen")
+	assert.Positive(t, prefills, "prompts computed beside decodes")
+}
+
+func TestExtractStepsRejectsMultiTokenChunks(t *testing.T) {
+	m := results.ComputeMetrics(&results.Record{StartNs: 1, EndNs: 30, OutputTokens: 4,
+		Chunks: []results.Chunk{{AtNs: 10, Tokens: 2}, {AtNs: 20, Tokens: 2}}})
+	_, ok := ExtractSteps([]results.RecordMetrics{m}, StepsOptions{})
+	assert.False(t, ok)
+}
+
+// TestFitAIPerfRun calibrates on the real GPU run: the physics basis from
+// the named hardware, the step overhead pinned by the token gaps, the
+// per-sequence cost left to its prior (one load), and the run reproduced.
+func TestFitAIPerfRun(t *testing.T) {
+	tg, err := LoadTarget("../../testdata/aiperf/qwen_concurrency1")
+	require.NoError(t, err)
+	base := sim.DefaultConfig()
+	base.Hardware.GPU, base.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
+	res, err := Fit(context.Background(), []Target{tg}, Options{Base: base})
+	require.NoError(t, err)
+	assert.Equal(t, "physics", res.Model)
+	assert.True(t, paramByName(res.Params, "step_overhead_ms").Pinned)
+	assert.False(t, paramByName(res.Params, "seq_overhead_ms").Pinned)
+	assert.Greater(t, res.Steps, 1000)
+	for _, r := range res.Rows {
+		if r.Stat == "avg" {
+			assert.InDelta(t, 0, r.ErrorPct, 2, "%s.%s", r.Metric, r.Stat)
+		}
+	}
+	cfg := res.Config
+	require.NoError(t, cfg.Validate())
+	b, err := cfg.YAML()
+	require.NoError(t, err)
+	back, err := sim.ParseConfig(b)
+	require.NoError(t, err)
+	assert.Equal(t, cfg.Calibration.Range, back.Calibration.Range)
 }
 
 func TestFitDeterministic(t *testing.T) {
-	wl := synth(t, 2, 16)
-	truth := Params{BaseMs: 10, PrefillTokenMs: 0.01, DecodeSeqMs: 0.5, ContextTokenMs: 0.001, OverheadMs: 3}
-	prof, err := Simulate(context.Background(), truth.Apply(sim.DefaultConfig()), wl)
-	require.NoError(t, err)
-	run := func() Params {
-		res, err := Fit(context.Background(), []Target{{Name: "a", Profile: prof, Workload: wl}}, Options{Base: sim.DefaultConfig(), MaxEvals: 200, Jitter: 0.05})
+	truth := cpuTruth()
+	truth.Timing.Jitter = 0.05
+	tg := simulateTarget(t, "a", truth, synth(t, 2, 16, 64, 16))
+	run := func() []sim.CalibratedParam {
+		res, err := Fit(context.Background(), []Target{tg}, Options{Base: truth})
 		require.NoError(t, err)
 		return res.Params
 	}
 	assert.Equal(t, run(), run())
+}
+
+func TestClientGapFromAggregate(t *testing.T) {
+	p, err := results.LoadProfileJSON("../../testdata/aiperf/qwen_concurrency1/profile_export_aiperf.json")
+	require.NoError(t, err)
+	// 64 requests back to back over 255.56 s at 3652 ms each: ~346 ms apart.
+	assert.InDelta(t, 346.5, ClientGap(p, synth(t, 1, 8, 100, 0)), 0.5)
 }
 
 func TestRunWorkloadFromAIPerfInputConfig(t *testing.T) {
@@ -96,8 +219,8 @@ func TestRunWorkloadFromAIPerfInputConfig(t *testing.T) {
 // TestClientGapDelaysNextSend: with frontend.client_gap_ms, a closed-loop
 // slot sends its next request that long after the previous response ended.
 func TestClientGapDelaysNextSend(t *testing.T) {
-	wl := synth(t, 1, 3)
-	cfg := Params{BaseMs: 10, PrefillTokenMs: 0.01, DecodeSeqMs: 0.1}.Apply(sim.DefaultConfig())
+	wl := synth(t, 1, 3, 64, 0)
+	cfg := cpuTruth()
 	cfg.Frontend.ClientGapMs = 250
 	var recs []*results.Record
 	_, err := sim.Run(context.Background(), cfg, wl, func(r *results.Record) error { recs = append(recs, r); return nil })

@@ -106,24 +106,39 @@ func fileExists(path string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// EstimateClientGap is the client gap of a run directory's closed-loop run:
-// from its records when they cover every request, else from its aggregate
-// (ClientGap).
-func EstimateClientGap(run *results.Run, wl *traces.Workload) (float64, error) {
+// clientGap is the load generator's gap between a response and its slot's
+// next send: measured from the records of a closed-loop run when they are
+// all there, else estimated from its aggregate (ClientGap).
+func clientGap(p *results.Profile, recs []results.RecordMetrics, wl *traces.Workload) float64 {
 	if wl.Concurrency <= 0 || hasTimestamps(wl) {
-		return 0, nil
+		return 0
 	}
-	n, _ := run.Profile.Value(results.TagRequestCount, "avg")
+	if n, _ := p.Value(results.TagRequestCount, "avg"); len(recs) > 0 && len(recs) >= int(n) {
+		if gap, ok := ClientGapFromRecords(recs, wl.Concurrency); ok {
+			return gap
+		}
+	}
+	return ClientGap(p, wl)
+}
+
+// LoadTarget opens a real run directory (simbench's or AIPerf's) as a
+// calibration target: its aggregate, the workload it replayed, its
+// per-request records when it has them, and the client gap.
+func LoadTarget(dir string) (Target, error) {
+	run, err := results.LoadRun(dir)
+	if err != nil {
+		return Target{}, err
+	}
+	wl, err := RunWorkload(dir, run.Profile)
+	if err != nil {
+		return Target{}, err
+	}
+	t := Target{Name: run.Name, Profile: run.Profile, Workload: wl}
 	if run.RecordsPath != "" {
-		recs, err := results.LoadJSONL(run.RecordsPath)
-		if err != nil {
-			return 0, err
-		}
-		if len(recs) >= int(n) {
-			if gap, ok := ClientGapFromRecords(recs, wl.Concurrency); ok {
-				return gap, nil
-			}
+		if t.Records, err = results.LoadJSONL(run.RecordsPath); err != nil {
+			return Target{}, err
 		}
 	}
-	return ClientGap(run.Profile, wl), nil
+	t.ClientGapMs = clientGap(run.Profile, t.Records, wl)
+	return t, nil
 }

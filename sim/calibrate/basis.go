@@ -1,0 +1,145 @@
+package calibrate
+
+import (
+	"fmt"
+
+	"github.com/simbench/simbench/sim"
+)
+
+// basis is the step-time model calibrate fits by regression: step_ms =
+// Σ β_i·feature_i(step), with a prior per coefficient.
+type basis interface {
+	model() string
+	features(s sim.StepShape, dst []float64)
+	prior() (mean, sd []float64)
+	apply(cfg sim.Config, beta []float64) sim.Config
+	params(post *posterior) []sim.CalibratedParam
+}
+
+// Physics-basis priors: what a serving engine typically achieves when the
+// data cannot say. Efficiencies are fitted as their inverses (the cost
+// multipliers k = 1/efficiency), which the step time is linear in.
+const (
+	priorComputeEff = 0.5  // of peak FLOP/s
+	priorMemoryEff  = 0.7  // of peak bandwidth
+	priorSeqMs      = 0.02 // per sequence per step (sampling, detokenising, bookkeeping)
+	maxEfficiency   = 1e3  // written when the data make a cost term vanish
+)
+
+// physicsBasis fits sim's physics timing: features are the step's compute
+// and memory times at the device's peaks (ms), 1 and its sequences.
+type physicsBasis struct{ phys *sim.Physics }
+
+func (physicsBasis) model() string { return "physics" }
+
+func (b physicsBasis) features(s sim.StepShape, dst []float64) {
+	w := b.phys.Work(s)
+	dst[0], dst[1], dst[2], dst[3] = w.ComputeSec*1e3, w.MemorySec*1e3, 1, float64(w.Sequences)
+}
+
+func (physicsBasis) prior() (mean, sd []float64) {
+	return []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs},
+		[]float64{2, 1, 1e4, 0.05}
+}
+
+func (physicsBasis) apply(cfg sim.Config, beta []float64) sim.Config {
+	cfg.Timing.Model = "physics"
+	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: efficiency(beta[0]), MemoryEfficiency: efficiency(beta[1]),
+		StepOverheadMs: beta[2], SeqOverheadMs: beta[3], Combine: "sum"}
+	return cfg
+}
+
+func efficiency(k float64) float64 {
+	if k <= 1/maxEfficiency {
+		return maxEfficiency
+	}
+	return 1 / k
+}
+
+func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
+	mean, sd := b.prior()
+	inv := func(i int, name string) sim.CalibratedParam {
+		p := param(post, i, name, mean, sd)
+		k := post.Beta[i]
+		p.Value, p.Prior = efficiency(k), 1/mean[i]
+		if k > 0 {
+			p.SD = post.SD[i] / (k * k) // delta method
+		}
+		return p
+	}
+	return []sim.CalibratedParam{inv(0, "compute_efficiency"), inv(1, "memory_efficiency"),
+		param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
+}
+
+// linearBasis fits sim's linear timing (base + per prompt token + per
+// decoding sequence + per context token) when the model and hardware are
+// unknown: nothing physical is assumed, so the data must pin each term (a
+// calibration plan with several loads and prompt lengths does).
+type linearBasis struct{}
+
+func (linearBasis) model() string { return "linear" }
+
+func (linearBasis) features(s sim.StepShape, dst []float64) {
+	dst[0] = 1
+	dst[1] = float64(s.PrefillTokens)
+	dst[2] = float64(s.DecodeSeqs)
+	dst[3] = float64(s.DecodeContext + s.PrefillPrefix + s.PrefillTokens)
+}
+
+// prior: each term is 0 unless the data say otherwise; the per-sequence
+// and per-token priors are narrow enough that a run at one load gives the
+// whole step to the base, not half of it to each sequence.
+func (linearBasis) prior() (mean, sd []float64) {
+	return []float64{0, 0, 0, 0}, []float64{1e4, 1, 1, 0.01}
+}
+
+func (linearBasis) apply(cfg sim.Config, beta []float64) sim.Config {
+	cfg.Timing.Model = "linear"
+	cfg.Timing.Linear = sim.LinearConfig{BaseMs: beta[0], PrefillTokenMs: beta[1], DecodeSeqMs: beta[2], ContextTokenMs: beta[3]}
+	return cfg
+}
+
+func (b linearBasis) params(post *posterior) []sim.CalibratedParam {
+	mean, sd := b.prior()
+	return []sim.CalibratedParam{param(post, 0, "base_ms", mean, sd), param(post, 1, "prefill_token_ms", mean, sd),
+		param(post, 2, "decode_seq_ms", mean, sd), param(post, 3, "context_token_ms", mean, sd)}
+}
+
+// param reports coefficient i: pinned when the data shrank its sd below
+// half the prior's.
+func param(post *posterior, i int, name string, mean, sd []float64) sim.CalibratedParam {
+	p := sim.CalibratedParam{Name: name, Value: post.Beta[i], SD: post.SD[i], Prior: mean[i]}
+	switch {
+	case post.Fixed[i]:
+		p.Source, p.Pinned = "token gaps (at its bound 0)", true
+	case post.SD[i] < sd[i]/2:
+		p.Source, p.Pinned = "token gaps", true
+	default:
+		p.Source = "prior"
+	}
+	return p
+}
+
+// newBasis picks the regression basis: physics when the base config names
+// its hardware (anything but the default H100 running Llama-3.1-8B, or an
+// explicit physics timing), linear otherwise; opts.Basis overrides.
+func newBasis(opts Options) (basis, error) {
+	kind := opts.Basis
+	if kind == "" {
+		kind = "linear"
+		if opts.Base.Hardware != sim.DefaultConfig().Hardware || opts.Base.Timing.Model == "physics" {
+			kind = "physics"
+		}
+	}
+	switch kind {
+	case "linear":
+		return linearBasis{}, nil
+	case "physics":
+		p, err := sim.NewPhysics(opts.Base.Hardware)
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: physics timing: %w", err)
+		}
+		return physicsBasis{phys: p}, nil
+	}
+	return nil, fmt.Errorf("calibrate: unknown timing basis %q (physics or linear)", kind)
+}

@@ -1,0 +1,80 @@
+package calibrate
+
+import (
+	"slices"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
+)
+
+// ClientGap estimates the load generator's time between a response's end
+// and its slot's next send, in ms, for a closed-loop run from its aggregate:
+// each of the C slots ran N/C requests back to back, so
+// duration = (N/C)·latency + (N/C − 1)·gap. It assumes equal requests; use
+// EstimateClientGap when the run's records are at hand. It is 0 for
+// open-loop runs and when the figures are missing.
+func ClientGap(p *results.Profile, wl *traces.Workload) float64 {
+	if wl.Concurrency <= 0 || hasTimestamps(wl) {
+		return 0
+	}
+	n, ok1 := p.Value(results.TagRequestCount, "avg")
+	dur, ok2 := p.Value(results.TagBenchmarkDuration, "avg")
+	lat, ok3 := p.Value(results.TagRequestLatency, "avg")
+	perSlot := n / float64(wl.Concurrency)
+	if !ok1 || !ok2 || !ok3 || perSlot <= 1 {
+		return 0
+	}
+	return max(0, (dur*1e3-perSlot*lat)/(perSlot-1))
+}
+
+// ClientGapFromRecords measures the same gap from a closed-loop run's
+// records: in a closed loop the k-th send after the first C follows the
+// k-th completion, so the gap is the mean of start[C+k] − end[k] (sorted
+// starts and ends, wall ns), in ms. ok is false when there are too few.
+func ClientGapFromRecords(recs []results.RecordMetrics, concurrency int) (float64, bool) {
+	if concurrency <= 0 || len(recs) <= concurrency {
+		return 0, false
+	}
+	starts := make([]int64, 0, len(recs))
+	ends := make([]int64, 0, len(recs))
+	for i := range recs {
+		m := &recs[i]
+		starts = append(starts, m.Meta.RequestStartNs)
+		ends = append(ends, m.Meta.RequestEndNs)
+	}
+	slices.Sort(starts)
+	slices.Sort(ends)
+	sum := 0.0
+	n := len(recs) - concurrency
+	for k := range n {
+		sum += float64(starts[concurrency+k] - ends[k])
+	}
+	return max(0, sum/float64(n)/1e6), true
+}
+
+func hasTimestamps(wl *traces.Workload) bool {
+	for i := range wl.Requests {
+		if wl.Requests[i].HasTimestamp {
+			return true
+		}
+	}
+	return false
+}
+
+func valueOr(p *results.Profile, tag string, def float64) float64 {
+	if v, ok := p.Value(tag, "avg"); ok && v > 0 {
+		return v
+	}
+	return def
+}
+
+func meanISL(wl *traces.Workload) float64 {
+	if len(wl.Requests) == 0 {
+		return 1
+	}
+	s := 0
+	for _, r := range wl.Requests {
+		s += r.InputLength
+	}
+	return float64(s) / float64(len(wl.Requests))
+}

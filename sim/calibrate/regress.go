@@ -1,0 +1,208 @@
+package calibrate
+
+import (
+	"errors"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// posterior is a Bayesian linear regression y ≈ X·β with independent
+// Gaussian priors on β and Gaussian noise of one variance:
+//
+//	precision A = XᵀX/σ² + diag(1/prior_sd²)
+//	β           = A⁻¹·(Xᵀy/σ² + prior_mean/prior_sd²)
+//	cov(β)      = A⁻¹
+//
+// σ² is re-estimated from the residuals until it settles. Coefficients must
+// be ≥ 0 (they are costs): one that comes out negative is fixed at 0 and
+// the rest refitted. A coefficient the data pin has a posterior sd well
+// below its prior sd; one the data cannot see keeps its prior.
+type posterior struct {
+	Beta, SD []float64
+	Fixed    []bool  // held at 0 by the non-negativity constraint
+	Sigma    float64 // residual sd
+	N        int
+}
+
+// regress fits y on the rows of x (all of length len(mean)). It solves in
+// units of each prior's sd, so that coefficients of very different scales
+// (an efficiency, a per-token cost) condition the system alike.
+func regress(x [][]float64, y, mean, sd []float64) (*posterior, error) {
+	p := len(mean)
+	if len(x) == 0 {
+		return nil, errors.New("no observations")
+	}
+	xs := make([][]float64, len(x))
+	for i, row := range x {
+		xs[i] = make([]float64, p)
+		for j := range p {
+			xs[i][j] = row[j] * sd[j]
+		}
+	}
+	ms, ones := make([]float64, p), make([]float64, p)
+	for j := range p {
+		ms[j], ones[j] = mean[j]/sd[j], 1
+	}
+	post, err := regressScaled(xs, y, ms, ones)
+	if err != nil {
+		return nil, err
+	}
+	for j := range p {
+		post.Beta[j] *= sd[j]
+		post.SD[j] *= sd[j]
+	}
+	return post, nil
+}
+
+func regressScaled(x [][]float64, y, mean, sd []float64) (*posterior, error) {
+	p := len(mean)
+	fixed := make([]bool, p)
+	for range p {
+		post, err := regressFree(x, y, mean, sd, fixed)
+		if err != nil {
+			return nil, err
+		}
+		neg := -1
+		for j, b := range post.Beta {
+			if !fixed[j] && b < 0 && (neg < 0 || b/sd[j] < post.Beta[neg]/sd[neg]) {
+				neg = j
+			}
+		}
+		if neg < 0 {
+			return post, nil
+		}
+		fixed[neg] = true
+	}
+	return regressFree(x, y, mean, sd, fixed)
+}
+
+// regressFree fits the coefficients not fixed at 0.
+func regressFree(x [][]float64, y, mean, sd []float64, fixed []bool) (*posterior, error) {
+	p := len(mean)
+	xtx := mat.NewSymDense(p, nil)
+	xty := make([]float64, p)
+	for i, row := range x {
+		for a := range p {
+			if fixed[a] {
+				continue
+			}
+			xty[a] += row[a] * y[i]
+			for b := a; b < p; b++ {
+				if !fixed[b] {
+					xtx.SetSym(a, b, xtx.At(a, b)+row[a]*row[b])
+				}
+			}
+		}
+	}
+	floor := noiseFloor(y)
+	sigma2 := max(variance(y)/100, floor)
+	var post *posterior
+	for iter := 0; iter < 50; iter++ {
+		beta, cov, err := solvePosterior(xtx, xty, mean, sd, fixed, sigma2)
+		if err != nil {
+			return nil, err
+		}
+		post = &posterior{Beta: beta, SD: make([]float64, p), Fixed: append([]bool(nil), fixed...), N: len(y)}
+		for j := range p {
+			if !fixed[j] {
+				post.SD[j] = math.Sqrt(cov.At(j, j))
+			}
+		}
+		next := max(residualVariance(x, y, beta), floor)
+		post.Sigma = math.Sqrt(next)
+		if math.Abs(next-sigma2) <= 1e-9*sigma2 {
+			break
+		}
+		sigma2 = next
+	}
+	return post, nil
+}
+
+func solvePosterior(xtx *mat.SymDense, xty, mean, sd []float64, fixed []bool, sigma2 float64) ([]float64, *mat.SymDense, error) {
+	p := len(mean)
+	a := mat.NewSymDense(p, nil)
+	b := mat.NewVecDense(p, nil)
+	for i := range p {
+		if fixed[i] {
+			a.SetSym(i, i, 1) // β_i = 0 exactly
+			continue
+		}
+		prec := 1 / (sd[i] * sd[i])
+		a.SetSym(i, i, xtx.At(i, i)/sigma2+prec)
+		for j := i + 1; j < p; j++ {
+			if !fixed[j] {
+				a.SetSym(i, j, xtx.At(i, j)/sigma2)
+			}
+		}
+		b.SetVec(i, xty[i]/sigma2+mean[i]*prec)
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(a) {
+		return nil, nil, errors.New("regression: the posterior precision is not positive definite")
+	}
+	// A Condition error is gonum's warning that the result may be
+	// inaccurate; the prior keeps the system solvable, so it is not fatal.
+	var beta mat.VecDense
+	if err := chol.SolveVecTo(&beta, b); err != nil && !isCondition(err) {
+		return nil, nil, err
+	}
+	var cov mat.SymDense
+	if err := chol.InverseTo(&cov); err != nil && !isCondition(err) {
+		return nil, nil, err
+	}
+	out := make([]float64, p)
+	for i := range p {
+		if !fixed[i] {
+			out[i] = beta.AtVec(i)
+		}
+	}
+	return out, &cov, nil
+}
+
+// noiseFloor is the smallest noise variance assumed: a step is never
+// known better than 0.1 % of the mean step (clock and rounding), which
+// also keeps the posterior well conditioned on noise-free data.
+func noiseFloor(y []float64) float64 {
+	m := 0.0
+	for _, v := range y {
+		m += math.Abs(v)
+	}
+	f := 1e-3 * m / float64(len(y))
+	return max(f*f, 1e-12)
+}
+
+func residualVariance(x [][]float64, y, beta []float64) float64 {
+	s := 0.0
+	for i, row := range x {
+		r := y[i] - dot(row, beta)
+		s += r * r
+	}
+	return s / float64(len(y))
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func variance(y []float64) float64 {
+	m := 0.0
+	for _, v := range y {
+		m += v
+	}
+	m /= float64(len(y))
+	s := 0.0
+	for _, v := range y {
+		s += (v - m) * (v - m)
+	}
+	return s / float64(len(y))
+}
+
+func isCondition(err error) bool {
+	var c mat.Condition
+	return errors.As(err, &c)
+}

@@ -1,0 +1,98 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// CPUSpec is a CPU serving a model (llama.cpp, Ollama): the cores the engine
+// uses, the FLOPs one core retires per cycle in the engine's arithmetic
+// (fp32 FMA on AVX2: 2 units × 8 lanes × 2 = 32), the clock, and the
+// memory bandwidth and size the engine sees.
+type CPUSpec struct {
+	Cores         int     `yaml:"cores"`
+	FLOPsPerCycle float64 `yaml:"flops_per_cycle"` // per core
+	ClockGHz      float64 `yaml:"clock_ghz"`
+	MemBWGBs      float64 `yaml:"mem_bw_gbs"`
+	MemGB         float64 `yaml:"mem_gb"`
+}
+
+// cpuPresets are CPU classes. x86-64-v3-2vcpu is a 2-vCPU cloud share of an
+// AVX2/FMA Xeon at 2.3 GHz (the machines simbench's CI runs the CPU engine
+// on); its bandwidth is what one such share streams, not the socket's.
+var cpuPresets = map[string]CPUSpec{
+	"x86-64-v3-2vcpu": {Cores: 2, FLOPsPerCycle: 32, ClockGHz: 2.3, MemBWGBs: 25, MemGB: 24},
+	"x86-64-v4-8vcpu": {Cores: 8, FLOPsPerCycle: 64, ClockGHz: 2.6, MemBWGBs: 60, MemGB: 32},
+	"apple-m2":        {Cores: 8, FLOPsPerCycle: 32, ClockGHz: 3.5, MemBWGBs: 100, MemGB: 16},
+}
+
+// CPUPresets returns the names of the CPU presets, sorted.
+func CPUPresets() []string { return sortedKeys(cpuPresets) }
+
+func (c CPUSpec) validate(key string) error {
+	if c.Cores <= 0 {
+		return fmt.Errorf("%s.cores: must be > 0, got %d", key, c.Cores)
+	}
+	fields := []struct {
+		name string
+		v    float64
+	}{{"flops_per_cycle", c.FLOPsPerCycle}, {"clock_ghz", c.ClockGHz}, {"mem_bw_gbs", c.MemBWGBs}, {"mem_gb", c.MemGB}}
+	for _, f := range fields {
+		if !(f.v > 0) || f.v > 1e9 {
+			return fmt.Errorf("%s.%s: must be > 0, got %g", key, f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// deviceSpec is what the timing and KV models need of a GPU or a CPU.
+type deviceSpec struct {
+	GPUSpec
+	cpu bool
+}
+
+// peakFLOPS is the dense peak of the device for dtype: a GPU's tensor rate
+// (×2 for fp8 where supported, ÷2 for fp32's tf32), a CPU's cores × FLOPs
+// per cycle × clock whatever the dtype (CPU engines compute in fp32).
+func (d deviceSpec) peakFLOPS(dtype string) float64 {
+	peak := d.PeakTFLOPS * 1e12
+	if d.cpu {
+		return peak
+	}
+	if dtype == "fp8" && d.FP8Supported {
+		peak *= 2
+	} else if dtype == "fp32" {
+		peak /= 2
+	}
+	return peak
+}
+
+// device is the hardware a worker runs on: hardware.cpu when set (the GPU
+// keys are then ignored), else hardware.gpu.
+func (h HardwareConfig) device() (deviceSpec, error) {
+	if h.CPU == "" {
+		g, err := h.gpu()
+		return deviceSpec{GPUSpec: g}, err
+	}
+	c, err := h.cpu()
+	if err != nil {
+		return deviceSpec{}, err
+	}
+	return deviceSpec{cpu: true, GPUSpec: GPUSpec{PeakTFLOPS: float64(c.Cores) * c.FLOPsPerCycle * c.ClockGHz / 1e3,
+		MemBWGBs: c.MemBWGBs, MemGB: c.MemGB, LinkBWGBs: c.MemBWGBs}}, nil
+}
+
+func (h HardwareConfig) cpu() (CPUSpec, error) {
+	if h.CPU == "custom" {
+		if h.CustomCPU == nil {
+			return CPUSpec{}, errors.New("hardware.custom_cpu: required with hardware.cpu custom")
+		}
+		return *h.CustomCPU, h.CustomCPU.validate("hardware.custom_cpu")
+	}
+	if c, ok := cpuPresets[strings.ToLower(h.CPU)]; ok {
+		return c, nil
+	}
+	return CPUSpec{}, fmt.Errorf("hardware.cpu: unknown CPU %q (known: %s, or \"custom\" with hardware.custom_cpu)",
+		h.CPU, strings.Join(CPUPresets(), ", "))
+}

@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+)
+
+// Work is the physical cost of one engine step on one worker, before any
+// efficiency: seconds of compute at the device's peak FLOP/s and seconds of
+// memory traffic at its peak bandwidth, each per GPU (or CPU) of the
+// tensor-parallel group, with the all-reduce traffic counted as memory
+// time.
+type Work struct {
+	FLOPs       float64 // floating-point operations of the whole step (all TP ranks)
+	Bytes       float64 // bytes read and written by the whole step (all TP ranks)
+	ComputeSec  float64 // FLOPs / (peak × TP)
+	MemorySec   float64 // Bytes / (bandwidth × TP) + all-reduce bytes / link bandwidth
+	Sequences   int64   // sequences in the step (prompt chunks and decodes)
+	TokensTotal int64   // tokens computed (prompt tokens + one per decoding sequence)
+}
+
+// Physics counts the FLOPs and bytes of a step from a model's shape and a
+// device's peaks. The counts:
+//
+//	tokens   = prompt tokens + decoding sequences
+//	FLOPs    = 2·(layer weights)·tokens                     projections and MLP
+//	         + 2·vocab·hidden·sequences                     LM head, one row per sequence
+//	         + 4·layers·heads·head_dim·(query–key pairs)    QKᵀ and AV over each token's context
+//	bytes    = (layer weights + vocab·hidden)·dtype         weights once per step
+//	         + KV bytes per token·(context read + tokens written)
+//	         KV bytes per token = 2·layers·kv_heads·head_dim·dtype
+//	all-reduce (TP > 1) = 2·layers·tokens·hidden·dtype·2(TP−1)/TP over the link
+//
+// where the query–key pairs are the prompt chunks' causal pairs
+// (StepShape.PrefillAttn) plus every decoding sequence's context.
+type Physics struct {
+	layerFlopsPerTok float64
+	headFlopsPerSeq  float64
+	attnFlopsPerPair float64
+	weightBytes      float64
+	kvBytesPerTok    float64
+	arBytesPerTok    float64
+	peak, bw, link   float64 // FLOP/s, bytes/s, bytes/s of one device
+	tp               float64
+}
+
+// NewPhysics builds the step cost model of cfg's hardware: the model
+// (hardware.model or custom_model), the device (hardware.cpu when set, else
+// hardware.gpu) and the tensor-parallel degree and dtype.
+func NewPhysics(h HardwareConfig) (*Physics, error) {
+	d, err := h.device()
+	if err != nil {
+		return nil, err
+	}
+	m, err := h.model()
+	if err != nil {
+		return nil, err
+	}
+	dt, ok := dtypeBytes[h.DType]
+	if !ok {
+		return nil, fmt.Errorf("hardware.dtype: unknown %q", h.DType)
+	}
+	return &Physics{
+		layerFlopsPerTok: 2 * float64(m.Layers) * m.layerParams(),
+		headFlopsPerSeq:  2 * float64(m.Vocab) * float64(m.Hidden),
+		attnFlopsPerPair: 4 * float64(m.Layers) * float64(m.Heads) * float64(m.headDim()),
+		weightBytes:      (float64(m.Layers)*m.layerParams() + float64(m.Vocab)*float64(m.Hidden)) * dt,
+		kvBytesPerTok:    m.kvBytesPerToken(dt),
+		arBytesPerTok:    2 * float64(m.Layers) * float64(m.Hidden) * dt,
+		peak:             d.peakFLOPS(h.DType),
+		bw:               d.MemBWGBs * 1e9,
+		link:             d.LinkBWGBs * 1e9,
+		tp:               float64(h.TensorParallel),
+	}, nil
+}
+
+// Work returns the cost of the step s.
+func (p *Physics) Work(s StepShape) Work {
+	tokens := s.PrefillTokens + s.DecodeSeqs
+	seqs := s.PrefillSeqs + s.DecodeSeqs
+	flops := p.layerFlopsPerTok*float64(tokens) + p.headFlopsPerSeq*float64(seqs) +
+		p.attnFlopsPerPair*float64(s.PrefillAttn+s.DecodeContext)
+	bytes := p.weightBytes + float64(s.contextRead()+tokens)*p.kvBytesPerTok
+	w := Work{FLOPs: flops, Bytes: bytes, Sequences: seqs, TokensTotal: tokens,
+		ComputeSec: flops / (p.peak * p.tp), MemorySec: bytes / (p.bw * p.tp)}
+	if p.tp > 1 && p.link > 0 {
+		w.MemorySec += p.arBytesPerTok * float64(tokens) * 2 * (p.tp - 1) / p.tp / p.link
+	}
+	return w
+}
+
+// physicsTiming is the physics-structured step time (see PhysicsConfig):
+// the physical compute and memory times divided by their achieved
+// efficiencies, combined, plus a fixed cost per step and a cost per
+// sequence in the step.
+type physicsTiming struct {
+	phys   *Physics
+	cfg    PhysicsConfig
+	kc, km float64 // 1/efficiency
+}
+
+func newPhysicsTiming(c *Config) (*physicsTiming, error) {
+	p, err := NewPhysics(c.Hardware)
+	if err != nil {
+		return nil, err
+	}
+	pc := c.Timing.Physics
+	return &physicsTiming{phys: p, cfg: pc, kc: 1 / pc.ComputeEfficiency, km: 1 / pc.MemoryEfficiency}, nil
+}
+
+func (t *physicsTiming) stepMs(s StepShape) float64 {
+	w := t.phys.Work(s)
+	c, m := t.kc*w.ComputeSec*1e3, t.km*w.MemorySec*1e3
+	return Combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
+}
+
+// Combine joins a step's compute and memory times (ms) as the physics
+// timing's combine mode says: "sum" (they do not overlap), "max" (a
+// roofline: they overlap fully) or "smooth" (the 2-norm, between the two).
+func Combine(mode string, compute, memory float64) float64 {
+	switch mode {
+	case "max":
+		return max(compute, memory)
+	case "smooth":
+		return math.Hypot(compute, memory)
+	default:
+		return compute + memory
+	}
+}

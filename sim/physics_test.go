@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/internal/tinygguf"
+)
+
+// TestPhysicsWork checks the FLOP and byte counts of one step against
+// values computed by hand from each model's config (see the comments).
+func TestPhysicsWork(t *testing.T) {
+	qwen := HardwareConfig{GPU: "rtx-6000-ada", Model: "qwen3-0.6b", TensorParallel: 1, DType: "bf16"}
+	tiny := HardwareConfig{GPU: "h100", CPU: "x86-64-v3-2vcpu", Model: "simbench-tiny", TensorParallel: 1, DType: "fp16"}
+	cases := []struct {
+		name         string
+		hw           HardwareConfig
+		step         StepShape
+		flops, bytes float64
+		computeSec   float64
+		memorySec    float64
+	}{
+		{
+			// qwen3-0.6b: layer weights 1024·16·128·2 + 1024·8·128·2 + 3·1024·3072
+			// = 15,728,640, ×28 = 440,401,920; LM head 151936·1024 = 155,582,464;
+			// KV per token 2·28·8·128·2 = 114,688 B.
+			// 100 prompt tokens: 2·440,401,920·100 + 2·155,582,464 + 4·28·16·128·5050.
+			name: "qwen3-0.6b prefill 100", hw: qwen,
+			step:  StepShape{PrefillTokens: 100, PrefillSeqs: 1, PrefillAttn: 100 * 101 / 2},
+			flops: 89_549_897_728, bytes: 1_191_968_768 + 200*114_688,
+			computeSec: 89_549_897_728 / 364e12, memorySec: 1_214_906_368 / 960e9,
+		},
+		{
+			// 4 decodes over 150 tokens each: 2·440,401,920·4 + 4·2·155,582,464 + 229,376·600.
+			name: "qwen3-0.6b decode 4", hw: qwen,
+			step:  StepShape{DecodeSeqs: 4, DecodeContext: 600},
+			flops: 4_905_500_672, bytes: 1_261_240_320,
+			computeSec: 4_905_500_672 / 364e12, memorySec: 1_261_240_320 / 960e9,
+		},
+		{
+			// simbench-tiny: layer weights 512·8·64·2 + 512·4·64·2 + 3·512·1536 =
+			// 3,145,728, ×4 = 12,582,912; LM head 4096·512 = 2,097,152; KV per
+			// token 2·4·4·64·2 = 4,096 B; CPU peak 2 cores·32·2.3 GHz = 147.2 GFLOP/s.
+			// 128 prompt tokens: 2·12,582,912·128 + 2·2,097,152 + 4·4·8·64·8256.
+			name: "simbench-tiny prefill 128 on CPU", hw: tiny,
+			step:  StepShape{PrefillTokens: 128, PrefillSeqs: 1, PrefillAttn: 128 * 129 / 2},
+			flops: 3_293_052_928, bytes: 29_360_128 + 256*4_096,
+			computeSec: 3_293_052_928 / 147.2e9, memorySec: 30_408_704 / 25e9,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewPhysics(tc.hw)
+			require.NoError(t, err)
+			w := p.Work(tc.step)
+			assert.InEpsilon(t, tc.flops, w.FLOPs, 1e-12)
+			assert.InEpsilon(t, tc.bytes, w.Bytes, 1e-12)
+			assert.InEpsilon(t, tc.computeSec, w.ComputeSec, 1e-12)
+			assert.InEpsilon(t, tc.memorySec, w.MemorySec, 1e-12)
+		})
+	}
+}
+
+// TestTinyPresetMatchesGenerator pins the simbench-tiny preset to the model
+// `simbench tiny-model` writes.
+func TestTinyPresetMatchesGenerator(t *testing.T) {
+	g := tinygguf.Default()
+	m := modelPresets["simbench-tiny"]
+	assert.Equal(t, ModelSpec{Layers: g.Layers, Hidden: g.Hidden, Heads: g.Heads, KVHeads: g.KVHeads,
+		Intermediate: g.FF, Vocab: g.Vocab}, m)
+	assert.Equal(t, g.HeadDim(), m.headDim())
+}
+
+func TestPhysicsTiming(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Hardware = HardwareConfig{GPU: "rtx-6000-ada", Model: "qwen3-0.6b", TensorParallel: 1, DType: "bf16"}
+	cfg.Timing.Model = "physics"
+	cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.8, StepOverheadMs: 10,
+		SeqOverheadMs: 0.1, Combine: "sum"}
+	require.NoError(t, cfg.Validate())
+	s := StepShape{DecodeSeqs: 4, DecodeContext: 600}
+	c, m := 4_905_500_672/364e12*1e3/0.5, 1_261_240_320/960e9*1e3/0.8
+	for mode, want := range map[string]float64{"sum": c + m, "max": max(c, m), "smooth": 0} {
+		cfg.Timing.Physics.Combine = mode
+		clk, err := newTiming(&cfg)
+		require.NoError(t, err)
+		got := clk.model.stepMs(s) - 10 - 0.4
+		if mode == "smooth" {
+			assert.Greater(t, got, max(c, m))
+			assert.Less(t, got, c+m)
+			continue
+		}
+		assert.InEpsilon(t, want, got, 1e-9, mode)
+	}
+}
+
+func TestPhysicsConfigErrors(t *testing.T) {
+	cases := map[string]func(*Config){
+		"timing.physics.compute_efficiency": func(c *Config) { c.Timing.Physics.ComputeEfficiency = 0 },
+		"timing.physics.combine":            func(c *Config) { c.Timing.Physics.Combine = "avg" },
+		"timing.physics.seq_overhead_ms":    func(c *Config) { c.Timing.Physics.SeqOverheadMs = -1 },
+		"hardware.cpu: unknown CPU":         func(c *Config) { c.Hardware.CPU = "z80" },
+		"hardware.custom_cpu: required":     func(c *Config) { c.Hardware.CPU = "custom" },
+		"hardware.custom_cpu.clock_ghz": func(c *Config) {
+			c.Hardware.CPU = "custom"
+			c.Hardware.CustomCPU = &CPUSpec{Cores: 2, FLOPsPerCycle: 32, MemBWGBs: 10, MemGB: 8}
+		},
+	}
+	for want, mutate := range cases {
+		cfg := DefaultConfig()
+		cfg.Timing.Model = "physics"
+		mutate(&cfg)
+		assert.ErrorContains(t, cfg.Validate(), want)
+	}
+}
