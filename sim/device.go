@@ -96,3 +96,33 @@ func (h HardwareConfig) cpu() (CPUSpec, error) {
 	return CPUSpec{}, fmt.Errorf("hardware.cpu: unknown CPU %q (known: %s, or \"custom\" with hardware.custom_cpu)",
 		h.CPU, strings.Join(CPUPresets(), ", "))
 }
+
+// ModelFromGGUF reads a dense transformer's shape from GGUF metadata keys
+// ("general.architecture" = arch, then arch.block_count,
+// arch.embedding_length, arch.feed_forward_length,
+// arch.attention.head_count, arch.attention.head_count_kv,
+// arch.attention.key_length and arch.vocab_size), as llama.cpp and
+// Ollama's /api/show report them. get returns a key's numeric value; arch
+// is the architecture name. vocab falls back to the caller's count of
+// tokenizer tokens when the key is absent (pass it as vocab).
+func ModelFromGGUF(arch string, get func(key string) (float64, bool), vocab int) (ModelSpec, error) {
+	num := func(k string) int {
+		v, _ := get(arch + "." + k)
+		return int(v)
+	}
+	m := ModelSpec{Layers: num("block_count"), Hidden: num("embedding_length"), Intermediate: num("feed_forward_length"),
+		Heads: num("attention.head_count"), KVHeads: num("attention.head_count_kv"), Vocab: num("vocab_size")}
+	if m.KVHeads == 0 {
+		m.KVHeads = m.Heads
+	}
+	if m.Vocab == 0 {
+		m.Vocab = vocab
+	}
+	if kl := num("attention.key_length"); m.Heads > 0 && kl > 0 && kl != m.Hidden/m.Heads {
+		m.HeadDim = kl
+	}
+	if err := m.validate(arch); err != nil {
+		return ModelSpec{}, fmt.Errorf("GGUF metadata: %w", err)
+	}
+	return m, nil
+}

@@ -115,3 +115,15 @@ func TestPhysicsConfigErrors(t *testing.T) {
 		assert.ErrorContains(t, cfg.Validate(), want)
 	}
 }
+
+func TestModelFromGGUF(t *testing.T) {
+	meta := map[string]float64{"llama.block_count": 4, "llama.embedding_length": 512, "llama.feed_forward_length": 1536,
+		"llama.attention.head_count": 8, "llama.attention.head_count_kv": 4, "llama.attention.key_length": 64}
+	get := func(k string) (float64, bool) { v, ok := meta[k]; return v, ok }
+	m, err := ModelFromGGUF("llama", get, 4096)
+	require.NoError(t, err)
+	assert.Equal(t, modelPresets["simbench-tiny"], m)
+	delete(meta, "llama.block_count")
+	_, err = ModelFromGGUF("llama", get, 4096)
+	assert.ErrorContains(t, err, "llama.layers")
+}
