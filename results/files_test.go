@@ -75,7 +75,7 @@ func TestRunWriterWritesEveryFile(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, RecordsName))
 	require.NoError(t, err)
 	assert.Equal(t, 5, bytes.Count(b, []byte("\n")))
-	p, err := rw.Close(RunMeta{StartNs: 1, EndNs: 2, InputConfig: map[string]any{"loadgen": map[string]int{"concurrency": 1}}})
+	p, err := rw.Close(RunMeta{StartNs: 1, EndNs: 2, InputConfig: &InputConfig{Loadgen: &LoadgenConfig{Concurrency: 1, RequestCount: 5}}})
 	require.NoError(t, err)
 	assertScalar(t, p, TagRequestCount, 5)
 

@@ -2,7 +2,6 @@ package results
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,7 @@ import (
 // RunMeta is what a run knows about itself beyond its records.
 type RunMeta struct {
 	BenchmarkID  string
-	InputConfig  any // marshalled into input_config
+	InputConfig  *InputConfig // written as input_config when not nil
 	StartNs      int64
 	EndNs        int64
 	WasCancelled bool
@@ -108,9 +107,9 @@ func applyMeta(p *Profile, meta RunMeta) error {
 		p.EndTime = FormatTime(meta.EndNs)
 	}
 	if meta.InputConfig != nil {
-		b, err := json.Marshal(meta.InputConfig)
+		b, err := meta.InputConfig.Encode()
 		if err != nil {
-			return fmt.Errorf("input_config: %w", err)
+			return err
 		}
 		p.InputConfig = b
 	}

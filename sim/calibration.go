@@ -12,30 +12,30 @@ import (
 // or its physics prior decided it. sim uses Range to warn when a workload
 // leaves what the fit has seen.
 type Calibration struct {
-	Model      string            `yaml:"model"` // the fitted timing model: physics | linear
-	FittedOn   []string          `yaml:"fitted_on"`
-	Range      CalibrationRange  `yaml:"range"`
-	Parameters []CalibratedParam `yaml:"parameters"`
+	Model      string            `yaml:"model" json:"model"` // the fitted timing model: physics | linear
+	FittedOn   []string          `yaml:"fitted_on" json:"fitted_on"`
+	Range      CalibrationRange  `yaml:"range" json:"range"`
+	Parameters []CalibratedParam `yaml:"parameters" json:"parameters"`
 }
 
 // CalibrationRange is the workload range the calibration runs covered, each
 // as [min, max].
 type CalibrationRange struct {
-	ISL           [2]int     `yaml:"isl,flow"`
-	OSL           [2]int     `yaml:"osl,flow"`
-	Concurrency   [2]int     `yaml:"concurrency,flow"` // closed-loop concurrency; 0 = open loop
-	Batch         [2]int     `yaml:"batch,flow"`       // sequences per engine step seen in the token gaps
-	PrefixHitRate [2]float64 `yaml:"prefix_hit_rate,flow"`
+	ISL           [2]int     `yaml:"isl,flow" json:"isl"`
+	OSL           [2]int     `yaml:"osl,flow" json:"osl"`
+	Concurrency   [2]int     `yaml:"concurrency,flow" json:"concurrency"` // closed-loop concurrency; 0 = open loop
+	Batch         [2]int     `yaml:"batch,flow" json:"batch"`             // sequences per engine step seen in the token gaps
+	PrefixHitRate [2]float64 `yaml:"prefix_hit_rate,flow" json:"prefix_hit_rate"`
 }
 
 // CalibratedParam is one fitted parameter.
 type CalibratedParam struct {
-	Name   string  `yaml:"name"`
-	Value  float64 `yaml:"value"`
-	SD     float64 `yaml:"sd"`     // posterior standard deviation
-	Prior  float64 `yaml:"prior"`  // the physics prior's value
-	Pinned bool    `yaml:"pinned"` // the data decided it (posterior sd < half the prior's)
-	Source string  `yaml:"source"` // what decided it: token gaps, TTFT, prior
+	Name   string  `yaml:"name" json:"name"`
+	Value  float64 `yaml:"value" json:"value"`
+	SD     float64 `yaml:"sd" json:"sd"`         // posterior standard deviation
+	Prior  float64 `yaml:"prior" json:"prior"`   // the physics prior's value
+	Pinned bool    `yaml:"pinned" json:"pinned"` // the data decided it (posterior sd < half the prior's)
+	Source string  `yaml:"source" json:"source"` // what decided it: token gaps, TTFT, prior
 }
 
 // RangeWarnings says where wl leaves the range cfg was calibrated on; nil

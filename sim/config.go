@@ -16,19 +16,19 @@ import (
 // Config is the whole simulator configuration: one YAML document. Every field
 // has a default (DefaultConfig); a YAML file only needs the keys it changes.
 type Config struct {
-	Seed     int64          `yaml:"seed"`    // seeds every random choice (router, table ties)
-	Workers  int            `yaml:"workers"` // identical engine replicas behind the router
-	Engine   EngineConfig   `yaml:"engine"`
-	Router   RouterConfig   `yaml:"router"`
-	Timing   TimingConfig   `yaml:"timing"`
-	Hardware HardwareConfig `yaml:"hardware"`
-	Frontend FrontendConfig `yaml:"frontend"`
+	Seed     int64          `yaml:"seed" json:"seed"`       // seeds every random choice (router, table ties)
+	Workers  int            `yaml:"workers" json:"workers"` // identical engine replicas behind the router
+	Engine   EngineConfig   `yaml:"engine" json:"engine"`
+	Router   RouterConfig   `yaml:"router" json:"router"`
+	Timing   TimingConfig   `yaml:"timing" json:"timing"`
+	Hardware HardwareConfig `yaml:"hardware" json:"hardware"`
+	Frontend FrontendConfig `yaml:"frontend" json:"frontend"`
 	// ServerMetrics is the Prometheus metrics the simulated servers expose
 	// and the virtual scraper that collects them (server_metrics_export.json).
-	ServerMetrics ServerMetricsConfig `yaml:"server_metrics"`
+	ServerMetrics ServerMetricsConfig `yaml:"server_metrics" json:"server_metrics"`
 	// Calibration is written by `simbench calibrate`: the runs and workload
 	// range the timing was fitted on, and how well each parameter is known.
-	Calibration *Calibration `yaml:"calibration,omitempty"`
+	Calibration *Calibration `yaml:"calibration,omitempty" json:"calibration,omitempty"`
 }
 
 // ServerMetricsConfig controls the simulated /metrics endpoints: Dynamo's
@@ -36,85 +36,85 @@ type Config struct {
 // at the start, every IntervalMs and after the last event, as AIPerf scrapes
 // real servers.
 type ServerMetricsConfig struct {
-	Enabled    bool    `yaml:"enabled"`     // expose and scrape server metrics
-	IntervalMs float64 `yaml:"interval_ms"` // virtual time between scrapes (AIPerf: 333 ms)
+	Enabled    bool    `yaml:"enabled" json:"enabled"`         // expose and scrape server metrics
+	IntervalMs float64 `yaml:"interval_ms" json:"interval_ms"` // virtual time between scrapes (AIPerf: 333 ms)
 }
 
 // EngineConfig is one worker's scheduler and KV cache.
 type EngineConfig struct {
-	Type                 string         `yaml:"type"`                   // vllm | sglang | llamacpp
-	BlockSize            int            `yaml:"block_size"`             // tokens per KV block (prefix-cache granularity)
-	NumGPUBlocks         int            `yaml:"num_gpu_blocks"`         // 0 = derived from hardware and gpu_memory_utilization
-	GPUMemoryUtilization float64        `yaml:"gpu_memory_utilization"` // fraction of GPU memory for weights + KV
-	MaxNumSeqs           int            `yaml:"max_num_seqs"`           // running requests per worker
-	MaxNumBatchedTokens  int            `yaml:"max_num_batched_tokens"` // token budget per step (vllm)
-	EnablePrefixCaching  bool           `yaml:"enable_prefix_caching"`
-	EnableChunkedPrefill bool           `yaml:"enable_chunked_prefill"`
-	Preemption           string         `yaml:"preemption"`    // lifo | fifo (vllm)
-	MaxModelLen          int            `yaml:"max_model_len"` // 0 = no limit; ISL+OSL above it is rejected
-	SGLang               SGLangConfig   `yaml:"sglang"`
-	LlamaCpp             LlamaCppConfig `yaml:"llamacpp"`
+	Type                 string         `yaml:"type" json:"type"`                                     // vllm | sglang | llamacpp
+	BlockSize            int            `yaml:"block_size" json:"block_size"`                         // tokens per KV block (prefix-cache granularity)
+	NumGPUBlocks         int            `yaml:"num_gpu_blocks" json:"num_gpu_blocks"`                 // 0 = derived from hardware and gpu_memory_utilization
+	GPUMemoryUtilization float64        `yaml:"gpu_memory_utilization" json:"gpu_memory_utilization"` // fraction of GPU memory for weights + KV
+	MaxNumSeqs           int            `yaml:"max_num_seqs" json:"max_num_seqs"`                     // running requests per worker
+	MaxNumBatchedTokens  int            `yaml:"max_num_batched_tokens" json:"max_num_batched_tokens"` // token budget per step (vllm)
+	EnablePrefixCaching  bool           `yaml:"enable_prefix_caching" json:"enable_prefix_caching"`
+	EnableChunkedPrefill bool           `yaml:"enable_chunked_prefill" json:"enable_chunked_prefill"`
+	Preemption           string         `yaml:"preemption" json:"preemption"`       // lifo | fifo (vllm)
+	MaxModelLen          int            `yaml:"max_model_len" json:"max_model_len"` // 0 = no limit; ISL+OSL above it is rejected
+	SGLang               SGLangConfig   `yaml:"sglang" json:"sglang"`
+	LlamaCpp             LlamaCppConfig `yaml:"llamacpp" json:"llamacpp"`
 }
 
 // SGLangConfig holds the sglang engine's own knobs.
 type SGLangConfig struct {
-	ChunkedPrefillSize int     `yaml:"chunked_prefill_size"` // token budget of one prefill batch
-	NewTokenRatio      float64 `yaml:"new_token_ratio"`      // share of running requests' remaining output reserved at admission
+	ChunkedPrefillSize int     `yaml:"chunked_prefill_size" json:"chunked_prefill_size"` // token budget of one prefill batch
+	NewTokenRatio      float64 `yaml:"new_token_ratio" json:"new_token_ratio"`           // share of running requests' remaining output reserved at admission
 }
 
 // LlamaCppConfig holds the llamacpp engine's own knobs.
 type LlamaCppConfig struct {
-	Parallel int `yaml:"parallel"` // slots (OLLAMA_NUM_PARALLEL, llama-server -np)
-	CtxSize  int `yaml:"ctx_size"` // total context tokens, split evenly among slots
-	NBatch   int `yaml:"n_batch"`  // tokens per step (prompt chunks + one per decoding slot)
+	Parallel int `yaml:"parallel" json:"parallel"` // slots (OLLAMA_NUM_PARALLEL, llama-server -np)
+	CtxSize  int `yaml:"ctx_size" json:"ctx_size"` // total context tokens, split evenly among slots
+	NBatch   int `yaml:"n_batch" json:"n_batch"`   // tokens per step (prompt chunks + one per decoding slot)
 }
 
 // RouterConfig chooses a worker for each request.
 type RouterConfig struct {
-	Policy        string  `yaml:"policy"`         // round_robin | random | least_loaded | kv
-	OverlapWeight float64 `yaml:"overlap_weight"` // kv: weight of prefill blocks in the cost
-	Temperature   float64 `yaml:"temperature"`    // kv: softmax temperature, 0 = argmin
+	Policy        string  `yaml:"policy" json:"policy"`                 // round_robin | random | least_loaded | kv
+	OverlapWeight float64 `yaml:"overlap_weight" json:"overlap_weight"` // kv: weight of prefill blocks in the cost
+	Temperature   float64 `yaml:"temperature" json:"temperature"`       // kv: softmax temperature, 0 = argmin
 }
 
 // TimingConfig chooses how long one engine step takes.
 type TimingConfig struct {
-	Model   string  `yaml:"model"`   // poly | linear | roofline | table
-	Speedup float64 `yaml:"speedup"` // every step time is divided by it
+	Model   string  `yaml:"model" json:"model"`     // poly | linear | roofline | table
+	Speedup float64 `yaml:"speedup" json:"speedup"` // every step time is divided by it
 	// Jitter is the coefficient of variation of a step's time: each step is
 	// multiplied by a lognormal factor of mean 1 drawn from the worker's own
 	// seeded stream (0 = deterministic step times). Real engines' token gaps
 	// vary by a few percent; without it every synchronised request is alike.
-	Jitter   float64        `yaml:"jitter"`
-	Poly     PolyConfig     `yaml:"poly"`
-	Linear   LinearConfig   `yaml:"linear"`
-	Roofline RooflineConfig `yaml:"roofline"`
-	Physics  PhysicsConfig  `yaml:"physics"`
-	Table    TableConfig    `yaml:"table"`
+	Jitter   float64        `yaml:"jitter" json:"jitter"`
+	Poly     PolyConfig     `yaml:"poly" json:"poly"`
+	Linear   LinearConfig   `yaml:"linear" json:"linear"`
+	Roofline RooflineConfig `yaml:"roofline" json:"roofline"`
+	Physics  PhysicsConfig  `yaml:"physics" json:"physics"`
+	Table    TableConfig    `yaml:"table" json:"table"`
 }
 
 // PolyConfig is DynoSim's polynomial model: prefill_ms = p0 + p1·T + p2·T²
 // over the step's new prefill tokens T, decode_ms = max(floor, d0 + d1·u +
 // d2·u²) over KV utilisation u; a step with both pays both.
 type PolyConfig struct {
-	Prefill       []float64 `yaml:"prefill"` // p0 (ms), p1 (ms/token), p2 (ms/token²)
-	Decode        []float64 `yaml:"decode"`  // d0, d1, d2 (ms)
-	DecodeFloorMs float64   `yaml:"decode_floor_ms"`
+	Prefill       []float64 `yaml:"prefill" json:"prefill"` // p0 (ms), p1 (ms/token), p2 (ms/token²)
+	Decode        []float64 `yaml:"decode" json:"decode"`   // d0, d1, d2 (ms)
+	DecodeFloorMs float64   `yaml:"decode_floor_ms" json:"decode_floor_ms"`
 }
 
 // LinearConfig is step_ms = base + prefill_token·P + decode_seq·D +
 // context_token·C, with P the prefill tokens computed in the step, D the
 // decoding sequences and C the context tokens whose KV the step reads.
 type LinearConfig struct {
-	BaseMs         float64 `yaml:"base_ms"`
-	PrefillTokenMs float64 `yaml:"prefill_token_ms"`
-	DecodeSeqMs    float64 `yaml:"decode_seq_ms"`
-	ContextTokenMs float64 `yaml:"context_token_ms"`
+	BaseMs         float64 `yaml:"base_ms" json:"base_ms"`
+	PrefillTokenMs float64 `yaml:"prefill_token_ms" json:"prefill_token_ms"`
+	DecodeSeqMs    float64 `yaml:"decode_seq_ms" json:"decode_seq_ms"`
+	ContextTokenMs float64 `yaml:"context_token_ms" json:"context_token_ms"`
 }
 
 // RooflineConfig tunes the roofline model built from hardware.
 type RooflineConfig struct {
-	Efficiency     float64 `yaml:"efficiency"`       // achieved fraction of peak FLOP/s and bandwidth
-	StepOverheadMs float64 `yaml:"step_overhead_ms"` // fixed CPU/launch cost per step
+	Efficiency     float64 `yaml:"efficiency" json:"efficiency"`             // achieved fraction of peak FLOP/s and bandwidth
+	StepOverheadMs float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed CPU/launch cost per step
 }
 
 // PhysicsConfig is the physics-structured step time that calibrate fits:
@@ -126,40 +126,40 @@ type RooflineConfig struct {
 // peaks (see Physics), from hardware.model and hardware.cpu or .gpu; the
 // sequences are those with prompt tokens or a decode in the step.
 type PhysicsConfig struct {
-	ComputeEfficiency float64 `yaml:"compute_efficiency"` // achieved fraction of peak FLOP/s
-	MemoryEfficiency  float64 `yaml:"memory_efficiency"`  // achieved fraction of peak bandwidth
-	StepOverheadMs    float64 `yaml:"step_overhead_ms"`   // fixed cost per step (launch, scheduling)
-	SeqOverheadMs     float64 `yaml:"seq_overhead_ms"`    // per sequence in the step (sampling, detokenising)
-	Combine           string  `yaml:"combine"`            // sum | max | smooth
+	ComputeEfficiency float64 `yaml:"compute_efficiency" json:"compute_efficiency"` // achieved fraction of peak FLOP/s
+	MemoryEfficiency  float64 `yaml:"memory_efficiency" json:"memory_efficiency"`   // achieved fraction of peak bandwidth
+	StepOverheadMs    float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"`     // fixed cost per step (launch, scheduling)
+	SeqOverheadMs     float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`       // per sequence in the step (sampling, detokenising)
+	Combine           string  `yaml:"combine" json:"combine"`                       // sum | max | smooth
 }
 
 // TableConfig names a CSV of measured step times (see LoadTable).
 type TableConfig struct {
-	File string `yaml:"file"`
+	File string `yaml:"file" json:"file"`
 }
 
 // HardwareConfig describes the model and GPUs of one worker. It sizes the KV
 // cache when engine.num_gpu_blocks is 0 and drives the roofline model.
 type HardwareConfig struct {
-	GPU            string     `yaml:"gpu"`           // preset name or "custom"
-	CPU            string     `yaml:"cpu,omitempty"` // preset name or "custom": a CPU engine (gpu is then ignored)
-	Model          string     `yaml:"model"`         // preset name or "custom"
-	TensorParallel int        `yaml:"tensor_parallel"`
-	DType          string     `yaml:"dtype"` // bf16 | fp16 | fp8 | fp32 (weights and KV)
-	CustomGPU      *GPUSpec   `yaml:"custom_gpu,omitempty"`
-	CustomModel    *ModelSpec `yaml:"custom_model,omitempty"`
-	CustomCPU      *CPUSpec   `yaml:"custom_cpu,omitempty"`
+	GPU            string     `yaml:"gpu" json:"gpu"`                     // preset name or "custom"
+	CPU            string     `yaml:"cpu,omitempty" json:"cpu,omitempty"` // preset name or "custom": a CPU engine (gpu is then ignored)
+	Model          string     `yaml:"model" json:"model"`                 // preset name or "custom"
+	TensorParallel int        `yaml:"tensor_parallel" json:"tensor_parallel"`
+	DType          string     `yaml:"dtype" json:"dtype"` // bf16 | fp16 | fp8 | fp32 (weights and KV)
+	CustomGPU      *GPUSpec   `yaml:"custom_gpu,omitempty" json:"custom_gpu,omitempty"`
+	CustomModel    *ModelSpec `yaml:"custom_model,omitempty" json:"custom_model,omitempty"`
+	CustomCPU      *CPUSpec   `yaml:"custom_cpu,omitempty" json:"custom_cpu,omitempty"`
 }
 
 // FrontendConfig models the HTTP frontend and network around the engine.
 type FrontendConfig struct {
-	RequestOverheadMs  float64 `yaml:"request_overhead_ms"`  // client send → router/engine arrival
-	ResponseOverheadMs float64 `yaml:"response_overhead_ms"` // engine token → client receipt, every token
+	RequestOverheadMs  float64 `yaml:"request_overhead_ms" json:"request_overhead_ms"`   // client send → router/engine arrival
+	ResponseOverheadMs float64 `yaml:"response_overhead_ms" json:"response_overhead_ms"` // engine token → client receipt, every token
 	// ClientGapMs is the load generator's own time between a response's end
 	// and the next request it sends from the freed slot or session (closed
 	// loop, concurrency caps, later turns). AIPerf's is visible in its
 	// exports as benchmark_duration beyond the requests' latencies.
-	ClientGapMs float64 `yaml:"client_gap_ms"`
+	ClientGapMs float64 `yaml:"client_gap_ms" json:"client_gap_ms"`
 }
 
 // DefaultConfig is one H100 running Llama-3.1-8B in bf16 under a vLLM-like

@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -147,4 +150,40 @@ func TestExampleConfigs(t *testing.T) {
 		_, sum := runAll(t, cfg, wl)
 		assert.Equal(t, len(wl.Requests), sum.Completed+sum.Rejected, p)
 	}
+}
+
+// The sim section of input_config is the configuration as JSON: every
+// field keyed as in the YAML, and it reads back to the same configuration.
+func TestConfigJSONKeysAreYAMLKeys(t *testing.T) {
+	var walk func(reflect.Type, string)
+	walk = func(t2 reflect.Type, path string) {
+		for t2.Kind() == reflect.Pointer || t2.Kind() == reflect.Slice {
+			t2 = t2.Elem()
+		}
+		if t2.Kind() != reflect.Struct {
+			return
+		}
+		for i := range t2.NumField() {
+			f := t2.Field(i)
+			assert.Equal(t, strings.TrimSuffix(f.Tag.Get("yaml"), ",flow"), f.Tag.Get("json"), "%s.%s", path, f.Name)
+			walk(f.Type, path+"."+f.Name)
+		}
+	}
+	walk(reflect.TypeOf(Config{}), "Config")
+
+	cfg := DefaultConfig()
+	cfg.Hardware.CustomGPU = &GPUSpec{PeakTFLOPS: 1, MemGB: 2}
+	cfg.Hardware.CustomCPU = &CPUSpec{Cores: 2, ClockGHz: 3}
+	cfg.Calibration = &Calibration{Model: "linear", FittedOn: []string{"run"}, Range: CalibrationRange{ISL: [2]int{1, 2}},
+		Parameters: []CalibratedParam{{Name: "base_ms", Value: 1, Pinned: true}}}
+	b, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	var back Config
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, cfg, back)
+	y, err := cfg.YAML()
+	require.NoError(t, err)
+	fromYAML, err := ParseConfig(y)
+	require.NoError(t, err)
+	assert.Equal(t, fromYAML, back)
 }

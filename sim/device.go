@@ -11,11 +11,11 @@ import (
 // (fp32 FMA on AVX2: 2 units × 8 lanes × 2 = 32), the clock, and the
 // memory bandwidth and size the engine sees.
 type CPUSpec struct {
-	Cores         int     `yaml:"cores"`
-	FLOPsPerCycle float64 `yaml:"flops_per_cycle"` // per core
-	ClockGHz      float64 `yaml:"clock_ghz"`
-	MemBWGBs      float64 `yaml:"mem_bw_gbs"`
-	MemGB         float64 `yaml:"mem_gb"`
+	Cores         int     `yaml:"cores" json:"cores"`
+	FLOPsPerCycle float64 `yaml:"flops_per_cycle" json:"flops_per_cycle"` // per core
+	ClockGHz      float64 `yaml:"clock_ghz" json:"clock_ghz"`
+	MemBWGBs      float64 `yaml:"mem_bw_gbs" json:"mem_bw_gbs"`
+	MemGB         float64 `yaml:"mem_gb" json:"mem_gb"`
 }
 
 // cpuPresets are CPU classes. x86-64-v3-2vcpu is a 2-vCPU cloud share of an

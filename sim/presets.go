@@ -10,23 +10,23 @@ import (
 // capacity, and the bandwidth of the link used for tensor-parallel
 // all-reduces.
 type GPUSpec struct {
-	PeakTFLOPS   float64 `yaml:"peak_tflops"`   // dense bf16/fp16 tensor TFLOP/s
-	MemBWGBs     float64 `yaml:"mem_bw_gbs"`    // HBM/GDDR bandwidth, GB/s
-	MemGB        float64 `yaml:"mem_gb"`        // memory per GPU, GB (10^9 bytes)
-	LinkBWGBs    float64 `yaml:"link_bw_gbs"`   // per-GPU all-reduce link bandwidth, GB/s
-	FP8Supported bool    `yaml:"fp8_supported"` // fp8 tensor cores (2x bf16 rate)
+	PeakTFLOPS   float64 `yaml:"peak_tflops" json:"peak_tflops"`     // dense bf16/fp16 tensor TFLOP/s
+	MemBWGBs     float64 `yaml:"mem_bw_gbs" json:"mem_bw_gbs"`       // HBM/GDDR bandwidth, GB/s
+	MemGB        float64 `yaml:"mem_gb" json:"mem_gb"`               // memory per GPU, GB (10^9 bytes)
+	LinkBWGBs    float64 `yaml:"link_bw_gbs" json:"link_bw_gbs"`     // per-GPU all-reduce link bandwidth, GB/s
+	FP8Supported bool    `yaml:"fp8_supported" json:"fp8_supported"` // fp8 tensor cores (2x bf16 rate)
 }
 
 // ModelSpec is a dense decoder-only transformer.
 type ModelSpec struct {
-	Layers       int  `yaml:"layers"`
-	Hidden       int  `yaml:"hidden"`
-	Heads        int  `yaml:"heads"`
-	KVHeads      int  `yaml:"kv_heads"`
-	HeadDim      int  `yaml:"head_dim"` // 0 = hidden/heads
-	Intermediate int  `yaml:"intermediate"`
-	Vocab        int  `yaml:"vocab"`
-	TiedEmbed    bool `yaml:"tied_embeddings"`
+	Layers       int  `yaml:"layers" json:"layers"`
+	Hidden       int  `yaml:"hidden" json:"hidden"`
+	Heads        int  `yaml:"heads" json:"heads"`
+	KVHeads      int  `yaml:"kv_heads" json:"kv_heads"`
+	HeadDim      int  `yaml:"head_dim" json:"head_dim"` // 0 = hidden/heads
+	Intermediate int  `yaml:"intermediate" json:"intermediate"`
+	Vocab        int  `yaml:"vocab" json:"vocab"`
+	TiedEmbed    bool `yaml:"tied_embeddings" json:"tied_embeddings"`
 }
 
 // gpuPresets are vendor datasheet figures (dense, no sparsity).

@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
@@ -39,10 +37,10 @@ type RunFiles struct {
 // results.RunWriter), sim_summary.json and, with server_metrics.enabled,
 // server_metrics_export.json and .csv (the simulated servers' metrics over the
 // profiling window, see ServerMetricsWindow) and ttft_breakdown.json. input is the AIPerf-like
-// input_config describing the workload (e.g. "loadgen", "input" sections);
+// input_config describing the workload (its loadgen and input sections);
 // WriteRun adds "endpoint" when absent, "workload" and "sim" (the effective
 // configuration). The files depend only on the inputs.
-func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, input map[string]any, opts ...Option) (*RunFiles, error) {
+func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, input *results.InputConfig, opts ...Option) (*RunFiles, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -79,7 +77,7 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 // profiling window, with the profile's input_config, and the Dynamo TTFT
 // breakdown.
 func writeServerMetrics(f *RunFiles, col *servermetrics.Collector, meta results.RunMeta) error {
-	e := col.Export(ServerMetricsWindow(f.Summary), meta.InputConfig)
+	e := col.Export(ServerMetricsWindow(f.Summary), f.Profile.InputConfig)
 	e.BenchmarkID = meta.BenchmarkID
 	b, err := servermetrics.WriteFiles(f.Dir, e)
 	f.ServerMetrics, f.TTFTBreakdown = e, b
@@ -129,7 +127,7 @@ func (w *recordWriter) wait() error {
 	return nil
 }
 
-func runMeta(cfg Config, wl *traces.Workload, input map[string]any, sum *Summary) (results.RunMeta, error) {
+func runMeta(cfg Config, wl *traces.Workload, input *results.InputConfig, sum *Summary) (results.RunMeta, error) {
 	ic, err := InputConfig(cfg, wl, input)
 	if err != nil {
 		return results.RunMeta{}, err
@@ -145,36 +143,27 @@ func runMeta(cfg Config, wl *traces.Workload, input map[string]any, sum *Summary
 	return meta, nil
 }
 
-// InputConfig is the input_config of a simulated run: input's sections plus
-// "endpoint" (when input has none), "workload" (source, digest, size) and
-// "sim" (the configuration, keyed as in the YAML).
-func InputConfig(cfg Config, wl *traces.Workload, input map[string]any) (map[string]any, error) {
-	out := make(map[string]any, len(input)+3)
-	for k, v := range input {
-		out[k] = v
+// InputConfig is the input_config of a simulated run: input's sections
+// (input may be nil) plus "endpoint" (when input has none), "workload"
+// (source, digest, size) and "sim" (the configuration, keyed as in the
+// YAML). input is not modified.
+func InputConfig(cfg Config, wl *traces.Workload, input *results.InputConfig) (*results.InputConfig, error) {
+	var out results.InputConfig
+	if input != nil {
+		out = *input
 	}
-	if _, ok := out["endpoint"]; !ok {
-		out["endpoint"] = map[string]any{"model_names": []string{cfg.Hardware.Model}, "type": "chat",
-			"streaming": true, "url": "sim://" + cfg.Engine.Type}
+	if out.Endpoint == nil {
+		out.Endpoint = &results.EndpointConfig{ModelNames: []string{cfg.Hardware.Model}, Type: "chat",
+			Streaming: true, URL: "sim://" + cfg.Engine.Type}
 	}
-	out["workload"] = map[string]any{"source": wl.Source, "digest": wl.Digest,
-		"requests": len(wl.Requests), "block_size": wl.BlockSize, "concurrency": wl.Concurrency}
-	m, err := cfg.asMap()
+	out.Workload = &results.WorkloadInfo{Source: wl.Source, Digest: wl.Digest,
+		Requests: len(wl.Requests), BlockSize: wl.BlockSize, Concurrency: wl.Concurrency}
+	b, err := json.Marshal(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sim configuration: %w", err)
 	}
-	out["sim"] = m
-	return out, nil
-}
-
-// asMap is the configuration as generic maps with the YAML key names.
-func (c Config) asMap() (map[string]any, error) {
-	b, err := c.YAML()
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, yaml.Unmarshal(b, &m)
+	out.Sim = b
+	return &out, nil
 }
 
 // BenchmarkID is a UUID-shaped id derived from the configuration and the

@@ -83,24 +83,13 @@ func checkSameWorkload(t *testing.T, wd string) {
 	assert.Equal(t, dr, ds, "real and simulated workloads differ")
 }
 
-// workloadDigest finds the digest where run (simbench.workload_digest) and
-// sim (workload.digest) write it.
+// workloadDigest is input_config.workload.digest (older runs' key read too).
 func workloadDigest(raw json.RawMessage) string {
-	var cfg struct {
-		Simbench struct {
-			Digest string `json:"workload_digest"`
-		} `json:"simbench"`
-		Workload struct {
-			Digest string `json:"digest"`
-		} `json:"workload"`
-	}
-	if json.Unmarshal(raw, &cfg) != nil {
+	ic, err := results.ParseInputConfig(raw)
+	if err != nil || ic.Workload == nil {
 		return ""
 	}
-	if cfg.Simbench.Digest != "" {
-		return cfg.Simbench.Digest
-	}
-	return cfg.Workload.Digest
+	return ic.Workload.Digest
 }
 
 // checkRealRecords: every request succeeded, produced exactly the requested

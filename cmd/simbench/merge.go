@@ -74,9 +74,9 @@ func mergeAction(c *cli.Context) error {
 // shardDir is one shard's run directory.
 type shardDir struct {
 	dir       string
-	config    map[string]any // input_config
+	config    results.InputConfig
 	spec      traces.ShardSpec
-	digest    string
+	digest    string // the whole workload's
 	cancelled bool
 	records   int
 }
@@ -99,18 +99,20 @@ func loadShard(dir string) (*shardDir, error) {
 		return nil, fmt.Errorf("%s: not a run directory: %w", dir, err)
 	}
 	s := &shardDir{dir: dir, cancelled: p.WasCancelled}
-	if err := json.Unmarshal(p.InputConfig, &s.config); err != nil || s.config == nil {
+	if s.config, err = results.ParseInputConfig(p.InputConfig); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", dir, results.ProfileJSONName, err)
+	}
+	if s.config.Endpoint == nil && s.config.Simbench == nil {
 		return nil, fmt.Errorf("%s: %s has no input_config", dir, results.ProfileJSONName)
 	}
-	sec, _ := s.config["simbench"].(map[string]any)
-	sh, _ := sec["shard"].(map[string]any)
-	idx, okI := sh["index"].(float64)
-	cnt, okC := sh["count"].(float64)
-	if !okI || !okC {
+	if s.config.Simbench == nil || s.config.Simbench.Shard == nil {
 		return nil, fmt.Errorf("%s: not a shard (input_config has no simbench.shard): was it run with --shard I/N?", dir)
 	}
-	s.spec = traces.ShardSpec{Index: int(idx), Count: int(cnt)}
-	s.digest, _ = sec["workload_digest"].(string)
+	sh := s.config.Simbench.Shard
+	s.spec = traces.ShardSpec{Index: sh.Index, Count: sh.Count}
+	if s.config.Workload != nil {
+		s.digest = s.config.Workload.Digest
+	}
 	return s, s.spec.Validate()
 }
 
@@ -149,7 +151,7 @@ func missingShards(what string, byIndex map[int]string, given, count int) error 
 	return nil
 }
 
-func sameRun(first, s *shardDir, base map[string][]byte) error {
+func sameRun(first, s *shardDir, base map[string]json.RawMessage) error {
 	diff := func(what string, a, b any) error {
 		return fmt.Errorf("%s and %s are shards of different runs: %s %v vs %v", first.dir, s.dir, what, a, b)
 	}
@@ -171,38 +173,32 @@ func sameRun(first, s *shardDir, base map[string][]byte) error {
 	return nil
 }
 
-func mergeKeys(a, b map[string][]byte) map[string][]byte {
+func mergeKeys(a, b map[string]json.RawMessage) map[string]json.RawMessage {
 	out := maps.Clone(a)
 	maps.Copy(out, b)
 	return out
 }
 
-// perShard are the input_config fields that differ between the shards of
-// one run (where each ran, how late, which part).
-var perShard = map[string][]string{
-	"output":   {"artifact_directory"},
-	"simbench": {"host", "requests", "start_late_ms", "shard"},
-}
-
-// runIdentity is input_config without the per-shard fields, each section
-// as canonical JSON: equal for every shard of one run.
-func runIdentity(cfg map[string]any) (map[string][]byte, error) {
-	out := make(map[string][]byte, len(cfg))
-	for k, v := range cfg {
-		if sec, ok := v.(map[string]any); ok && perShard[k] != nil {
-			sec = maps.Clone(sec)
-			for _, f := range perShard[k] {
-				delete(sec, f)
-			}
-			v = sec
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("input_config.%s: %w", k, err)
-		}
-		out[k] = b
+// runIdentity is input_config without the per-shard fields (where each
+// shard ran, how late, which part), each section as JSON: equal for every
+// shard of one run.
+func runIdentity(ic results.InputConfig) (map[string]json.RawMessage, error) {
+	if ic.Output != nil {
+		o := *ic.Output
+		o.ArtifactDirectory = ""
+		ic.Output = &o
 	}
-	return out, nil
+	if ic.Simbench != nil {
+		sb := *ic.Simbench
+		sb.Host, sb.StartLateMs, sb.Shard = "", nil, nil
+		ic.Simbench = &sb
+	}
+	b, err := ic.Encode()
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]json.RawMessage
+	return out, json.Unmarshal(b, &out)
 }
 
 // shardRecords loads every shard's records and checks that no request is
@@ -257,8 +253,7 @@ func mergedMeta(shards []*shardDir, recs []results.RecordMetrics, out string) re
 		}
 		meta.EndNs = max(meta.EndNs, md.RequestEndNs)
 	}
-	sec, _ := shards[0].config["simbench"].(map[string]any)
-	if at, ok := sec["start_at"].(string); ok {
+	if at := meta.InputConfig.Simbench.StartAt; at != "" {
 		if t, err := time.Parse(time.RFC3339Nano, at); err == nil {
 			meta.StartNs = t.UnixNano()
 		}
@@ -269,41 +264,30 @@ func mergedMeta(shards []*shardDir, recs []results.RecordMetrics, out string) re
 	return meta
 }
 
-func mergedConfig(shards []*shardDir, records int, out string) map[string]any {
-	cfg := maps.Clone(shards[0].config)
-	if o, ok := cfg["output"].(map[string]any); ok {
-		o = maps.Clone(o)
-		o["artifact_directory"] = out
-		cfg["output"] = o
+// mergedConfig is the first shard's input_config with the merged run's
+// directory and, under simbench, the common --start-at and the shards.
+func mergedConfig(shards []*shardDir, records int, out string) *results.InputConfig {
+	cfg := shards[0].config
+	if cfg.Output != nil {
+		o := *cfg.Output
+		o.ArtifactDirectory = out
+		cfg.Output = &o
 	}
-	sec, _ := cfg["simbench"].(map[string]any)
-	sec = maps.Clone(sec)
-	for _, f := range perShard["simbench"] {
-		delete(sec, f)
-	}
-	sec["requests"] = records
-	list := make([]map[string]any, 0, len(shards))
+	merged := &results.MergedInfo{Count: len(shards), Records: records, Shards: make([]results.MergedShard, 0, len(shards))}
 	for _, s := range slices.SortedFunc(slices.Values(shards), func(a, b *shardDir) int { return a.spec.Index - b.spec.Index }) {
-		ss, _ := s.config["simbench"].(map[string]any)
-		e := map[string]any{"shard": s.spec.String(), "dir": s.dir, "records": s.records}
-		for _, k := range []string{"host", "start_late_ms"} {
-			if v, ok := ss[k]; ok {
-				e[k] = v
-			}
-		}
-		list = append(list, e)
+		sb := s.config.Simbench
+		merged.Shards = append(merged.Shards, results.MergedShard{Shard: s.spec.String(), Dir: s.dir, Records: s.records,
+			Host: sb.Host, StartLateMs: sb.StartLateMs})
 	}
-	sec["merged"] = map[string]any{"count": len(shards), "shards": list}
-	cfg["simbench"] = sec
-	return cfg
+	cfg.Simbench = &results.SimbenchInfo{StartAt: cfg.Simbench.StartAt, Merged: merged}
+	return &cfg
 }
 
 func printMerge(w io.Writer, shards []*shardDir, recs []results.RecordMetrics, p *results.Profile, out string) {
 	worst, worstDir := 0.0, ""
 	for _, s := range shards {
-		sec, _ := s.config["simbench"].(map[string]any)
-		if late, ok := sec["start_late_ms"].(float64); ok && late > worst {
-			worst, worstDir = late, s.dir
+		if late := s.config.Simbench.StartLateMs; late != nil && *late > worst {
+			worst, worstDir = *late, s.dir
 		}
 	}
 	fmt.Fprintf(w, "merged %d shards: %d records\n", len(shards), len(recs))

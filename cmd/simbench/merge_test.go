@@ -270,3 +270,53 @@ func TestShardFlags(t *testing.T) {
 		assert.Contains(t, errOut, tc.want, tc.args)
 	}
 }
+
+// Shards written before the workload section (the workload under
+// simbench: workload_digest, workload_source, requests and
+// shard.workload_requests) still merge.
+func TestMergeReadsOlderShards(t *testing.T) {
+	ts := httptest.NewServer(&openaitest.Server{ITL: time.Millisecond})
+	defer ts.Close()
+	trace, dir := writeSessionTrace(t), t.TempDir()
+	var shards []string
+	for k := range 2 {
+		out := filepath.Join(dir, fmt.Sprint("s", k))
+		code, _, errOut := runCmdLine("run", "--url", ts.URL, "-m", "M", "--trace", trace, "--quiet", "--shard", fmt.Sprintf("%d/2", k), "-o", out)
+		require.Equal(t, 0, code, errOut)
+		rewriteAsOlderShard(t, out)
+		shards = append(shards, out)
+	}
+	merged := filepath.Join(dir, "merged")
+	code, out, errOut := runCmdLine(append(append([]string{"merge"}, shards...), "-o", merged)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "merged 2 shards: 15 records")
+
+	p, err := results.LoadProfileJSON(filepath.Join(merged, results.ProfileJSONName))
+	require.NoError(t, err)
+	ic, err := results.ParseInputConfig(p.InputConfig)
+	require.NoError(t, err)
+	assert.Equal(t, trace, ic.Workload.Source)
+	assert.Equal(t, 15, ic.Workload.Requests)
+	assert.NotEmpty(t, ic.Workload.Digest)
+	assert.Equal(t, 15, ic.Simbench.Merged.Records)
+	assert.NotContains(t, string(p.InputConfig), "workload_digest")
+}
+
+// rewriteAsOlderShard moves a shard's input_config.workload back under
+// simbench, as runs before the workload section wrote it.
+func rewriteAsOlderShard(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, results.ProfileJSONName)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(runReadFile(t, path), &doc))
+	ic := doc["input_config"].(map[string]any)
+	wl, sb := ic["workload"].(map[string]any), ic["simbench"].(map[string]any)
+	sh := sb["shard"].(map[string]any)
+	sb["workload_digest"], sb["workload_source"], sb["requests"] = wl["digest"], wl["source"], sh["requests"]
+	sh["workload_requests"] = wl["requests"]
+	delete(sh, "requests")
+	delete(ic, "workload")
+	b, err := json.Marshal(doc)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}

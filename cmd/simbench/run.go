@@ -316,28 +316,31 @@ func watchSignals(parent context.Context, sigs <-chan os.Signal, errw io.Writer,
 }
 
 // inputConfig is AIPerf's input_config for the run (never the API key).
-// A shard describes the whole run in "loadgen" and itself under "simbench".
-func inputConfig(c *cli.Context, wl *traces.Workload, cfg *loadgen.Config, plan shardPlan, startLate time.Duration) map[string]any {
+// A shard describes the whole run in "loadgen" and "workload" and itself
+// under "simbench".
+func inputConfig(c *cli.Context, wl *traces.Workload, cfg *loadgen.Config, plan shardPlan, startLate time.Duration) *results.InputConfig {
 	ep := &cfg.Endpoint
 	extra := make([][2]any, 0, len(ep.Extra))
 	for _, x := range ep.Extra {
 		extra = append(extra, [2]any{x.Key, x.Value})
 	}
-	input := map[string]any{"extra": extra, "random_seed": c.Int64("random-seed"), "fixed_schedule": hasTimestamps(wl)}
+	seed, fixed := c.Int64("random-seed"), hasTimestamps(wl)
+	input := &results.InputSection{Extra: extra, RandomSeed: &seed, FixedSchedule: &fixed}
 	if c.IsSet("trace") {
-		input["file"] = c.String("trace")
+		input.File = c.String("trace")
 	} else {
-		input["prompt"] = map[string]any{
-			"input_tokens":  map[string]any{"mean": c.Int("isl"), "stddev": c.Int("isl-stddev")},
-			"output_tokens": map[string]any{"mean": c.Int("osl"), "stddev": c.Int("osl-stddev")}}
+		input.Prompt = &results.Prompt{
+			InputTokens:  results.TokenSpec{Mean: float64(c.Int("isl")), Stddev: float64(c.Int("isl-stddev"))},
+			OutputTokens: results.TokenSpec{Mean: float64(c.Int("osl")), Stddev: float64(c.Int("osl-stddev"))}}
 	}
-	return map[string]any{
-		"endpoint": map[string]any{"model_names": []string{ep.Model}, "type": ep.Type,
-			"custom_endpoint": endpointPath(ep), "streaming": ep.Streaming, "url": ep.URL},
-		"input":    input,
-		"loadgen":  loadgenConfig(c, plan.full),
-		"output":   map[string]any{"artifact_directory": c.String("output-dir")},
-		"simbench": plan.simbenchSection(wl, startLate),
+	return &results.InputConfig{
+		Endpoint: &results.EndpointConfig{ModelNames: []string{ep.Model}, Type: ep.Type,
+			CustomEndpoint: endpointPath(ep), Streaming: ep.Streaming, URL: ep.URL},
+		Input:    input,
+		Loadgen:  loadgenConfig(c, plan.full),
+		Output:   &results.OutputConfig{ArtifactDirectory: c.String("output-dir")},
+		Simbench: plan.simbenchSection(wl, startLate),
+		Workload: workloadInfo(plan.full),
 	}
 }
 
@@ -351,30 +354,22 @@ func endpointPath(ep *loadgen.Endpoint) string {
 	return "/v1/chat/completions"
 }
 
-func loadgenConfig(c *cli.Context, wl *traces.Workload) map[string]any {
-	warm := 0
-	for i := range wl.Requests {
-		if wl.Requests[i].Warmup {
-			warm++
-		}
-	}
-	lg := map[string]any{"request_count": len(wl.Requests) - warm, "warmup_request_count": warm}
-	if wl.Concurrency > 0 {
-		lg["concurrency"] = wl.Concurrency
-	}
+func loadgenConfig(c *cli.Context, wl *traces.Workload) *results.LoadgenConfig {
+	warm := len(wl.Requests) - countMeasured(wl)
+	lg := &results.LoadgenConfig{RequestCount: len(wl.Requests) - warm, WarmupRequestCount: &warm, Concurrency: wl.Concurrency}
 	switch {
 	case c.IsSet("trace"):
 	case c.IsSet("request-rate"):
-		lg["request_rate"] = c.Float64("request-rate")
-		lg["arrival_pattern"] = strings.ToLower(strings.TrimSpace(c.String("arrival-pattern")))
-		if lg["arrival_pattern"] == "" {
-			lg["arrival_pattern"] = traces.ModePoisson
+		lg.RequestRate = c.Float64("request-rate")
+		lg.ArrivalPattern = strings.ToLower(strings.TrimSpace(c.String("arrival-pattern")))
+		if lg.ArrivalPattern == "" {
+			lg.ArrivalPattern = traces.ModePoisson
 		}
 	default:
-		lg["arrival_pattern"] = "concurrency_burst"
+		lg.ArrivalPattern = "concurrency_burst"
 	}
 	if d := c.Float64("benchmark-duration"); d > 0 {
-		lg["benchmark_duration"] = d
+		lg.BenchmarkDuration = d
 	}
 	return lg
 }

@@ -125,6 +125,8 @@ func TestRunAcceptance(t *testing.T) {
 	assert.Equal(t, []any{"M"}, ic["endpoint"].(map[string]any)["model_names"])
 	assert.Equal(t, []any{[]any{"ignore_eos", true}}, ic["input"].(map[string]any)["extra"])
 	assert.Equal(t, true, ic["input"].(map[string]any)["fixed_schedule"])
+	assert.NotEmpty(t, ic["workload"].(map[string]any)["digest"], "the workload digest under workload")
+	assert.NotContains(t, ic["simbench"], "workload_digest")
 }
 
 func runReadFile(t *testing.T, path string) []byte {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -115,23 +116,30 @@ func planShard(c *cli.Context, full *traces.Workload) (*traces.Workload, shardPl
 	return wl, plan, nil
 }
 
-// simbenchSection is input_config's "simbench" section of a run: the
-// workload and, for a shard, which part this is, where it ran and how late
-// it started. The clock offset to other hosts is not estimated.
-func (plan shardPlan) simbenchSection(wl *traces.Workload, startLate time.Duration) map[string]any {
-	sec := map[string]any{"workload_source": wl.Source, "workload_digest": plan.full.Digest, "requests": len(wl.Requests)}
+// simbenchSection is input_config's "simbench" section of a run: where
+// it ran and, for a shard, which part this is and how late it started.
+// The clock offset to other hosts is not estimated.
+func (plan shardPlan) simbenchSection(wl *traces.Workload, startLate time.Duration) *results.SimbenchInfo {
+	sec := &results.SimbenchInfo{}
 	if host, err := os.Hostname(); err == nil {
-		sec["host"] = host
+		sec.Host = host
 	}
 	if !plan.startAt.IsZero() {
-		sec["start_at"] = plan.startAt.UTC().Format(time.RFC3339Nano)
-		sec["start_late_ms"] = float64(startLate) / 1e6
+		late := float64(startLate) / 1e6
+		sec.StartAt, sec.StartLateMs = plan.startAt.UTC().Format(time.RFC3339Nano), &late
 	}
 	if plan.sharded {
-		sec["shard"] = map[string]any{"spec": plan.spec.String(), "index": plan.spec.Index, "count": plan.spec.Count,
-			"digest": wl.Digest, "workload_requests": len(plan.full.Requests)}
+		sec.Shard = &results.ShardInfo{Spec: plan.spec.String(), Index: plan.spec.Index, Count: plan.spec.Count,
+			Digest: wl.Digest, Requests: len(wl.Requests)}
 	}
 	return sec
+}
+
+// workloadInfo is input_config's "workload" section: the whole workload
+// (every shard's), whose digest identifies the run.
+func workloadInfo(full *traces.Workload) *results.WorkloadInfo {
+	return &results.WorkloadInfo{Source: full.Source, Digest: full.Digest, Requests: len(full.Requests),
+		BlockSize: full.BlockSize, Concurrency: full.Concurrency}
 }
 
 // shardNote is printed before a sharded run.

@@ -133,7 +133,7 @@ func simAction(c *cli.Context) error {
 	return simRun(c, cfg, wl, input, dir)
 }
 
-func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input map[string]any, dir string) error {
+func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.InputConfig, dir string) error {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		// A simulation allocates fast and keeps little: collecting less often
 		// cuts its CPU time by about a tenth (measured on the conversation
@@ -233,7 +233,7 @@ func setFloat(c *cli.Context, name string, dst *float64) {
 
 // simWorkload builds the workload (the flags shared with simbench run) and
 // the input_config describing it.
-func simWorkload(c *cli.Context) (*traces.Workload, map[string]any, error) {
+func simWorkload(c *cli.Context) (*traces.Workload, *results.InputConfig, error) {
 	wl, err := workloadFromFlags(c)
 	if err != nil {
 		return nil, nil, err
@@ -249,47 +249,34 @@ func simWorkload(c *cli.Context) (*traces.Workload, map[string]any, error) {
 }
 
 // traceInput describes a trace replay as AIPerf's input_config would.
-func traceInput(file string, wl *traces.Workload, f traces.Filter) map[string]any {
-	in := map[string]any{"file": file, "custom_dataset_type": "mooncake_trace", "fixed_schedule": true}
+func traceInput(file string, wl *traces.Workload, f traces.Filter) *results.InputConfig {
+	fixed := true
+	in := &results.InputSection{File: file, CustomDatasetType: "mooncake_trace", FixedSchedule: &fixed,
+		FixedScheduleAutoOffset: f.RebaseTime, FixedScheduleEndOffset: max(f.EndMs, 0), FixedScheduleSpeedup: max(f.Speedup, 0)}
 	if f.HasWindow || f.StartMs > 0 {
-		in["fixed_schedule_start_offset"] = f.StartMs
+		in.FixedScheduleStartOffset = &f.StartMs
 	}
-	if f.EndMs > 0 {
-		in["fixed_schedule_end_offset"] = f.EndMs
-	}
-	if f.RebaseTime {
-		in["fixed_schedule_auto_offset"] = true
-	}
-	if f.Speedup > 0 {
-		in["fixed_schedule_speedup"] = f.Speedup
-	}
-	lg := map[string]any{"request_count": countMeasured(wl)}
-	if wl.Concurrency > 0 {
-		lg["concurrency"] = wl.Concurrency
-	}
-	return map[string]any{"input": in, "loadgen": lg}
+	return &results.InputConfig{Input: in,
+		Loadgen: &results.LoadgenConfig{RequestCount: countMeasured(wl), Concurrency: wl.Concurrency}}
 }
 
 // synthInput describes a synthetic workload as AIPerf's input_config would.
-func synthInput(s traces.SynthSpec) map[string]any {
-	lg := map[string]any{"request_count": s.RequestCount, "warmup_request_count": s.WarmupCount,
-		"random_seed": s.Seed}
+func synthInput(s traces.SynthSpec) *results.InputConfig {
+	lg := &results.LoadgenConfig{RequestCount: s.RequestCount, WarmupRequestCount: &s.WarmupCount,
+		RandomSeed: &s.Seed, Concurrency: s.Concurrency}
 	if s.Mode == traces.ModeConcurrency {
-		lg["concurrency"], lg["arrival_pattern"] = s.Concurrency, "concurrency_burst"
+		lg.ArrivalPattern = "concurrency_burst"
 	} else {
-		lg["request_rate"], lg["arrival_pattern"] = s.Rate, s.Mode
-		if s.Concurrency > 0 {
-			lg["concurrency"] = s.Concurrency
-		}
+		lg.RequestRate, lg.ArrivalPattern = s.Rate, s.Mode
 	}
-	prompt := map[string]any{
-		"input_tokens":  map[string]any{"mean": s.ISL, "stddev": s.ISLStddev, "block_size": s.BlockSize},
-		"output_tokens": map[string]any{"mean": s.OSL, "stddev": s.OSLStddev},
+	prompt := &results.Prompt{
+		InputTokens:  results.TokenSpec{Mean: float64(s.ISL), Stddev: float64(s.ISLStddev), BlockSize: &s.BlockSize},
+		OutputTokens: results.TokenSpec{Mean: float64(s.OSL), Stddev: float64(s.OSLStddev)},
 	}
 	if s.Turns > 1 {
-		prompt["turns"], prompt["turn_delay_ms"] = s.Turns, s.TurnDelayMs
+		prompt.Turns, prompt.TurnDelayMs = s.Turns, &s.TurnDelayMs
 	}
-	return map[string]any{"loadgen": lg, "input": map[string]any{"prompt": prompt}}
+	return &results.InputConfig{Loadgen: lg, Input: &results.InputSection{Prompt: prompt}}
 }
 
 func countMeasured(wl *traces.Workload) int {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
 )
@@ -14,7 +15,7 @@ import (
 // the same (its seed is --random-seed), only the simulator's own random
 // choices (kv/random router, step jitter) change, as a real engine's
 // run-to-run noise would. `simbench compare` takes DIR as the list of runs.
-func simRepeat(c *cli.Context, cfg sim.Config, wl *traces.Workload, input map[string]any, dir string) error {
+func simRepeat(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.InputConfig, dir string) error {
 	n := c.Int("repeat")
 	if n < 1 {
 		return usagef("--repeat must be >= 1, got %d", n)

@@ -72,7 +72,7 @@ type sweepPoint struct {
 }
 
 // simSweep runs the --sweep grid (or the shard of it the flags name).
-func simSweep(c *cli.Context, base sim.Config, wl *traces.Workload, input map[string]any, dir string) error {
+func simSweep(c *cli.Context, base sim.Config, wl *traces.Workload, input *results.InputConfig, dir string) error {
 	if c.IsSet("repeat") {
 		return usagef("--sweep and --repeat cannot be combined: sweep the seed instead (key: seed)")
 	}
@@ -136,7 +136,7 @@ func sweepPlan(sw *sim.Sweep, base sim.Config, spec traces.ShardSpec, sharded bo
 
 // newSweepSummary starts the summary; its digest identifies the sweep (grid,
 // base configuration, workload and input) for merging shards.
-func newSweepSummary(file string, sw *sim.Sweep, base sim.Config, wl *traces.Workload, input map[string]any) (*sweepSummary, error) {
+func newSweepSummary(file string, sw *sim.Sweep, base sim.Config, wl *traces.Workload, input *results.InputConfig) (*sweepSummary, error) {
 	h := sha256.New()
 	for _, v := range []any{sw, input, wl.Digest} {
 		b, err := json.Marshal(v)
@@ -158,7 +158,7 @@ func newSweepSummary(file string, sw *sim.Sweep, base sim.Config, wl *traces.Wor
 	return sum, nil
 }
 
-func runSweepPoint(sw *sim.Sweep, pt plannedPoint, wl *traces.Workload, input map[string]any, dir string) (sweepPoint, error) {
+func runSweepPoint(sw *sim.Sweep, pt plannedPoint, wl *traces.Workload, input *results.InputConfig, dir string) (sweepPoint, error) {
 	res := sweepPoint{Index: pt.Index, Dir: fmt.Sprintf("point_%04d", pt.Index), Params: map[string]any{},
 		Workers: pt.cfg.Workers, Metrics: map[string]float64{}}
 	for i, p := range sw.Parameters {
@@ -170,12 +170,9 @@ func runSweepPoint(sw *sim.Sweep, pt plannedPoint, wl *traces.Workload, input ma
 			return res, fmt.Errorf("sweep point %d: %w", pt.Index, err)
 		}
 	}
-	in := make(map[string]any, len(input)+1)
-	for k, v := range input {
-		in[k] = v
-	}
-	in["sweep"] = map[string]any{"index": pt.Index, "params": res.Params}
-	files, err := sim.WriteRun(context.Background(), filepath.Join(dir, res.Dir), pt.cfg, wl, in)
+	in := *input
+	in.Sweep = &results.SweepInfo{Index: pt.Index, Params: res.Params}
+	files, err := sim.WriteRun(context.Background(), filepath.Join(dir, res.Dir), pt.cfg, wl, &in)
 	if err != nil {
 		return res, fmt.Errorf("sweep point %d (%s): %w", pt.Index, sw.Describe(pt.SweepPoint), err)
 	}

@@ -1,0 +1,43 @@
+package sim
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/simbench/simbench/results"
+)
+
+// The sim section has the content the YAML, read back as generic maps,
+// had; endpoint is added only when input has none; input is not modified.
+func TestInputConfigSections(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Workers, cfg.Timing.Jitter = 3, 0.05
+	wl := randomWorkload(2, 5, false)
+	input := &results.InputConfig{Loadgen: &results.LoadgenConfig{RequestCount: 5}}
+	ic, err := InputConfig(cfg, wl, input)
+	require.NoError(t, err)
+
+	y, err := cfg.YAML()
+	require.NoError(t, err)
+	var generic map[string]any
+	require.NoError(t, yaml.Unmarshal(y, &generic))
+	want, err := json.Marshal(generic)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(ic.Sim))
+
+	assert.Equal(t, &results.EndpointConfig{ModelNames: []string{cfg.Hardware.Model}, Type: "chat", Streaming: true,
+		URL: "sim://vllm"}, ic.Endpoint)
+	assert.Equal(t, &results.WorkloadInfo{Source: wl.Source, Digest: wl.Digest, Requests: len(wl.Requests),
+		BlockSize: wl.BlockSize, Concurrency: wl.Concurrency}, ic.Workload)
+	assert.Same(t, input.Loadgen, ic.Loadgen)
+	assert.Nil(t, input.Workload, "input not modified")
+
+	own := &results.EndpointConfig{ModelNames: []string{"m"}, URL: "x"}
+	ic, err = InputConfig(cfg, wl, &results.InputConfig{Endpoint: own})
+	require.NoError(t, err)
+	assert.Same(t, own, ic.Endpoint)
+}
