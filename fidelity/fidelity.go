@@ -1,0 +1,229 @@
+// Package fidelity tabulates how well simulated runs predict real ones
+// beside the real runs' own run-to-run spread: a sim-vs-real error means
+// little without the real-vs-real difference of the same workload next to
+// it. One table holds several workloads (held-out loads, prompt lengths, a
+// trace slice), several candidate configurations (say calibrated and
+// uncalibrated) and, where a workload was run twice on silicon, the
+// difference between those two runs.
+package fidelity
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/simbench/simbench/results"
+)
+
+// Field is one metric statistic of the table.
+type Field struct{ Metric, Stat string }
+
+// DefaultFields are TTFT, ITL and request latency at avg, p50 and p99.
+var DefaultFields = []Field{
+	{results.TagTTFT, "avg"}, {results.TagTTFT, "p50"}, {results.TagTTFT, "p99"},
+	{results.TagITL, "avg"}, {results.TagITL, "p50"}, {results.TagITL, "p99"},
+	{results.TagRequestLatency, "avg"}, {results.TagRequestLatency, "p50"}, {results.TagRequestLatency, "p99"},
+}
+
+// Candidate is one simulated run of a workload, by the configuration's name.
+type Candidate struct {
+	Name    string
+	Profile *results.Profile
+}
+
+// Workload is one workload's real run, its optional repeat on silicon and
+// the simulated candidates.
+type Workload struct {
+	Name       string
+	Real       *results.Profile
+	Repeat     *results.Profile // nil: run once
+	Candidates []Candidate
+}
+
+// Cell is one workload's field: the real value, each candidate's signed
+// error % ((sim − real)/real × 100) and, with a repeat, the real-vs-real
+// difference % ((repeat − real)/real × 100).
+type Cell struct {
+	Workload  string             `json:"workload"`
+	Metric    string             `json:"metric"`
+	Stat      string             `json:"stat"`
+	Real      float64            `json:"real"`
+	ErrorPct  map[string]float64 `json:"error_pct"`
+	SpreadPct *float64           `json:"real_vs_real_pct,omitempty"`
+}
+
+// Summary is one candidate's figures over all cells.
+type Summary struct {
+	Candidate       string  `json:"candidate"`
+	MedianAbsPct    float64 `json:"median_abs_error_pct"`
+	WorstAvgAbsPct  float64 `json:"worst_avg_abs_error_pct"`
+	Cells           int     `json:"cells"`
+	WithinNoiseRule bool    `json:"within_noise_rule"` // median ≤ NoiseMultiple × noise floor
+}
+
+// Table is the fidelity table.
+type Table struct {
+	Candidates []string  `json:"candidates"`
+	Cells      []Cell    `json:"cells"`
+	Summaries  []Summary `json:"summaries"`
+	// NoiseFloorPct is the median |real-vs-real| difference over the cells
+	// with a repeat, at least MinNoisePct; 0 when nothing was repeated.
+	NoiseFloorPct float64 `json:"noise_floor_pct"`
+	NoiseMultiple float64 `json:"noise_multiple"`
+	Repeats       int     `json:"repeated_cells"`
+}
+
+// The noise rule: a candidate is as good as silicon's own spread allows
+// when its median |error| is at most NoiseMultiple times the median
+// real-vs-real difference, which is taken as at least MinNoisePct.
+const (
+	NoiseMultiple = 1.5
+	MinNoisePct   = 5
+)
+
+// Build tabulates ws over fields (DefaultFields when nil).
+func Build(ws []Workload, fields []Field) *Table {
+	if fields == nil {
+		fields = DefaultFields
+	}
+	t := &Table{NoiseMultiple: NoiseMultiple}
+	for _, w := range ws {
+		for _, c := range w.Candidates {
+			if !slices.Contains(t.Candidates, c.Name) {
+				t.Candidates = append(t.Candidates, c.Name)
+			}
+		}
+		for _, f := range fields {
+			if cell, ok := buildCell(w, f); ok {
+				t.Cells = append(t.Cells, cell)
+			}
+		}
+	}
+	t.summarise()
+	return t
+}
+
+func buildCell(w Workload, f Field) (Cell, bool) {
+	real, ok := w.Real.Value(f.Metric, f.Stat)
+	if !ok || real == 0 || !finite(real) {
+		return Cell{}, false
+	}
+	c := Cell{Workload: w.Name, Metric: f.Metric, Stat: f.Stat, Real: real, ErrorPct: map[string]float64{}}
+	for _, cand := range w.Candidates {
+		if v, ok := cand.Profile.Value(f.Metric, f.Stat); ok && finite(v) {
+			c.ErrorPct[cand.Name] = (v - real) / real * 100
+		}
+	}
+	if w.Repeat != nil {
+		if v, ok := w.Repeat.Value(f.Metric, f.Stat); ok && finite(v) {
+			d := (v - real) / real * 100
+			c.SpreadPct = &d
+		}
+	}
+	return c, true
+}
+
+func (t *Table) summarise() {
+	var spreads []float64
+	for _, c := range t.Cells {
+		if c.SpreadPct != nil {
+			spreads = append(spreads, math.Abs(*c.SpreadPct))
+		}
+	}
+	t.Repeats = len(spreads)
+	if len(spreads) > 0 {
+		t.NoiseFloorPct = max(median(spreads), MinNoisePct)
+	}
+	for _, name := range t.Candidates {
+		s := Summary{Candidate: name}
+		var abs []float64
+		for _, c := range t.Cells {
+			e, ok := c.ErrorPct[name]
+			if !ok {
+				continue
+			}
+			abs = append(abs, math.Abs(e))
+			if c.Stat == "avg" {
+				s.WorstAvgAbsPct = max(s.WorstAvgAbsPct, math.Abs(e))
+			}
+		}
+		s.Cells = len(abs)
+		if len(abs) > 0 {
+			s.MedianAbsPct = median(abs)
+		}
+		s.WithinNoiseRule = t.NoiseFloorPct > 0 && s.Cells > 0 && s.MedianAbsPct <= t.NoiseMultiple*t.NoiseFloorPct
+		t.Summaries = append(t.Summaries, s)
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// WriteJSON writes the table as indented JSON.
+func (t *Table) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(t)
+}
+
+// WriteText writes the table: one line per workload and field with each
+// candidate's error and the real-vs-real difference, then the summaries.
+func (t *Table) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "workload\tmetric\tstat\treal\t")
+	for _, c := range t.Candidates {
+		fmt.Fprintf(tw, "%s err %%\t", c)
+	}
+	fmt.Fprintln(tw, "real-vs-real %\t")
+	for _, c := range t.Cells {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t", c.Workload, c.Metric, c.Stat, c.Real)
+		for _, name := range t.Candidates {
+			fmt.Fprintf(tw, "%s\t", pct(c.ErrorPct, name))
+		}
+		if c.SpreadPct != nil {
+			fmt.Fprintf(tw, "%+.2f\t\n", *c.SpreadPct)
+		} else {
+			fmt.Fprint(tw, "–\t\n")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if t.Repeats > 0 {
+		fmt.Fprintf(w, "\nnoise floor: median |real-vs-real| %.2f %% over %d repeated cells (at least %g %%); rule: median |error| ≤ %g × floor = %.2f %%\n",
+			t.NoiseFloorPct, t.Repeats, float64(MinNoisePct), t.NoiseMultiple, t.NoiseMultiple*t.NoiseFloorPct)
+	} else {
+		fmt.Fprintln(w, "\nno workload was run twice on silicon: errors have no noise floor beside them")
+	}
+	for _, s := range t.Summaries {
+		verdict := "outside the noise rule"
+		if s.WithinNoiseRule {
+			verdict = "within the noise rule"
+		}
+		if t.Repeats == 0 {
+			verdict = "no noise floor"
+		}
+		fmt.Fprintf(w, "%s: median |error| %.2f %% over %d cells, worst avg field %.2f %% (%s)\n",
+			s.Candidate, s.MedianAbsPct, s.Cells, s.WorstAvgAbsPct, verdict)
+	}
+	return nil
+}
+
+func pct(m map[string]float64, name string) string {
+	if v, ok := m[name]; ok {
+		return fmt.Sprintf("%+.2f", v)
+	}
+	return "–"
+}

@@ -1,0 +1,59 @@
+package fidelity
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/results"
+)
+
+func profile(ttft, itl float64) *results.Profile {
+	return &results.Profile{Metrics: []results.MetricResult{
+		{Tag: results.TagTTFT, Stats: map[string]float64{"avg": ttft, "p50": ttft}},
+		{Tag: results.TagITL, Stats: map[string]float64{"avg": itl}},
+	}}
+}
+
+func TestBuild(t *testing.T) {
+	fields := []Field{{results.TagTTFT, "avg"}, {results.TagTTFT, "p50"}, {results.TagITL, "avg"}}
+	ws := []Workload{
+		{Name: "c1", Real: profile(100, 10), Repeat: profile(104, 10.2),
+			Candidates: []Candidate{{"calibrated", profile(103, 10.1)}, {"uncalibrated", profile(150, 8)}}},
+		{Name: "c4", Real: profile(200, 20),
+			Candidates: []Candidate{{"calibrated", profile(180, 21)}, {"uncalibrated", profile(100, 30)}}},
+	}
+	tab := Build(ws, fields)
+	require.Len(t, tab.Cells, 6)
+	assert.Equal(t, []string{"calibrated", "uncalibrated"}, tab.Candidates)
+	assert.InDelta(t, 3, tab.Cells[0].ErrorPct["calibrated"], 1e-9)
+	assert.InDelta(t, 4, *tab.Cells[0].SpreadPct, 1e-9)
+	assert.Nil(t, tab.Cells[3].SpreadPct)
+	// Spreads 4, 4, 2 → median 4, floored at 5.
+	assert.Equal(t, 3, tab.Repeats)
+	assert.Equal(t, 5.0, tab.NoiseFloorPct)
+	cal, uncal := tab.Summaries[0], tab.Summaries[1]
+	// |errors| 3, 3, 1, 10, 10, 5 → median 4; worst avg 10.
+	assert.InDelta(t, 4, cal.MedianAbsPct, 1e-9)
+	assert.InDelta(t, 10, cal.WorstAvgAbsPct, 1e-9)
+	assert.True(t, cal.WithinNoiseRule)
+	assert.False(t, uncal.WithinNoiseRule)
+
+	var buf bytes.Buffer
+	require.NoError(t, tab.WriteText(&buf))
+	assert.Contains(t, buf.String(), "calibrated: median |error| 4.00 % over 6 cells, worst avg field 10.00 % (within the noise rule)")
+	buf.Reset()
+	require.NoError(t, tab.WriteJSON(&buf))
+	assert.Contains(t, buf.String(), `"noise_floor_pct": 5`)
+}
+
+func TestBuildWithoutRepeats(t *testing.T) {
+	tab := Build([]Workload{{Name: "a", Real: profile(10, 1), Candidates: []Candidate{{"x", profile(11, 1)}}}}, nil)
+	assert.Zero(t, tab.NoiseFloorPct)
+	assert.False(t, tab.Summaries[0].WithinNoiseRule)
+	var buf bytes.Buffer
+	require.NoError(t, tab.WriteText(&buf))
+	assert.Contains(t, buf.String(), "no workload was run twice")
+}
