@@ -22,7 +22,7 @@ echo "== trace slice"
 "$BIN" plot "$OUT/demo/sim-trace" -o "$OUT/demo/sim-trace/plots"
 
 echo "== calibrate on the bundled real run"
-"$BIN" calibrate --real "$REAL" -o "$OUT/demo/sim.yaml"
+"$BIN" calibrate --real "$REAL" --config testdata/sim/qwen3-0.6b-rtx-6000-ada.yaml -o "$OUT/demo/sim.yaml"
 "$BIN" sim --config "$OUT/demo/sim.yaml" --concurrency 1 --request-count 64 --warmup-request-count 1 \
 	--isl 100 --osl 200 --seed 100 -o "$OUT/demo/sim-c1" --quiet
 
