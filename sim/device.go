@@ -3,6 +3,9 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
 )
 
@@ -125,4 +128,36 @@ func ModelFromGGUF(arch string, get func(key string) (float64, bool), vocab int)
 		return ModelSpec{}, fmt.Errorf("GGUF metadata: %w", err)
 	}
 	return m, nil
+}
+
+// LocalCPU describes the CPU this process runs on: its logical cores, the
+// FLOPs per cycle its vector units give (AVX-512: 64, AVX2 with FMA: 32,
+// else 16) and its clock from /proc/cpuinfo where there is one; the
+// memory bandwidth is the x86-64-v3-2vcpu preset's, for the fit to correct.
+func LocalCPU() CPUSpec {
+	c := cpuPresets["x86-64-v3-2vcpu"]
+	c.Cores = runtime.NumCPU()
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return c
+	}
+	info := string(b)
+	switch {
+	case strings.Contains(info, " avx512f"):
+		c.FLOPsPerCycle = 64
+	case strings.Contains(info, " avx2") && strings.Contains(info, " fma"):
+		c.FLOPsPerCycle = 32
+	default:
+		c.FLOPsPerCycle = 16
+	}
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == "cpu MHz" {
+			if mhz, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && mhz > 0 {
+				c.ClockGHz = mhz / 1e3
+			}
+			break
+		}
+	}
+	return c
 }
