@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +68,18 @@ type LlamaCppConfig struct {
 	Parallel int `yaml:"parallel" json:"parallel"` // slots (OLLAMA_NUM_PARALLEL, llama-server -np)
 	CtxSize  int `yaml:"ctx_size" json:"ctx_size"` // total context tokens, split evenly among slots
 	NBatch   int `yaml:"n_batch" json:"n_batch"`   // tokens per step (prompt chunks + one per decoding slot)
+	// Batch is how n_batch bounds a step: "shared" (llama-server: n_batch
+	// tokens per step over all slots, decodes first) or "per_slot"
+	// (Ollama's runner: up to n_batch prompt tokens per slot, every slot's
+	// tokens in one decode call).
+	Batch string `yaml:"batch,omitempty" json:"batch,omitempty"`
 }
+
+// The llamacpp engine's batching modes (LlamaCppConfig.Batch).
+const (
+	LlamaCppBatchShared  = "shared"
+	LlamaCppBatchPerSlot = "per_slot"
+)
 
 // RouterConfig chooses a worker for each request.
 type RouterConfig struct {
@@ -294,6 +306,7 @@ var configDocs = map[string]string{
 	"engine.llamacpp.parallel":           "slots (OLLAMA_NUM_PARALLEL, llama-server -np)",
 	"engine.llamacpp.ctx_size":           "total context tokens, split evenly among the slots",
 	"engine.llamacpp.n_batch":            "tokens per step",
+	"engine.llamacpp.batch":              "shared (llama-server; the default) | per_slot (Ollama's runner: n_batch per slot)",
 	"router.policy":                      "round_robin | random | least_loaded | kv",
 	"router.overlap_weight":              "kv: cost = overlap_weight × prefill blocks + decode blocks",
 	"router.temperature":                 "kv: softmax temperature; 0 = cheapest worker",
@@ -447,6 +460,7 @@ func (e EngineConfig) validate() error {
 		finiteIn("engine.sglang.new_token_ratio", e.SGLang.NewTokenRatio, 0, 1),
 		positive("engine.llamacpp.parallel", e.LlamaCpp.Parallel),
 		positive("engine.llamacpp.n_batch", e.LlamaCpp.NBatch),
+		oneOf("engine.llamacpp.batch", cmp.Or(e.LlamaCpp.Batch, LlamaCppBatchShared), LlamaCppBatchShared, LlamaCppBatchPerSlot),
 		e.validateCtx(),
 	)
 }

@@ -196,7 +196,8 @@ func (w *worker) planLlamaCpp() {
 		}
 		w.assignSlot(w.waiting.popFront(), s)
 	}
-	budget := w.sim.cfg.Engine.LlamaCpp.NBatch
+	lc := w.sim.cfg.Engine.LlamaCpp
+	budget := lc.NBatch
 	for i := range w.slots {
 		if r := w.slots[i].req; r != nil && r.decoding() && budget > 0 {
 			w.add(r, 1, false)
@@ -206,8 +207,13 @@ func (w *worker) planLlamaCpp() {
 	for i := range w.slots {
 		if r := w.slots[i].req; r != nil && !r.decoding() && budget > 0 {
 			n := min(r.remaining(), budget)
+			if lc.Batch == LlamaCppBatchPerSlot {
+				n = min(r.remaining(), lc.NBatch)
+			}
 			w.add(r, n, true)
-			budget -= n
+			if lc.Batch != LlamaCppBatchPerSlot {
+				budget -= n
+			}
 		}
 	}
 	tokens := w.kvTokens()

@@ -197,3 +197,20 @@ func TestPrefixReuseAcrossRequests(t *testing.T) {
 	// B computes 52 tokens: 15.2 ms.
 	assert.InDeltaSlice(t, []float64{115.2, 125.2}, stampsMs(recs[1]), 1e-9)
 }
+
+// Ollama's runner: each slot computes up to n_batch prompt tokens per step
+// whatever the other slots do. Two slots, n_batch 64, ISL 100, OSL 3, steps
+// of 10 ms + 0.1 ms per prompt token:
+//
+//	step 1  0.0→22.8  A 64, B 64                (128 tokens)
+//	step 2 22.8→40.0  A 36, B 36                A:1 B:1
+//	step 3 40.0→50.0  A, B decode               A:2 B:2
+//	step 4 50.0→60.0  A, B decode               A:3 B:3
+func TestLlamaCppPerSlotBatch(t *testing.T) {
+	cfg := constCfg("llamacpp", 10, 0.1)
+	cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 2, CtxSize: 512, NBatch: 64, Batch: LlamaCppBatchPerSlot}
+	recs, _ := runAll(t, cfg, workload(req(0, 100, 3), req(0, 100, 3)))
+	for _, r := range recs {
+		assert.InDeltaSlice(t, []float64{40, 50, 60}, stampsMs(r), 1e-9)
+	}
+}

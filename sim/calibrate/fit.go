@@ -106,7 +106,7 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs, warnings := collect(targets, chunkTokens(opts.Base))
+	obs, warnings := collect(targets, stepsOptions(opts.Base))
 	x, y := obs.design(b)
 	mean, sd := b.prior()
 	mean, sd = append(mean, 0), append(sd, 1e4) // the frontend overhead
@@ -156,18 +156,18 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-// chunkTokens is the engine's prompt chunk size (0 = unchunked).
-func chunkTokens(c sim.Config) int {
+// stepsOptions is how the engine of c chunks prompts.
+func stepsOptions(c sim.Config) StepsOptions {
 	switch c.Engine.Type {
 	case "llamacpp":
-		return c.Engine.LlamaCpp.NBatch
+		return StepsOptions{ChunkTokens: c.Engine.LlamaCpp.NBatch, PerSlot: c.Engine.LlamaCpp.Batch == sim.LlamaCppBatchPerSlot}
 	case "sglang":
-		return c.Engine.SGLang.ChunkedPrefillSize
+		return StepsOptions{ChunkTokens: c.Engine.SGLang.ChunkedPrefillSize}
 	}
 	if c.Engine.EnableChunkedPrefill {
-		return c.Engine.MaxNumBatchedTokens
+		return StepsOptions{ChunkTokens: c.Engine.MaxNumBatchedTokens}
 	}
-	return 0
+	return StepsOptions{}
 }
 
 // observations are the regression's data: engine steps from token gaps
@@ -180,10 +180,9 @@ type observations struct {
 // collect gathers the steps and idle prefills of every target with
 // records; a target without them contributes one steady decode step from
 // its aggregate ITL.
-func collect(targets []Target, chunk int) (observations, []string) {
+func collect(targets []Target, opts StepsOptions) (observations, []string) {
 	var obs observations
 	var warnings []string
-	opts := StepsOptions{ChunkTokens: chunk}
 	for _, t := range targets {
 		if s, ok := ExtractSteps(t.Records, opts); ok {
 			obs.steps = append(obs.steps, s...)

@@ -121,29 +121,36 @@ func TestRecoverKnownParameters(t *testing.T) {
 
 // TestExtractStepsMatchesEngine: on a simulated run without jitter, every
 // step recovered from the token stream has exactly the duration the timing
-// model gives its recovered shape, so the shapes are the engine's batches.
+// model gives its recovered shape, so the shapes are the engine's batches;
+// with llama-server's shared budget and with Ollama's per-slot one.
 func TestExtractStepsMatchesEngine(t *testing.T) {
-	cfg := cpuTruth()
-	tg := simulateTarget(t, "c4", cfg, synth(t, 4, 32, 700, 300))
-	steps, ok := ExtractSteps(tg.Records, StepsOptions{ChunkTokens: cfg.Engine.LlamaCpp.NBatch})
-	require.True(t, ok)
-	require.NotEmpty(t, steps)
-	phys, err := sim.NewPhysics(cfg.Hardware)
-	require.NoError(t, err)
-	p := cfg.Timing.Physics
-	batches, prefills := map[int64]bool{}, 0
-	for _, s := range steps {
-		w := phys.Work(s.Shape)
-		model := w.ComputeSec*1e3/p.ComputeEfficiency + w.MemorySec*1e3/p.MemoryEfficiency +
-			p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences)
-		assert.InDelta(t, model, s.Ms, 1e-5, "%+v", s.Shape)
-		batches[s.Shape.DecodeSeqs] = true
-		if s.Shape.PrefillTokens > 0 {
-			prefills++
-		}
+	for _, batch := range []string{sim.LlamaCppBatchShared, sim.LlamaCppBatchPerSlot} {
+		t.Run(batch, func(t *testing.T) {
+			cfg := cpuTruth()
+			cfg.Engine.LlamaCpp.Batch = batch
+			tg := simulateTarget(t, "c4", cfg, synth(t, 4, 32, 700, 300))
+			steps, ok := ExtractSteps(tg.Records, stepsOptions(cfg))
+			require.True(t, ok)
+			require.NotEmpty(t, steps)
+			phys, err := sim.NewPhysics(cfg.Hardware)
+			require.NoError(t, err)
+			p := cfg.Timing.Physics
+			batches, prefills := map[int64]bool{}, 0
+			for _, s := range steps {
+				w := phys.Work(s.Shape)
+				model := w.ComputeSec*1e3/p.ComputeEfficiency + w.MemorySec*1e3/p.MemoryEfficiency +
+					p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences)
+				assert.InDelta(t, model, s.Ms, 1e-5, "%+v", s.Shape)
+				batches[s.Shape.DecodeSeqs] = true
+				if s.Shape.PrefillTokens > 0 {
+					prefills++
+				}
+			}
+			assert.Len(t, batches, 4, "decode batches 1–4 all seen")
+			assert.Positive(t, prefills, "prompts computed beside decodes")
+			t.Logf("%d steps, %d with prompts", len(steps), prefills)
+		})
 	}
-	assert.Len(t, batches, 4, "decode batches 1–4 all seen")
-	assert.Positive(t, prefills, "prompts computed beside decodes")
 }
 
 func TestExtractStepsRejectsMultiTokenChunks(t *testing.T) {

@@ -40,6 +40,9 @@ type StepsOptions struct {
 	// llama.cpp's n_batch): a longer prompt is computed over the steps
 	// before its first token, a chunk each. 0 = prompts are never chunked.
 	ChunkTokens int
+	// PerSlot: the chunk bounds each prompt on its own (Ollama's runner)
+	// rather than a budget the step's decodes and prompts share.
+	PerSlot bool
 	// Tolerance groups arrivals less than this many ms apart into one step
 	// end; 0 = a quarter of the median token gap (at least 0.2 ms).
 	Tolerance float64
@@ -60,7 +63,7 @@ func ExtractSteps(recs []results.RecordMetrics, opts StepsOptions) (steps []Step
 		tol = max(0.2, medianGap(streams)/4)
 	}
 	ends := groupEnds(arr, tol)
-	return buildSteps(streams, arr, ends, opts.ChunkTokens), true
+	return buildSteps(streams, arr, ends, opts), true
 }
 
 // tokenStreams turns valid one-chunk-per-token records into arrival times.
@@ -149,6 +152,8 @@ type timeline struct {
 	prompts []int  // prompts booked in the step
 	multi   []bool // a prompt spread over several steps touches it
 	dropped []bool // what the step computed is ambiguous: left out
+	perSlot bool   // every prompt has the whole chunk in every step
+	chunk   int
 }
 
 // prompt is a request's prompt: sent at sent, first token at step end k.
@@ -162,11 +167,12 @@ type prompt struct {
 // known when some request had tokens at both its start and its end (it
 // stayed in the batch, so the engine was busy between them). Decodes come
 // straight from the tokens; prompts are booked by bookPrompt.
-func buildSteps(streams []stream, arr []arrival, ends []int, chunk int) []Step {
+func buildSteps(streams []stream, arr []arrival, ends []int, opts StepsOptions) []Step {
 	if len(ends) == 0 {
 		return nil
 	}
-	tl := newTimeline(ends[len(ends)-1]+1, chunk)
+	tl := newTimeline(ends[len(ends)-1]+1, opts.ChunkTokens)
+	tl.perSlot = opts.PerSlot
 	var prompts []prompt
 	for i, a := range arr {
 		k, s := ends[i], streams[a.stream]
@@ -211,6 +217,7 @@ func newTimeline(n, chunk int) *timeline {
 	for k := range tl.end {
 		tl.end[k], tl.avail[k] = -1, budget
 	}
+	tl.chunk = budget
 	return tl
 }
 
@@ -240,12 +247,14 @@ func (tl *timeline) bookPrompt(p prompt) {
 	spread := len(chunks) > 1
 	for i, c := range chunks {
 		j := j0 + i
-		if tl.prompts[j] > 0 && (spread || tl.multi[j]) {
+		if !tl.perSlot && tl.prompts[j] > 0 && (spread || tl.multi[j]) {
 			tl.drop(j0, p.k)
 		}
 		tl.multi[j] = tl.multi[j] || spread
 		tl.prompts[j]++
-		tl.avail[j] -= c
+		if !tl.perSlot {
+			tl.avail[j] -= c
+		}
 		done := 0
 		for _, d := range chunks[:i] {
 			done += d
@@ -277,7 +286,11 @@ func (tl *timeline) earliest(p prompt) int {
 // filling each step's remaining budget finishes the prompt exactly at k.
 func (tl *timeline) fill(p prompt, lo int) (int, []int, bool) {
 	for j0 := lo; j0 <= p.k; j0++ {
-		if chunks, ok := forwardFill(tl.avail[j0:p.k+1], p.isl); ok {
+		avail := tl.avail[j0 : p.k+1]
+		if tl.perSlot {
+			avail = slices.Repeat([]int{tl.chunk}, p.k+1-j0)
+		}
+		if chunks, ok := forwardFill(avail, p.isl); ok {
 			return j0, chunks, true
 		}
 	}
