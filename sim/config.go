@@ -172,6 +172,11 @@ type FrontendConfig struct {
 	// loop, concurrency caps, later turns). AIPerf's is visible in its
 	// exports as benchmark_duration beyond the requests' latencies.
 	ClientGapMs float64 `yaml:"client_gap_ms" json:"client_gap_ms"`
+	// ClientGapSamplesMs, when set, are measured client gaps (or their
+	// percentiles): each gap is one of them drawn at random, so the gap
+	// varies as the real client's did (calibrate measures them from a
+	// closed-loop run's records). client_gap_ms is then unused.
+	ClientGapSamplesMs []float64 `yaml:"client_gap_samples_ms,omitempty" json:"client_gap_samples_ms,omitempty"`
 }
 
 // DefaultConfig is one H100 running Llama-3.1-8B in bf16 under a vLLM-like
@@ -594,7 +599,8 @@ func (h HardwareConfig) model() (ModelSpec, error) {
 func (f FrontendConfig) validate() error {
 	return firstErr(finiteIn("frontend.request_overhead_ms", f.RequestOverheadMs, 0, 1e7),
 		finiteIn("frontend.response_overhead_ms", f.ResponseOverheadMs, 0, 1e7),
-		finiteIn("frontend.client_gap_ms", f.ClientGapMs, 0, 1e7))
+		finiteIn("frontend.client_gap_ms", f.ClientGapMs, 0, 1e7),
+		validateSamples("frontend.client_gap_samples_ms", f.ClientGapSamplesMs))
 }
 
 func (m ServerMetricsConfig) validate() error {

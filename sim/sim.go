@@ -58,7 +58,7 @@ type simulator struct {
 	blocks int // KV blocks per worker (block engines)
 	reqOv  int64
 	respOv int64
-	gap    int64 // client gap after each response (frontend.client_gap_ms)
+	gap    *clientGap // client gap after each response (frontend.client_gap_ms)
 
 	events  eventHeap
 	now     int64
@@ -117,7 +117,7 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	s := &simulator{cfg: cfg, wl: wl, sink: sink, pacer: pc,
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
 		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
-		gap: msToNs(cfg.Frontend.ClientGapMs), profileStart: -1,
+		gap: newClientGap(cfg.Frontend, cfg.Seed), profileStart: -1,
 		sum: tally{reasons: map[string]int{}}}
 	for _, o := range opts {
 		o(&s.opts)
@@ -371,7 +371,7 @@ func (s *simulator) complete(r *request, now int64) {
 		s.metrics.completed(r, now, s.respOv)
 	}
 	s.emit(s.record(r))
-	s.finishClient(r, now+s.respOv+s.gap)
+	s.finishClient(r, now+s.respOv+s.gap.next())
 }
 
 func (s *simulator) reject(r *request, reason string) {
@@ -381,7 +381,7 @@ func (s *simulator) reject(r *request, reason string) {
 		s.metrics.rejected()
 	}
 	s.emit(s.rejectedRecord(r, reason))
-	s.finishClient(r, s.now+s.respOv+s.gap)
+	s.finishClient(r, s.now+s.respOv+s.gap.next())
 }
 
 func (s *simulator) finishClient(r *request, at int64) {

@@ -78,3 +78,57 @@ func meanISL(wl *traces.Workload) float64 {
 	}
 	return float64(s) / float64(len(wl.Requests))
 }
+
+// ClientGaps are a closed-loop run's individual client gaps (ms): the k-th
+// send after the first C follows the k-th completion, so gap k is
+// start[C+k] − end[k] over the sorted starts and ends.
+func ClientGaps(recs []results.RecordMetrics, concurrency int) []float64 {
+	if concurrency <= 0 || len(recs) <= concurrency {
+		return nil
+	}
+	starts := make([]int64, 0, len(recs))
+	ends := make([]int64, 0, len(recs))
+	for i := range recs {
+		starts = append(starts, recs[i].Meta.RequestStartNs)
+		ends = append(ends, recs[i].Meta.RequestEndNs)
+	}
+	slices.Sort(starts)
+	slices.Sort(ends)
+	gaps := make([]float64, 0, len(recs)-concurrency)
+	for k := range len(recs) - concurrency {
+		gaps = append(gaps, max(0, float64(starts[concurrency+k]-ends[k])/1e6))
+	}
+	return gaps
+}
+
+// minGaps is how many gaps a distribution needs; with fewer the mean
+// gap alone is simulated.
+const minGaps = 8
+
+// gapSamples keeps gaps for the simulator to draw from: all of them up to
+// 101, else their 101 percentiles p0…p100 (numpy's linear rule), which
+// keep the shape and, within the percentile spacing, the mean; nil when
+// there are too few.
+func gapSamples(gaps []float64) []float64 {
+	if len(gaps) < minGaps {
+		return nil
+	}
+	s := slices.Clone(gaps)
+	slices.Sort(s)
+	if len(s) <= 101 {
+		return s
+	}
+	q := make([]float64, 101)
+	for i := range q {
+		q[i] = results.PercentileSorted(s, float64(i))
+	}
+	return q
+}
+
+func pooledGaps(targets []Target) []float64 {
+	var all []float64
+	for _, t := range targets {
+		all = append(all, t.ClientGapsMs...)
+	}
+	return all
+}

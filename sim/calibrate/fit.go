@@ -43,6 +43,9 @@ type Target struct {
 	// next send from its slot (see EstimateClientGap); it is simulated, not
 	// fitted.
 	ClientGapMs float64
+	// ClientGapsMs are the individual gaps measured from the records
+	// (ClientGaps); their distribution is simulated when there are enough.
+	ClientGapsMs []float64
 }
 
 // Options tune Fit.
@@ -141,6 +144,7 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	res.Evals++
 	res.Range = calibrationRange(targets, obs.steps)
 	cfg.Frontend.ClientGapMs = targets[0].ClientGapMs
+	cfg.Frontend.ClientGapSamplesMs = gapSamples(pooledGaps(targets))
 	cfg.Calibration = &sim.Calibration{Model: res.Model, FittedOn: targetNames(targets), Range: res.Range, Parameters: res.Params}
 	res.Config = cfg
 	return res, nil
@@ -375,6 +379,7 @@ func evaluate(ctx context.Context, cfg sim.Config, targets []Target, terms []Ter
 	loss := 0.0
 	for _, t := range targets {
 		cfg.Frontend.ClientGapMs = t.ClientGapMs
+		cfg.Frontend.ClientGapSamplesMs = gapSamples(t.ClientGapsMs)
 		prof, err := Simulate(ctx, cfg, t.Workload)
 		if err != nil {
 			return nil, 0, fmt.Errorf("calibrate: simulating %s: %w", t.Name, err)

@@ -123,5 +123,8 @@ func LoadTarget(dir string) (Target, error) {
 		}
 	}
 	t.ClientGapMs = clientGap(run.Profile, t.Records, wl)
+	if wl.Concurrency > 0 && !hasTimestamps(wl) {
+		t.ClientGapsMs = ClientGaps(t.Records, wl.Concurrency)
+	}
 	return t, nil
 }
