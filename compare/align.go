@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,11 +23,16 @@ var informational = map[string]bool{"count": true, "sum": true}
 // construction (wall-clock timestamps), so comparing them is meaningless.
 var skippedMetrics = map[string]bool{"min_request_timestamp": true, "max_response_timestamp": true}
 
-// Row is one statistic of one metric on both sides, in the reference's unit.
+// Row is one statistic of one metric on both sides, in the (first)
+// reference run's unit. A side is one run or several: benchstat's model, in
+// which a comparison of two single runs is a comparison of two samples of
+// one.
 type Row struct {
-	Metric    string
-	Stat      string
-	Unit      string
+	Metric string
+	Stat   string
+	Unit   string
+	// Reference and Candidate are each side's value: the median of its
+	// runs' values (numpy's median), the value itself with one run.
 	Reference float64
 	Candidate float64
 	// Diff is Candidate − Reference.
@@ -37,12 +43,35 @@ type Row struct {
 	ErrorPct *float64
 	// Informational rows (count, sum) are shown but never gated or ranked.
 	Informational bool
+	// RefRuns and CandRuns are each side's values, one per run.
+	RefRuns, CandRuns Spread
+	// Test is the Mann–Whitney U test of the candidate runs' values against
+	// the reference runs'; nil with one run per side, where there is no
+	// run-to-run noise to test against.
+	Test *UTest
+	// Significant says the difference counts: always with one run per
+	// side, else Test.P ≤ alpha (the sides differ beyond their noise).
+	Significant bool
 }
 
-// NewRow builds a row and its error.
+// Spread is one statistic over the runs of one side.
+type Spread struct {
+	Values   []float64 // one per run, in run order
+	Min, Max float64
+}
+
+// spreadOf spreads values and returns their median (numpy's).
+func spreadOf(values []float64) (Spread, float64) {
+	s := slices.Clone(values)
+	slices.Sort(s)
+	return Spread{Values: values, Min: s[0], Max: s[len(s)-1]}, results.PercentileSorted(s, 50)
+}
+
+// NewRow builds the row of one run per side and its error.
 func NewRow(metric, stat, unit string, ref, cand float64) Row {
 	r := Row{Metric: metric, Stat: stat, Unit: unit, Reference: ref, Candidate: cand,
-		Diff: cand - ref, Informational: informational[stat]}
+		Diff: cand - ref, Informational: informational[stat], Significant: true,
+		RefRuns: Spread{Values: []float64{ref}, Min: ref, Max: ref}, CandRuns: Spread{Values: []float64{cand}, Min: cand, Max: cand}}
 	r.ErrorPct = errorPct(ref, cand)
 	return r
 }

@@ -77,7 +77,7 @@ func BenchmarkCompareMillion(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if rep, err = Compare(ref, cand, Options{Stall: DefaultStallOptions, Thresholds: DefaultGate}); err != nil {
+		if rep, err = Compare([]*Input{ref}, []*Input{cand}, Options{Stall: DefaultStallOptions, Thresholds: DefaultGate}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -143,9 +143,9 @@ func (r *Report) addBreakdown(refBs, candBs []*servermetrics.TTFTBreakdown) {
 	case len(refBs) == 0 && len(candBs) == 0:
 		return
 	case len(refBs) == 0 || len(candBs) == 0:
-		has, lacks := r.Candidate, r.Reference
+		has, lacks := r.Candidate(), r.Reference()
 		if len(refBs) > 0 {
-			has, lacks = r.Reference, r.Candidate
+			has, lacks = r.Reference(), r.Candidate()
 		}
 		r.Warnings = append(r.Warnings, warnf("TTFT breakdown not compared: %s has server-side TTFT stages, %s none (no %s or %s beside it)",
 			has.Name, lacks.Name, servermetrics.JSONName, servermetrics.TTFTBreakdownName))
@@ -155,12 +155,12 @@ func (r *Report) addBreakdown(refBs, candBs []*servermetrics.TTFTBreakdown) {
 	r.TTFTBreakdown = CompareBreakdowns(a, b, same)
 	if !same {
 		r.Warnings = append(r.Warnings, warnf("TTFT breakdown: different sources, %s's from %s and %s's from %s: stage names may not line up",
-			r.Reference.Name, a.Server, r.Candidate.Name, b.Server))
+			r.Reference().Name, a.Server, r.Candidate().Name, b.Server))
 	}
 	for _, side := range []struct {
 		name string
 		b    *servermetrics.TTFTBreakdown
-	}{{r.Reference.Name, a}, {r.Candidate.Name, b}} {
+	}{{r.Reference().Name, a}, {r.Candidate().Name, b}} {
 		if !side.b.Additive {
 			r.Warnings = append(r.Warnings, warnf("TTFT breakdown of %s is not additive: %s", side.name, side.b.Reason))
 		}

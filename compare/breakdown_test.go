@@ -82,7 +82,7 @@ func runDir(t *testing.T, name string, e *servermetrics.Export) *Input {
 
 // breakdownReport runs addServerSide on two inputs.
 func breakdownReport(ref, cand *Input) *Report {
-	r := &Report{Reference: RunInfo{Name: ref.Name}, Candidate: RunInfo{Name: cand.Name}}
+	r := &Report{References: []RunInfo{{Name: ref.Name}}, Candidates: []RunInfo{{Name: cand.Name}}}
 	r.addServerSide(ref, cand)
 	return r
 }

@@ -23,7 +23,8 @@ type ChartRow struct {
 
 // ChartRows returns the rows worth a bar in an error chart, in row order:
 // the headline statistics of the headline metrics and every gated
-// statistic, when their error is defined.
+// statistic, when their error (of the medians, with several runs per side)
+// is defined.
 func (r *Report) ChartRows() []ChartRow {
 	var out []ChartRow
 	for _, row := range r.Rows {

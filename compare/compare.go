@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -8,13 +9,21 @@ import (
 	"github.com/simbench/simbench/results"
 )
 
+// DefaultAlpha is the significance level of a comparison of several runs
+// per side.
+const DefaultAlpha = 0.05
+
 // Options configures a comparison.
 type Options struct {
 	Stall      StallOptions
 	Thresholds []Threshold
+	// Alpha is the Mann–Whitney significance level of a comparison of
+	// several runs per side (0 means DefaultAlpha): a difference with
+	// p > Alpha is within run-to-run noise.
+	Alpha float64
 }
 
-// RunInfo names one side of a comparison.
+// RunInfo names one run of a comparison.
 type RunInfo struct {
 	Name     string
 	Path     string
@@ -23,15 +32,18 @@ type RunInfo struct {
 	Errors   int // failed requests read from per-request records
 }
 
-// Report is a complete comparison: what every renderer prints.
+// Report is a complete comparison: what every renderer prints. Each side
+// is one run or several; with one run per side (Paired) the report also
+// joins the runs request by request and compares their stalls and server
+// metrics, which need both runs' records.
 type Report struct {
-	Reference, Candidate  RunInfo
-	Options               Options
-	Rows                  []Row
-	OnlyInReference       []string
-	OnlyInCandidate       []string
-	PerRequest            *Join   // nil unless both runs have per-request records
-	RefStalls, CandStalls *Stalls // nil for a run without token gaps
+	References, Candidates []RunInfo
+	Options                Options
+	Rows                   []Row
+	OnlyInReference        []string // metrics only the reference has; one run per side only
+	OnlyInCandidate        []string // metrics only the candidate has; one run per side only
+	PerRequest             *Join    // nil unless both runs have per-request records
+	RefStalls, CandStalls  *Stalls  // nil for a run without token gaps, and with several runs per side
 	// TTFTBreakdown compares the server-side TTFT stage means; nil unless
 	// both runs have server metrics with a breakdown (see LoadServerSide).
 	TTFTBreakdown *BreakdownComparison
@@ -41,18 +53,50 @@ type Report struct {
 	Verdicts      []Verdict
 	Warnings      []Warning
 	// RefDigest and CandDigest are the scanned records (nil without
-	// records), for plots.
+	// records, and with several runs per side), for plots.
 	RefDigest, CandDigest *Digest
 }
 
-// Compare scans both inputs (concurrently: the work is CPU-bound parsing
-// and there are exactly two), aligns their profiles, joins their requests,
-// detects stalls, lines up their server-side TTFT breakdowns and judges the
-// thresholds.
-func Compare(ref, cand *Input, opts Options) (*Report, error) {
-	var digests [2]*Digest
-	var errs [2]error
-	var wg sync.WaitGroup
+// Paired reports whether each side is one run: a plain two-run comparison,
+// whose rows have no significance test.
+func (r *Report) Paired() bool { return len(r.References) == 1 && len(r.Candidates) == 1 }
+
+// Reference is the (first) reference run.
+func (r *Report) Reference() RunInfo { return r.References[0] }
+
+// Candidate is the (first) candidate run.
+func (r *Report) Candidate() RunInfo { return r.Candidates[0] }
+
+// Compare compares the reference runs with the candidate runs.
+//
+// With one run per side it scans both (concurrently: the work is CPU-bound
+// parsing and there are exactly two), aligns their profiles, joins their
+// requests, detects stalls, lines up their server-side TTFT breakdowns and
+// judges the thresholds on the error %.
+//
+// With several runs on a side every run is scanned once and only its
+// statistics are kept (token-gap and stall figures included); each row
+// holds the runs' values, median, min and max per side and a Mann–Whitney
+// U test, and a bound is breached only by a difference that is larger than
+// the bound and significant at Options.Alpha (benchstat's rule). A
+// statistic missing from any run is left out with a warning.
+func Compare(refs, cands []*Input, opts Options) (*Report, error) {
+	if len(refs) == 0 || len(cands) == 0 {
+		return nil, errors.New("compare: a comparison needs at least one run per side")
+	}
+	if opts.Alpha == 0 {
+		opts.Alpha = DefaultAlpha
+	}
+	if !(opts.Alpha > 0 && opts.Alpha < 1) {
+		return nil, fmt.Errorf("compare: alpha must be in (0, 1), got %g", opts.Alpha)
+	}
+	if len(refs) == 1 && len(cands) == 1 {
+		return comparePair(refs[0], cands[0], opts)
+	}
+	return compareRuns(refs, cands, opts)
+}
+
+func comparePair(ref, cand *Input, opts Options) (*Report, error) {
 	if ref == cand { // one input compared with itself: scan it once
 		d, err := Scan(ref, opts.Stall)
 		if err != nil {
@@ -60,6 +104,9 @@ func Compare(ref, cand *Input, opts Options) (*Report, error) {
 		}
 		return build(ref, cand, d, d, opts), nil
 	}
+	var digests [2]*Digest
+	var errs [2]error
+	var wg sync.WaitGroup
 	for i, in := range []*Input{ref, cand} {
 		wg.Add(1)
 		go func() {
@@ -77,7 +124,8 @@ func Compare(ref, cand *Input, opts Options) (*Report, error) {
 }
 
 func build(ref, cand *Input, rd, cd *Digest, opts Options) *Report {
-	r := &Report{Reference: info(ref, rd), Candidate: info(cand, cd), Options: opts, RefDigest: rd, CandDigest: cd}
+	r := &Report{References: []RunInfo{info(ref, rd)}, Candidates: []RunInfo{info(cand, cd)}, Options: opts,
+		RefDigest: rd, CandDigest: cd}
 	r.Warnings = append(append(r.Warnings, ref.Warnings...), cand.Warnings...)
 	refP, w1 := withTokenGap(ref, rd)
 	candP, w2 := withTokenGap(cand, cd)
@@ -86,7 +134,10 @@ func build(ref, cand *Input, rd, cd *Digest, opts Options) *Report {
 	r.Rows, r.OnlyInReference, r.OnlyInCandidate = a.Rows, a.OnlyInReference, a.OnlyInCandidate
 	r.Warnings = append(r.Warnings, a.Warnings...)
 	r.RefStalls, r.CandStalls = rd.Stalls(), cd.Stalls()
-	r.addStallRows()
+	r.Rows = withStallRows(r.Rows, r.RefStalls, r.CandStalls)
+	if (r.RefStalls == nil) != (r.CandStalls == nil) {
+		r.Warnings = append(r.Warnings, warnf("token-gap stalls not compared: only one run has token gaps"))
+	}
 	if rd != nil && cd != nil && len(rd.Requests) > 0 && len(cd.Requests) > 0 {
 		r.PerRequest = JoinRequests(rd, cd)
 		r.Warnings = append(r.Warnings, r.PerRequest.Warnings...)
@@ -94,7 +145,7 @@ func build(ref, cand *Input, rd, cd *Digest, opts Options) *Report {
 		r.Warnings = append(r.Warnings, warnf("no per-request comparison: %s", missingRecords(r, rd, cd)))
 	}
 	r.addServerSide(ref, cand)
-	r.Verdicts = Evaluate(r.Rows, a, opts.Thresholds)
+	r.Verdicts = r.evaluate()
 	return r
 }
 
@@ -111,47 +162,55 @@ func missingRecords(r *Report, rd, cd *Digest) string {
 	case (rd == nil || len(rd.Requests) == 0) && (cd == nil || len(cd.Requests) == 0):
 		return "neither run has per-request records"
 	case rd == nil || len(rd.Requests) == 0:
-		return fmt.Sprintf("the reference (%s) has no per-request records", r.Reference.Name)
+		return fmt.Sprintf("the reference (%s) has no per-request records", r.Reference().Name)
 	}
-	return fmt.Sprintf("the candidate (%s) has no per-request records", r.Candidate.Name)
+	return fmt.Sprintf("the candidate (%s) has no per-request records", r.Candidate().Name)
 }
 
-// addStallRows compares the stall figures of both runs like metric
-// statistics: token_gap p99.9 (which no profile has) and the stalls rows.
-func (r *Report) addStallRows() {
-	a, b := r.RefStalls, r.CandStalls
+// withStallRows adds the stall figures of both runs, compared like metric
+// statistics: token_gap p99.9 (which no profile has) after token_gap p99,
+// and the stalls rows. Rows are left as they are unless both runs have
+// token gaps.
+func withStallRows(rows []Row, a, b *Stalls) []Row {
 	if a == nil || b == nil {
-		if a != nil || b != nil {
-			r.Warnings = append(r.Warnings, warnf("token-gap stalls not compared: only one run has token gaps"))
-		}
-		return
+		return rows
 	}
 	p999 := NewRow(results.TagTokenGap, "p99.9", "ms", a.P999Ms, b.P999Ms)
-	if i := slices.IndexFunc(r.Rows, func(x Row) bool { return x.Metric == results.TagTokenGap && x.Stat == "p99" }); i >= 0 {
-		r.Rows = slices.Insert(r.Rows, i+1, p999)
+	if i := slices.IndexFunc(rows, func(x Row) bool { return x.Metric == results.TagTokenGap && x.Stat == "p99" }); i >= 0 {
+		rows = slices.Insert(rows, i+1, p999)
 	} else {
-		r.Rows = append(r.Rows, p999)
+		rows = append(rows, p999)
 	}
-	r.Rows = append(r.Rows,
+	return append(rows,
 		NewRow(StallMetric, "stall_count", "stalls", float64(a.Count), float64(b.Count)),
 		NewRow(StallMetric, "stalls_per_1000_gaps", "stalls/1000 gaps", a.Per1000Gaps, b.Per1000Gaps),
 		NewRow(StallMetric, "blocked_stream_time_s", "s", a.BlockedS, b.BlockedS))
 }
 
-// Breaches returns the verdicts that breached their bound.
-func (r *Report) Breaches() []Verdict { return r.withStatus(Breach) }
+// Breaches returns the verdicts that breached their bound (beyond noise,
+// with several runs per side).
+func (r *Report) Breaches() []Verdict { return withStatus(r.Verdicts, Breach) }
 
 // MissingVerdicts returns the verdicts that could not be judged.
-func (r *Report) MissingVerdicts() []Verdict { return r.withStatus(Missing) }
+func (r *Report) MissingVerdicts() []Verdict { return withStatus(r.Verdicts, Missing) }
 
-func (r *Report) withStatus(s string) []Verdict {
+func withStatus(vs []Verdict, s string) []Verdict {
 	var out []Verdict
-	for _, v := range r.Verdicts {
+	for _, v := range vs {
 		if v.Status == s {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// Row returns the row of metric.stat.
+func (r *Report) Row(metric, stat string) (Row, bool) {
+	i := slices.IndexFunc(r.Rows, func(m Row) bool { return m.Metric == metric && m.Stat == stat })
+	if i < 0 {
+		return Row{}, false
+	}
+	return r.Rows[i], true
 }
 
 // withTokenGap returns the input's profile, with token_gap statistics

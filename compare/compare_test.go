@@ -15,7 +15,7 @@ func compareDirs(t *testing.T, a, b string, opts Options) *Report {
 	require.NoError(t, err)
 	cand, err := Open(b)
 	require.NoError(t, err)
-	rep, err := Compare(ref, cand, opts)
+	rep, err := Compare([]*Input{ref}, []*Input{cand}, opts)
 	require.NoError(t, err)
 	return rep
 }

@@ -97,7 +97,7 @@ func TestCompareAIPerfWithDynoSim(t *testing.T) {
 	cand, err := Open(dynoDir + "report.json")
 	require.NoError(t, err)
 	require.NoError(t, cand.AttachRecords(dynoDir+"per_request.jsonl"))
-	rep, err := Compare(ref, cand, Options{Stall: DefaultStallOptions})
+	rep, err := Compare([]*Input{ref}, []*Input{cand}, Options{Stall: DefaultStallOptions})
 	require.NoError(t, err)
 	dur := findRow(t, rep.Rows, results.TagBenchmarkDuration, "avg")
 	assert.InDelta(t, 2.5, dur.Candidate, 1e-12, "DynoSim's duration_ms in the reference's sec")

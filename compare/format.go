@@ -178,3 +178,24 @@ func groups(rows []Row) [][]Row {
 	}
 	return out
 }
+
+// SignificantOffenders returns up to n non-informational rows that differ
+// beyond noise, largest |error %| first, one per metric (its worst).
+func SignificantOffenders(rows []Row, n int) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.Significant && !r.Informational && r.ErrorPct != nil && *r.ErrorPct != 0 {
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return math.Abs(*out[i].ErrorPct) > math.Abs(*out[j].ErrorPct) })
+	seen := map[string]bool{}
+	worst := out[:0]
+	for _, r := range out {
+		if !seen[r.Metric] {
+			seen[r.Metric] = true
+			worst = append(worst, r)
+		}
+	}
+	return worst[:min(n, len(worst))]
+}

@@ -24,6 +24,38 @@ type jsonReport struct {
 	Warnings        []string           `json:"warnings"`
 }
 
+// jsonRunsReport is the JSON of several runs per side ("mode":
+// "multi-run").
+type jsonRunsReport struct {
+	Mode       string        `json:"mode"`
+	Alpha      float64       `json:"alpha"`
+	References []jsonRun     `json:"references"`
+	Candidates []jsonRun     `json:"candidates"`
+	Metrics    []jsonRunsRow `json:"metrics"`
+	Verdicts   []jsonVerdict `json:"verdicts"`
+	Warnings   []string      `json:"warnings"`
+}
+
+type jsonSpread struct {
+	Median float64   `json:"median"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	Values []float64 `json:"values"`
+}
+
+type jsonRunsRow struct {
+	Metric      string     `json:"metric"`
+	Stat        string     `json:"stat"`
+	Unit        string     `json:"unit"`
+	Reference   jsonSpread `json:"reference"`
+	Candidate   jsonSpread `json:"candidate"`
+	ErrorPct    *float64   `json:"error_pct"`
+	U           float64    `json:"mann_whitney_u"`
+	P           float64    `json:"p_value"`
+	Exact       bool       `json:"exact_p"`
+	Significant bool       `json:"significant"`
+}
+
 type jsonRun struct {
 	Name     string `json:"name"`
 	Path     string `json:"path"`
@@ -153,9 +185,14 @@ type jsonVerdict struct {
 
 // WriteJSON writes the report as one indented JSON object. Undefined
 // percentages and correlations are null; the encoder refuses NaN and Inf,
-// so none can reach the file.
+// so none can reach the file. With several runs per side the object has
+// "mode": "multi-run", the runs of each side, and per statistic each
+// side's values, median, min and max and the Mann–Whitney test.
 func WriteJSON(w io.Writer, r *Report) error {
-	out := jsonReport{Reference: runJSON(r.Reference), Candidate: runJSON(r.Candidate),
+	if !r.Paired() {
+		return encodeJSON(w, runsJSON(r))
+	}
+	out := jsonReport{Reference: runJSON(r.Reference()), Candidate: runJSON(r.Candidate()),
 		Metrics: []jsonRow{}, OnlyInReference: orEmpty(r.OnlyInReference), OnlyInCandidate: orEmpty(r.OnlyInCandidate),
 		PerRequest: joinJSON(r.PerRequest), Verdicts: []jsonVerdict{}, Warnings: []string{},
 		Stalls: jsonStallPair{stallsJSON(r.RefStalls, r.Options.Stall), stallsJSON(r.CandStalls, r.Options.Stall)}}
@@ -169,6 +206,26 @@ func WriteJSON(w io.Writer, r *Report) error {
 	}
 	out.Verdicts, out.Warnings = verdictsJSON(r.Verdicts), warningsJSON(r.Warnings)
 	return encodeJSON(w, out)
+}
+
+func runsJSON(r *Report) jsonRunsReport {
+	out := jsonRunsReport{Mode: "multi-run", Alpha: r.Options.Alpha, References: []jsonRun{}, Candidates: []jsonRun{},
+		Metrics: []jsonRunsRow{}, Verdicts: verdictsJSON(r.Verdicts), Warnings: warningsJSON(r.Warnings)}
+	for _, ri := range r.References {
+		out.References = append(out.References, runJSON(ri))
+	}
+	for _, ri := range r.Candidates {
+		out.Candidates = append(out.Candidates, runJSON(ri))
+	}
+	for _, m := range r.Rows {
+		out.Metrics = append(out.Metrics, jsonRunsRow{m.Metric, m.Stat, m.Unit, spreadJSON(m.Reference, m.RefRuns),
+			spreadJSON(m.Candidate, m.CandRuns), m.ErrorPct, m.Test.U, m.Test.P, m.Test.Exact, m.Significant})
+	}
+	return out
+}
+
+func spreadJSON(median float64, s Spread) jsonSpread {
+	return jsonSpread{Median: median, Min: s.Min, Max: s.Max, Values: s.Values}
 }
 
 // breakdownJSON is the TTFT breakdown section; null without one. A stage

@@ -37,20 +37,18 @@ type junitProblem struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes one testcase per gated field: a breach is a <failure>,
-// a field missing from a side an <error>. Without thresholds the suite is
-// empty.
+// WriteJUnit writes one testcase per gated field: a breach (beyond noise,
+// with several runs per side) is a <failure>, a field missing from a side
+// an <error>; a pass or "~" verdict passes with its detail in
+// <system-out>. Without thresholds the suite is empty.
 func WriteJUnit(w io.Writer, r *Report) error {
-	name := fmt.Sprintf("simbench compare %s vs %s", r.Candidate.Name, r.Reference.Name)
-	return writeJUnitSuite(w, name, r.Verdicts, func(v Verdict) junitCase { return junitCaseOf(r, v) })
-}
-
-// writeJUnitSuite writes one suite with a testcase per verdict: a breach is
-// a <failure>, a field missing from a side an <error>.
-func writeJUnitSuite(w io.Writer, name string, verdicts []Verdict, caseOf func(Verdict) junitCase) error {
+	name := fmt.Sprintf("simbench compare %d candidate vs %d reference runs", len(r.Candidates), len(r.References))
+	if r.Paired() {
+		name = fmt.Sprintf("simbench compare %s vs %s", r.Candidate().Name, r.Reference().Name)
+	}
 	s := junitSuite{Name: name, Cases: []junitCase{}}
-	for _, v := range verdicts {
-		s.Cases = append(s.Cases, caseOf(v))
+	for _, v := range r.Verdicts {
+		s.Cases = append(s.Cases, junitCaseFor(v, junitDetail(r, v)))
 		switch v.Status {
 		case Breach:
 			s.Failures++
@@ -72,15 +70,21 @@ func writeJUnitSuite(w io.Writer, name string, verdicts []Verdict, caseOf func(V
 	return err
 }
 
-func junitCaseOf(r *Report, v Verdict) junitCase {
-	detail := v.Reason
-	for _, row := range r.Rows {
-		if row.Metric == v.Metric && row.Stat == v.Stat {
-			detail = fmt.Sprintf("reference %s %s, candidate %s %s, error %s, bound ±%g%%", fmtValue(row.Stat, row.Reference),
-				row.Unit, fmtValue(row.Stat, row.Candidate), row.Unit, fmtPct(row.ErrorPct), v.MaxPct)
-		}
+// junitDetail is a verdict's values: the two runs', or each side's median
+// and [min … max] with the p-value.
+func junitDetail(r *Report, v Verdict) string {
+	m, ok := r.Row(v.Metric, v.Stat)
+	switch {
+	case !ok:
+		return v.Reason
+	case r.Paired():
+		return fmt.Sprintf("reference %s %s, candidate %s %s, error %s, bound ±%g%%", fmtValue(m.Stat, m.Reference),
+			m.Unit, fmtValue(m.Stat, m.Candidate), m.Unit, fmtPct(m.ErrorPct), v.MaxPct)
 	}
-	return junitCaseFor(v, detail)
+	return fmt.Sprintf("reference median %s %s %s, candidate median %s %s %s, error %s, p = %s, bound ±%g%%: %s",
+		fmtValue(m.Stat, m.Reference), spreadRange(m.Stat, m.RefRuns), m.Unit,
+		fmtValue(m.Stat, m.Candidate), spreadRange(m.Stat, m.CandRuns), m.Unit,
+		fmtPct(m.ErrorPct), fmtP(m.Test), v.MaxPct, v.Reason)
 }
 
 // junitCaseFor is the testcase of one verdict: a breach is a <failure>, a

@@ -14,15 +14,16 @@ const worstOffenders = 5
 
 // WriteMarkdown writes the report ready to paste into a pull request: a
 // summary line, the worst offenders, the verdicts, the stalls, the TTFT
-// breakdown and the per-request join, the full table folded in a <details> block, links to
-// plots (paths as given, typically relative to where the markdown lives)
-// and the warnings.
+// breakdown and the per-request join, the full table folded in a <details>
+// block, links to plots (paths as given, typically relative to where the
+// markdown lives) and the warnings. With several runs per side the
+// offenders are the statistics that differ beyond run-to-run noise and the
+// table has each side's median and [min … max] and the p-value.
 func WriteMarkdown(w io.Writer, r *Report, plots []string) error {
 	ew := &errWriter{w: w}
-	ew.printf("### simbench compare: `%s` vs `%s`\n\n", r.Candidate.Name, r.Reference.Name)
-	ew.printf("%s\n\n", summaryLine(r))
-	writeWorstMarkdown(ew, r.Rows)
-	writeVerdictsMarkdown(ew, r.Verdicts)
+	ew.printf("### simbench compare: %s\n\n%s\n\n", mdTitle(r), summaryLine(r))
+	writeOffendersMarkdown(ew, r)
+	writeVerdictsMarkdown(ew, r)
 	if r.RefStalls != nil || r.CandStalls != nil {
 		ew.printf("#### Token-gap stalls (gap > max(%g × median, %g ms))\n\n", r.Options.Stall.K, r.Options.Stall.FloorMs)
 		mdTable(ew, stallTable(r.RefStalls, r.CandStalls, true), "l")
@@ -33,13 +34,17 @@ func WriteMarkdown(w io.Writer, r *Report, plots []string) error {
 		ew.printf("#### Per-request join\n\n%s.\n\n", j)
 		mdTable(ew, joinTable(j), "lrrrrrll")
 	}
-	ew.printf("<details><summary>All %d statistics (reference: %s, candidate: %s)</summary>\n\n",
-		len(shownRows(r.Rows)), mdCode(r.Reference.Path), mdCode(r.Candidate.Path))
-	mdTable(ew, metricRowsMarkdown(r.Rows), "ll")
-	ew.printf("%s</details>\n\n", mdOnly(r))
+	writeDetailsMarkdown(ew, r)
 	writePlotsMarkdown(ew, plots)
 	writeWarningsMarkdown(ew, r.Warnings)
 	return ew.err
+}
+
+func mdTitle(r *Report) string {
+	if r.Paired() {
+		return fmt.Sprintf("`%s` vs `%s`", r.Candidate().Name, r.Reference().Name)
+	}
+	return fmt.Sprintf("%d candidate vs %d reference runs", len(r.Candidates), len(r.References))
 }
 
 func writeWarningsMarkdown(ew *errWriter, ws []Warning) {
@@ -53,8 +58,13 @@ func writeWarningsMarkdown(ew *errWriter, ws []Warning) {
 	ew.printf("\n")
 }
 
-// summaryLine says in one sentence how far apart the runs are.
+// summaryLine says in one sentence how far apart the runs are: with one
+// run per side the median and worst |error|, with several how many
+// statistics differ beyond run-to-run noise.
 func summaryLine(r *Report) string {
+	if !r.Paired() {
+		return runsSummaryLine(r)
+	}
 	var abs []float64
 	for _, row := range r.Rows {
 		if !row.Informational && row.ErrorPct != nil {
@@ -70,7 +80,7 @@ func summaryLine(r *Report) string {
 		s += fmt.Sprintf(", worst `%s.%s` %s", worst[0].Metric, worst[0].Stat, fmtPct(worst[0].ErrorPct))
 	}
 	if len(r.Verdicts) > 0 {
-		s += "; gate: " + gateBadge(r.Verdicts, verdictSummary)
+		s += "; gate: " + gateBadge(r)
 	}
 	if r.RefStalls != nil && r.CandStalls != nil {
 		s += fmt.Sprintf("; token-gap stalls: %d reference, %d candidate", r.RefStalls.Count, r.CandStalls.Count)
@@ -78,31 +88,55 @@ func summaryLine(r *Report) string {
 	return s + "."
 }
 
+func runsSummaryLine(r *Report) string {
+	sig := 0
+	for _, m := range r.Rows {
+		if m.Significant && !m.Informational {
+			sig++
+		}
+	}
+	s := fmt.Sprintf("**%d statistics compared** over %d reference and %d candidate runs; %d differ beyond run-to-run noise (Mann–Whitney p ≤ %g)",
+		len(r.Rows), len(r.References), len(r.Candidates), sig, r.Options.Alpha)
+	if len(r.Verdicts) > 0 {
+		s += "; gate: " + gateBadge(r)
+	}
+	return s + "."
+}
+
 // gateBadge is the markdown summary's verdict: incomplete when a gated
-// field is missing, else fail on any breach; summary counts the verdicts.
-func gateBadge(vs []Verdict, summary func([]Verdict) string) string {
+// field is missing, else fail on any breach.
+func gateBadge(r *Report) string {
 	b := "✅ pass"
-	for _, v := range vs {
+	for _, v := range r.Verdicts {
 		if v.Status == Missing {
-			return "⚠️ incomplete (" + summary(vs) + ")"
+			return "⚠️ incomplete (" + verdictSummary(r) + ")"
 		}
 		if v.Status == Breach {
 			b = "❌ fail"
 		}
 	}
-	return b + " (" + summary(vs) + ")"
+	return b + " (" + verdictSummary(r) + ")"
 }
 
-func writeWorstMarkdown(ew *errWriter, rows []Row) {
-	worst := WorstOffenders(rows, worstOffenders)
+// writeOffendersMarkdown ranks the rows furthest apart: with several runs
+// per side only those that differ beyond noise, one per metric.
+func writeOffendersMarkdown(ew *errWriter, r *Report) {
+	if !r.Paired() {
+		if sig := SignificantOffenders(r.Rows, worstOffenders); len(sig) > 0 {
+			ew.printf("#### Largest differences beyond run-to-run noise (p ≤ %g)\n\n", r.Options.Alpha)
+			mdTable(ew, rowsMarkdown(r, sig, false), "ll")
+		}
+		return
+	}
+	worst := WorstOffenders(r.Rows, worstOffenders)
 	if len(worst) == 0 {
 		return
 	}
 	ew.printf("#### Worst offenders\n\n")
 	t := [][]string{{"Metric", "Stat", "Error", "Reference", "Candidate", "Diff"}}
-	for _, r := range worst {
-		t = append(t, []string{metricTitle(r.Metric, r.Unit), statLabel(r.Stat), fmtPct(r.ErrorPct),
-			fmtValue(r.Stat, r.Reference), fmtValue(r.Stat, r.Candidate), fmtSignedValue(r.Stat, r.Diff)})
+	for _, m := range worst {
+		t = append(t, []string{metricTitle(m.Metric, m.Unit), statLabel(m.Stat), fmtPct(m.ErrorPct),
+			fmtValue(m.Stat, m.Reference), fmtValue(m.Stat, m.Candidate), fmtSignedValue(m.Stat, m.Diff)})
 	}
 	mdTable(ew, t, "ll")
 }
@@ -130,33 +164,60 @@ func writeServerMetricsMarkdown(ew *errWriter, rows []ServerMetricRow) {
 	mdTable(ew, t, "lllrrrrl")
 }
 
-func writeVerdictsMarkdown(ew *errWriter, vs []Verdict) {
-	if len(vs) == 0 {
+func writeVerdictsMarkdown(ew *errWriter, r *Report) {
+	if len(r.Verdicts) == 0 {
 		return
 	}
 	ew.printf("#### Verdicts\n\n")
-	t := [][]string{{"", "Field", "Error", "Bound", "Note"}}
-	icons := map[string]string{Pass: "✅", Breach: "❌", Missing: "⚠️"}
-	for _, v := range vs {
+	errorHeader := "Error"
+	if !r.Paired() {
+		errorHeader = "Error of medians"
+	}
+	t := [][]string{{"", "Field", errorHeader, "Bound", "Note"}}
+	icons := map[string]string{Pass: "✅", Breach: "❌", Missing: "⚠️", NotSignificant: "〰️"}
+	for _, v := range r.Verdicts {
 		t = append(t, []string{icons[v.Status] + " " + v.Status, "`" + v.Field() + "`", fmtPct(v.ErrorPct),
-			fmt.Sprintf("±%g%%", v.MaxPct), verdictNote(v)})
+			fmt.Sprintf("±%g%%", v.MaxPct), r.verdictNote(v)})
 	}
 	mdTable(ew, t, "llrrl")
 }
 
-func metricRowsMarkdown(rows []Row) [][]string {
-	t := [][]string{{"Metric", "Stat", "Reference", "Candidate", "Diff", "Error"}}
-	for _, g := range groups(shownRows(rows)) {
-		for i, r := range g {
-			name := ""
-			if i == 0 {
-				name = metricTitle(r.Metric, r.Unit)
-			}
-			t = append(t, []string{name, statLabel(r.Stat), fmtValue(r.Stat, r.Reference),
-				fmtValue(r.Stat, r.Candidate), fmtSignedValue(r.Stat, r.Diff), fmtPct(r.ErrorPct)})
+// writeDetailsMarkdown folds the table of every statistic in a <details>
+// block, with the statistics only one side has.
+func writeDetailsMarkdown(ew *errWriter, r *Report) {
+	shown := shownRows(r.Rows)
+	if r.Paired() {
+		ew.printf("<details><summary>All %d statistics (reference: %s, candidate: %s)</summary>\n\n",
+			len(shown), mdCode(r.Reference().Path), mdCode(r.Candidate().Path))
+	} else {
+		ew.printf("<details><summary>All %d statistics (medians and [min … max] over the runs; ~ = within noise)</summary>\n\n", len(shown))
+		ew.printf("Reference runs: %s\n\nCandidate runs: %s\n\n", mdRunList(r.References), mdRunList(r.Candidates))
+	}
+	mdTable(ew, rowsMarkdown(r, shown, true), "ll")
+	ew.printf("%s</details>\n\n", mdOnly(r))
+}
+
+// rowsMarkdown is the table of rows; grouped names the metric only on the
+// first row of its group.
+func rowsMarkdown(r *Report, rows []Row, grouped bool) [][]string {
+	headers, cells := columns(r)
+	t := [][]string{slices.Clone(headers)}
+	for i, m := range rows {
+		name := metricTitle(m.Metric, m.Unit)
+		if grouped && i > 0 && rows[i-1].Metric == m.Metric {
+			name = ""
 		}
+		t = append(t, append([]string{name}, cells(m)...))
 	}
 	return t
+}
+
+func mdRunList(rs []RunInfo) string {
+	names := make([]string, len(rs))
+	for i, ri := range rs {
+		names[i] = mdCode(ri.Path)
+	}
+	return strings.Join(names, ", ")
 }
 
 func mdOnly(r *Report) string {

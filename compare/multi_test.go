@@ -86,14 +86,14 @@ var multiGate = []Threshold{
 
 func TestCompareRunsSignificance(t *testing.T) {
 	refs, cands := multiRuns(t, 4)
-	rep, err := CompareRuns(refs, cands, MultiOptions{Stall: DefaultStallOptions, Thresholds: multiGate})
+	rep, err := Compare(refs, cands, Options{Stall: DefaultStallOptions, Thresholds: multiGate})
 	require.NoError(t, err)
 	ttft, ok := rep.Row("time_to_first_token", "avg")
 	require.True(t, ok)
-	assert.Equal(t, []float64{30, 31, 29, 30.5}, ttft.Reference.Values)
-	assert.Equal(t, 30.25, ttft.Reference.Median)
-	assert.Equal(t, 29.0, ttft.Reference.Min)
-	assert.Equal(t, 36.25, ttft.Candidate.Median)
+	assert.Equal(t, []float64{30, 31, 29, 30.5}, ttft.RefRuns.Values)
+	assert.Equal(t, 30.25, ttft.Reference)
+	assert.Equal(t, 29.0, ttft.RefRuns.Min)
+	assert.Equal(t, 36.25, ttft.Candidate)
 	assert.InDelta(t, 600.0/30.25, *ttft.ErrorPct, 1e-9)
 	assert.InDelta(t, 2.0/70, ttft.Test.P, 1e-12) // completely apart: the smallest p of 4 vs 4
 	assert.True(t, ttft.Significant)
@@ -113,7 +113,7 @@ func TestCompareRunsSignificance(t *testing.T) {
 
 func TestCompareRunsTooFewRunsIsNoise(t *testing.T) {
 	refs, cands := multiRuns(t, 3)
-	rep, err := CompareRuns(refs, cands, MultiOptions{Stall: DefaultStallOptions, Thresholds: multiGate[:1]})
+	rep, err := Compare(refs, cands, Options{Stall: DefaultStallOptions, Thresholds: multiGate[:1]})
 	require.NoError(t, err)
 	require.Len(t, rep.Verdicts, 1)
 	assert.Equal(t, NotSignificant, rep.Verdicts[0].Status)
@@ -125,16 +125,16 @@ func TestCompareRunsTooFewRunsIsNoise(t *testing.T) {
 
 func TestCompareRunsGolden(t *testing.T) {
 	refs, cands := multiRuns(t, 4)
-	rep, err := CompareRuns(refs, cands, MultiOptions{Stall: DefaultStallOptions, Thresholds: multiGate})
+	rep, err := Compare(refs, cands, Options{Stall: DefaultStallOptions, Thresholds: multiGate})
 	require.NoError(t, err)
 	for _, f := range []struct {
 		name  string
 		write func(*bytes.Buffer) error
 	}{
-		{"multi_text.golden", func(b *bytes.Buffer) error { return WriteMultiText(b, rep) }},
-		{"multi_markdown.golden", func(b *bytes.Buffer) error { return WriteMultiMarkdown(b, rep, []string{"plots/error_pct.png"}) }},
-		{"multi_junit.golden", func(b *bytes.Buffer) error { return WriteMultiJUnit(b, rep) }},
-		{"multi_json.golden", func(b *bytes.Buffer) error { return WriteMultiJSON(b, rep) }},
+		{"multi_text.golden", func(b *bytes.Buffer) error { return WriteText(b, rep) }},
+		{"multi_markdown.golden", func(b *bytes.Buffer) error { return WriteMarkdown(b, rep, []string{"plots/error_pct.png"}) }},
+		{"multi_junit.golden", func(b *bytes.Buffer) error { return WriteJUnit(b, rep) }},
+		{"multi_json.golden", func(b *bytes.Buffer) error { return WriteJSON(b, rep) }},
 	} {
 		var b bytes.Buffer
 		require.NoError(t, f.write(&b))
@@ -142,22 +142,22 @@ func TestCompareRunsGolden(t *testing.T) {
 	}
 	var js map[string]any
 	var b bytes.Buffer
-	require.NoError(t, WriteMultiJSON(&b, rep))
+	require.NoError(t, WriteJSON(&b, rep))
 	require.NoError(t, json.Unmarshal(b.Bytes(), &js))
 	assert.Equal(t, "multi-run", js["mode"])
 }
 
 func TestCompareRunsErrors(t *testing.T) {
-	_, err := CompareRuns(nil, nil, MultiOptions{})
+	_, err := Compare(nil, nil, Options{})
 	assert.Error(t, err)
 	refs, cands := multiRuns(t, 1)
-	_, err = CompareRuns(refs, cands, MultiOptions{Alpha: 1.5})
+	_, err = Compare(refs, cands, Options{Alpha: 1.5})
 	assert.ErrorContains(t, err, "alpha")
 }
 
 func TestMultiChartRowsAreMedians(t *testing.T) {
 	refs, cands := multiRuns(t, 4)
-	rep, err := CompareRuns(refs, cands, MultiOptions{Stall: DefaultStallOptions, Thresholds: multiGate[:1]})
+	rep, err := Compare(refs, cands, Options{Stall: DefaultStallOptions, Thresholds: multiGate[:1]})
 	require.NoError(t, err)
 	var found bool
 	for _, c := range rep.ChartRows() {

@@ -72,7 +72,7 @@ func TestServerMetricsSection(t *testing.T) {
 	require.NoError(t, err)
 	b, err := Open(mk(0.6))
 	require.NoError(t, err)
-	r, err := Compare(a, b, Options{})
+	r, err := Compare([]*Input{a}, []*Input{b}, Options{})
 	require.NoError(t, err)
 	require.Len(t, r.ServerMetrics, 3)
 	assert.Equal(t, "queue_time", r.ServerMetrics[1].Metric)

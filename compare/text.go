@@ -12,12 +12,14 @@ const metricColumnWidth = 32
 
 // WriteText writes the report as an AIPerf-like console table with error
 // columns, followed by the per-request join, the stalls, the TTFT
-// breakdown, the verdicts and the warnings.
+// breakdown, the verdicts and the warnings. With several runs per side the
+// table has each side's median and [min … max], the error % of the medians
+// ("~" before it when the runs do not differ beyond their noise) and the
+// Mann–Whitney p-value.
 func WriteText(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
-	ew.printf("simbench compare   error %% = (candidate − reference) / reference × 100\n")
-	ew.printf("  reference: %s\n  candidate: %s\n\n", describe(r.Reference), describe(r.Candidate))
-	ew.do(metricsBox(r.Rows).write)
+	writeTextHeader(ew, r)
+	ew.do(metricsBox(r).write)
 	ew.printf("%s", onlyLines(r))
 	if r.PerRequest != nil {
 		ew.printf("\nPer-request join: %s\n", r.PerRequest)
@@ -31,7 +33,7 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	writeBreakdownText(ew, r.TTFTBreakdown)
 	writeServerMetricsText(ew, r.ServerMetrics)
-	writeVerdictsText(ew, r.Verdicts)
+	writeVerdictsText(ew, r)
 	if len(r.Warnings) > 0 {
 		ew.printf("\nWarnings:\n")
 		for i, wn := range r.Warnings {
@@ -39,6 +41,18 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 	}
 	return ew.err
+}
+
+func writeTextHeader(ew *errWriter, r *Report) {
+	if r.Paired() {
+		ew.printf("simbench compare   error %% = (candidate − reference) / reference × 100\n")
+		ew.printf("  reference: %s\n  candidate: %s\n\n", describe(r.Reference()), describe(r.Candidate()))
+		return
+	}
+	ew.printf("simbench compare   %d reference run(s) vs %d candidate run(s)\n", len(r.References), len(r.Candidates))
+	ew.printf("  error %% = (candidate median − reference median) / reference median × 100\n")
+	ew.printf("  p = two-sided Mann–Whitney U test of the runs' values; ~ = not significant at α = %g\n", r.Options.Alpha)
+	ew.printf("  reference: %s\n  candidate: %s\n\n", runList(r.References), runList(r.Candidates))
 }
 
 func describe(ri RunInfo) string {
@@ -52,26 +66,80 @@ func describe(ri RunInfo) string {
 	return s + ")"
 }
 
+func runList(rs []RunInfo) string {
+	names := make([]string, len(rs))
+	for i, ri := range rs {
+		names[i] = ri.Path
+	}
+	return strings.Join(names, ", ")
+}
+
 // metricsBox lays the rows out one statistic per line, the metric title
 // wrapped down the first column of its group.
-func metricsBox(rows []Row) *box {
-	b := &box{headers: []string{"Metric", "Stat", "Reference", "Candidate", "Diff", "Error"}, left: 2}
-	for _, g := range groups(shownRows(rows)) {
+func metricsBox(r *Report) *box {
+	headers, cells := columns(r)
+	b := &box{headers: headers, left: 2}
+	for _, g := range groups(shownRows(r.Rows)) {
 		title := wrapWords(metricTitle(g[0].Metric, g[0].Unit), metricColumnWidth)
 		for i := 0; i < max(len(g), len(title)); i++ {
-			cells := []string{"", "", "", "", "", ""}
+			line := make([]string, len(headers))
 			if i < len(title) {
-				cells[0] = title[i]
+				line[0] = title[i]
 			}
 			if i < len(g) {
-				row := g[i]
-				cells[1], cells[2], cells[3] = statLabel(row.Stat), fmtValue(row.Stat, row.Reference), fmtValue(row.Stat, row.Candidate)
-				cells[4], cells[5] = fmtSignedValue(row.Stat, row.Diff), fmtPct(row.ErrorPct)
+				copy(line[1:], cells(g[i]))
 			}
-			b.rows = append(b.rows, cells)
+			b.rows = append(b.rows, line)
 		}
 	}
 	return b
+}
+
+var (
+	pairHeaders = []string{"Metric", "Stat", "Reference", "Candidate", "Diff", "Error"}
+	runsHeaders = []string{"Metric", "Stat", "Reference", "[min … max]", "Candidate", "[min … max]", "Error", "p"}
+)
+
+// columns are the table's headers and a row's cells after its metric
+// title: with one run per side the two values, their difference and the
+// error; with several each side's median and [min … max], the error of the
+// medians and the p-value.
+func columns(r *Report) ([]string, func(Row) []string) {
+	if r.Paired() {
+		return pairHeaders, pairCells
+	}
+	return runsHeaders, runsCells
+}
+
+func pairCells(m Row) []string {
+	return []string{statLabel(m.Stat), fmtValue(m.Stat, m.Reference), fmtValue(m.Stat, m.Candidate),
+		fmtSignedValue(m.Stat, m.Diff), fmtPct(m.ErrorPct)}
+}
+
+func runsCells(m Row) []string {
+	return []string{statLabel(m.Stat), fmtValue(m.Stat, m.Reference), spreadRange(m.Stat, m.RefRuns),
+		fmtValue(m.Stat, m.Candidate), spreadRange(m.Stat, m.CandRuns), noiseError(m), fmtP(m.Test)}
+}
+
+func spreadRange(stat string, s Spread) string {
+	return "[" + fmtValue(stat, s.Min) + " … " + fmtValue(stat, s.Max) + "]"
+}
+
+// noiseError is the error %, prefixed "~" when the runs do not differ
+// significantly.
+func noiseError(m Row) string {
+	if m.Significant {
+		return fmtPct(m.ErrorPct)
+	}
+	return "~ " + fmtPct(m.ErrorPct)
+}
+
+// fmtP is a row's p-value, "n/a" without a test.
+func fmtP(t *UTest) string {
+	if t == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f", t.P)
 }
 
 func onlyLines(r *Report) string {
@@ -189,33 +257,25 @@ func writeServerMetricsText(ew *errWriter, rows []ServerMetricRow) {
 	ew.do(func(w io.Writer) error { return plain(w, serverMetricsTable(rows), "lllrrrrl") })
 }
 
-func writeVerdictsText(ew *errWriter, vs []Verdict) {
-	if len(vs) == 0 {
+func writeVerdictsText(ew *errWriter, r *Report) {
+	if len(r.Verdicts) == 0 {
 		return
 	}
-	ew.printf("\nVerdicts: %s\n", verdictSummary(vs))
+	ew.printf("\nVerdicts: %s\n", verdictSummary(r))
 	rows := [][]string{{"status", "field", "error", "bound", ""}}
-	for _, v := range vs {
-		rows = append(rows, []string{strings.ToUpper(v.Status), v.Field(), fmtPct(v.ErrorPct), fmt.Sprintf("±%g%%", v.MaxPct), verdictNote(v)})
+	for _, v := range r.Verdicts {
+		rows = append(rows, []string{strings.ToUpper(v.Status), v.Field(), fmtPct(v.ErrorPct), fmt.Sprintf("±%g%%", v.MaxPct), r.verdictNote(v)})
 	}
 	ew.do(func(w io.Writer) error { return plain(w, rows, "llrrl") })
 }
 
-// verdictNote explains the verdicts that are not a plain comparison.
-func verdictNote(v Verdict) string {
-	if v.Status == Missing || v.ErrorPct == nil {
+// verdictNote explains the verdicts that are not a plain comparison: with
+// several runs per side every verdict, whose reason has the p-value.
+func (r *Report) verdictNote(v Verdict) string {
+	if !r.Paired() || v.Status == Missing || v.ErrorPct == nil {
 		return v.Reason
 	}
 	return ""
-}
-
-// verdictSummary counts verdicts by status: "1 breach, 0 missing, 5 pass".
-func verdictSummary(vs []Verdict) string {
-	n := map[string]int{}
-	for _, v := range vs {
-		n[v.Status]++
-	}
-	return fmt.Sprintf("%d breach, %d missing, %d pass", n[Breach], n[Missing], n[Pass])
 }
 
 // errWriter keeps the first write error, so renderers read straight.

@@ -74,6 +74,11 @@ const (
 	Pass    = "pass"
 	Breach  = "breach"
 	Missing = "missing"
+	// NotSignificant is the status of a verdict whose medians are further
+	// apart than the bound while the runs do not differ beyond their
+	// run-to-run noise (Mann–Whitney p > alpha): benchstat's "~". It does
+	// not fail a gate and needs several runs on a side.
+	NotSignificant = "~"
 )
 
 // Verdict is the outcome of one threshold.
@@ -82,7 +87,9 @@ const (
 // % (the relative error is unbounded) and is a breach. A gated statistic
 // that one side lacks cannot be judged: it is "missing", and a comparison
 // with a missing verdict fails (exit code 1) whatever the other verdicts
-// say, because a gate that silently skips fields would pass anything.
+// say, because a gate that silently skips fields would pass anything. A
+// field that does not exist on either side is "missing" too, which also
+// catches typos in metric names.
 type Verdict struct {
 	Threshold
 	ErrorPct *float64
@@ -90,42 +97,64 @@ type Verdict struct {
 	Reason   string
 }
 
-// Evaluate judges every threshold against the rows. A field that does
-// not exist on either side is "missing" too, which also catches typos in
-// metric names.
-func Evaluate(rows []Row, a Alignment, th []Threshold) []Verdict {
-	out := make([]Verdict, 0, len(th))
-	for _, t := range th {
-		out = append(out, evaluate(rows, a, t))
+// evaluate judges every threshold against the rows: a breach needs
+// |error| > bound and, with several runs per side, p ≤ alpha.
+func (r *Report) evaluate() []Verdict {
+	out := make([]Verdict, 0, len(r.Options.Thresholds))
+	for _, t := range r.Options.Thresholds {
+		out = append(out, r.judge(t))
 	}
 	return out
 }
 
-func evaluate(rows []Row, a Alignment, t Threshold) Verdict {
+func (r *Report) judge(t Threshold) Verdict {
 	v := Verdict{Threshold: t}
-	i := slices.IndexFunc(rows, func(r Row) bool { return r.Metric == t.Metric && r.Stat == t.Stat })
-	if i < 0 {
-		v.Status, v.Reason = Missing, missingReason(a, t)
+	m, ok := r.Row(t.Metric, t.Stat)
+	if !ok {
+		v.Status, v.Reason = Missing, r.missingReason(t)
 		return v
 	}
-	v.ErrorPct = rows[i].ErrorPct
+	v.ErrorPct = m.ErrorPct
 	switch {
-	case v.ErrorPct == nil:
+	case m.ErrorPct != nil && math.Abs(*m.ErrorPct) <= t.MaxPct:
+		v.Status, v.Reason = Pass, fmt.Sprintf("|%s| ≤ %g%%", fmtPct(m.ErrorPct), t.MaxPct)
+	case !m.Significant:
+		v.Status, v.Reason = NotSignificant, fmt.Sprintf("%s beyond ±%g%% but p = %.3f > α = %g: within run-to-run noise",
+			fmtPct(m.ErrorPct), t.MaxPct, m.Test.P, r.Options.Alpha)
+	case m.ErrorPct == nil && m.Test == nil:
 		v.Status, v.Reason = Breach, "reference is 0 and candidate is not: unbounded relative error"
-	case math.Abs(*v.ErrorPct) > t.MaxPct:
-		v.Status, v.Reason = Breach, fmt.Sprintf("|%s| > %g%%", fmtPct(v.ErrorPct), t.MaxPct)
+	case m.ErrorPct == nil:
+		v.Status, v.Reason = Breach, fmt.Sprintf("reference median is 0 and candidate median is not; p = %.3f", m.Test.P)
+	case m.Test == nil:
+		v.Status, v.Reason = Breach, fmt.Sprintf("|%s| > %g%%", fmtPct(m.ErrorPct), t.MaxPct)
 	default:
-		v.Status, v.Reason = Pass, fmt.Sprintf("|%s| ≤ %g%%", fmtPct(v.ErrorPct), t.MaxPct)
+		v.Status, v.Reason = Breach, fmt.Sprintf("|%s| > %g%%, p = %.3f ≤ α = %g", fmtPct(m.ErrorPct), t.MaxPct,
+			m.Test.P, r.Options.Alpha)
 	}
 	return v
 }
 
-func missingReason(a Alignment, t Threshold) string {
+func (r *Report) missingReason(t Threshold) string {
 	switch {
-	case slices.Contains(a.OnlyInReference, t.Metric):
+	case !r.Paired():
+		return t.Field() + " is not in every run of both sides"
+	case slices.Contains(r.OnlyInReference, t.Metric):
 		return t.Metric + " is missing from the candidate"
-	case slices.Contains(a.OnlyInCandidate, t.Metric):
+	case slices.Contains(r.OnlyInCandidate, t.Metric):
 		return t.Metric + " is missing from the reference"
 	}
 	return t.Field() + " is not on both sides"
+}
+
+// verdictSummary counts verdicts by status: "1 breach, 0 missing, 5 pass",
+// with the verdicts within noise ("~") when a side has several runs.
+func verdictSummary(r *Report) string {
+	n := map[string]int{}
+	for _, v := range r.Verdicts {
+		n[v.Status]++
+	}
+	if r.Paired() {
+		return fmt.Sprintf("%d breach, %d missing, %d pass", n[Breach], n[Missing], n[Pass])
+	}
+	return fmt.Sprintf("%d breach, %d missing, %d within noise (~), %d pass", n[Breach], n[Missing], n[NotSignificant], n[Pass])
 }

@@ -30,7 +30,9 @@ func TestEvaluate(t *testing.T) {
 		profile(metric("time_to_first_token", "ms", map[string]float64{"avg": 111, "p99": 3})))
 	th, err := ParseThresholds([]string{"time_to_first_token.avg=12%,time_to_first_token.avg=10%,time_to_first_token.p99=50%,only_ref.avg=5%,nope.avg=1%"})
 	require.NoError(t, err)
-	vs := Evaluate(a.Rows, a, th)
+	r := &Report{References: []RunInfo{{}}, Candidates: []RunInfo{{}}, Options: Options{Thresholds: th},
+		Rows: a.Rows, OnlyInReference: a.OnlyInReference, OnlyInCandidate: a.OnlyInCandidate}
+	vs := r.evaluate()
 	status := func(i int) string { return vs[i].Status }
 	assert.Equal(t, Pass, status(0))
 	assert.Equal(t, Breach, status(1))

@@ -1,17 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 
 	"github.com/simbench/simbench/compare"
-	"github.com/simbench/simbench/plots"
-	"github.com/simbench/simbench/results"
 	"github.com/urfave/cli/v2"
 )
 
@@ -86,29 +83,27 @@ func softMemoryLimit() {
 }
 
 // compareFormats are the renderers by --format name.
-var compareFormats = map[string]bool{"text": true, "markdown": true, "json": true, "junit": true}
+var compareFormats = map[string]func(w io.Writer, rep *compare.Report, links []string) error{
+	"text":     func(w io.Writer, rep *compare.Report, _ []string) error { return compare.WriteText(w, rep) },
+	"markdown": compare.WriteMarkdown,
+	"json":     func(w io.Writer, rep *compare.Report, _ []string) error { return compare.WriteJSON(w, rep) },
+	"junit":    func(w io.Writer, rep *compare.Report, _ []string) error { return compare.WriteJUnit(w, rep) },
+}
 
 func compareAction(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return usagef("compare takes REFERENCE and CANDIDATE, got %d arguments", c.NArg())
-	}
-	refs, cands, multi, err := runLists(c)
-	if err != nil {
-		return err
-	}
-	if multi {
-		return compareMultiAction(c, refs, cands)
 	}
 	opts, err := compareOptions(c)
 	if err != nil {
 		return err
 	}
 	softMemoryLimit()
-	ref, cand, err := openPair(c)
+	refs, cands, err := openSides(c)
 	if err != nil {
 		return err
 	}
-	rep, err := compare.Compare(ref, cand, opts)
+	rep, err := compare.Compare(refs, cands, opts)
 	if err != nil {
 		return err
 	}
@@ -118,7 +113,9 @@ func compareAction(c *cli.Context) error {
 			return err
 		}
 	}
-	if err := writeReport(c, rep, plotLinks(links, c.String("output"))); err != nil {
+	render := compareFormats[c.String("format")]
+	links = plotLinks(links, c.String("output"))
+	if err := writeOutput(c, func(w io.Writer) error { return render(w, rep, links) }); err != nil {
 		return err
 	}
 	return verdictError(rep)
@@ -126,11 +123,14 @@ func compareAction(c *cli.Context) error {
 
 func compareOptions(c *cli.Context) (compare.Options, error) {
 	var opts compare.Options
-	if !compareFormats[c.String("format")] {
+	if compareFormats[c.String("format")] == nil {
 		return opts, usagef("--format must be text, markdown, json or junit, got %q", c.String("format"))
 	}
 	if r := c.String("reference"); r != "a" && r != "b" {
 		return opts, usagef("--reference must be a or b, got %q", r)
+	}
+	if a := c.Float64("alpha"); !(a > 0 && a < 1) {
+		return opts, usagef("--alpha must be in (0, 1), got %g", a)
 	}
 	stall, err := stallOptions(c)
 	if err != nil {
@@ -143,7 +143,7 @@ func compareOptions(c *cli.Context) (compare.Options, error) {
 	if c.Bool("gate") {
 		th = withDefaults(th)
 	}
-	return compare.Options{Stall: stall, Thresholds: th}, nil
+	return compare.Options{Stall: stall, Thresholds: th, Alpha: c.Float64("alpha")}, nil
 }
 
 // withDefaults puts the default gate first; an explicit bound on the same
@@ -162,107 +162,42 @@ func withDefaults(th []compare.Threshold) []compare.Threshold {
 	return append(out, th...)
 }
 
-func openPair(c *cli.Context) (ref, cand *compare.Input, err error) {
-	a, err := openInput(c.Args().Get(0), c.String("records-a"))
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := openInput(c.Args().Get(1), c.String("records-b"))
-	if err != nil {
-		return nil, nil, err
+// openSides opens the runs of both arguments (each a run, a run list or a
+// directory of repeated runs), the reference first.
+func openSides(c *cli.Context) (refs, cands []*compare.Input, err error) {
+	var sides [2][]*compare.Input
+	for i, flag := range []string{"records-a", "records-b"} {
+		paths, err := compare.ExpandRuns(c.Args().Get(i))
+		if errors.Is(err, compare.ErrEmptyRunListElement) {
+			return nil, nil, usagef("%v", err)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(paths) > 1 && (c.IsSet("records-a") || c.IsSet("records-b")) {
+			return nil, nil, usagef("--records-a/--records-b apply to one run per side, not to run lists")
+		}
+		if sides[i], err = openRuns(paths, c.String(flag)); err != nil {
+			return nil, nil, err
+		}
 	}
 	if c.String("reference") == "b" {
-		return b, a, nil
+		return sides[1], sides[0], nil
 	}
-	return a, b, nil
+	return sides[0], sides[1], nil
 }
 
-// scatterTags are the per-request metrics drawn as reference-vs-candidate
-// scatter plots when the requests are joined.
-var scatterTags = []string{results.TagTTFT, results.TagITL, results.TagRequestLatency}
-
-// writeComparePlots draws both runs' figures, the error chart, the stacked
-// TTFT breakdown and the per-request scatter plots.
-func writeComparePlots(dir string, rep *compare.Report) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// openRuns opens one side's runs; records (--records-a/-b) go with a side
+// of one run.
+func openRuns(paths []string, records string) ([]*compare.Input, error) {
+	if len(paths) > 1 {
+		return compare.OpenRuns(paths)
+	}
+	in, err := openInput(paths[0], records)
+	if err != nil {
 		return nil, err
 	}
-	w := &plotWriter{dir: dir}
-	addRunPlots(w, []*compare.Digest{rep.RefDigest, rep.CandDigest}, []*compare.Stalls{rep.RefStalls, rep.CandStalls})
-	var bars []plots.ErrorBar
-	for _, r := range rep.ChartRows() {
-		bars = append(bars, plots.ErrorBar{Label: r.Metric + " " + r.Stat, ErrorPct: *r.ErrorPct, BoundPct: r.BoundPct})
-	}
-	title := fmt.Sprintf("%s vs %s: error per statistic", rep.Candidate.Name, rep.Reference.Name)
-	w.add("error_pct.png", func() (plots.Figure, error) { return plots.Errors(title, bars) })
-	if b := rep.TTFTBreakdown; b != nil {
-		stages, stacks := breakdownBars(rep)
-		t := fmt.Sprintf("%s vs %s: server-side TTFT breakdown (stage means)", rep.Candidate.Name, rep.Reference.Name)
-		w.add("ttft_breakdown.png", func() (plots.Figure, error) { return plots.TTFTBreakdown(t, stages, stacks...) })
-	}
-	if j := rep.PerRequest; j != nil {
-		for _, m := range j.Metrics {
-			if !slices.Contains(scatterTags, m.Metric) {
-				continue
-			}
-			t := fmt.Sprintf("%s per request (%d pairs, MAPE %s, grade %s)", m.Metric, m.N, pctOrNA(m.MAPEPct), m.Grade)
-			w.add("scatter_"+m.Metric+".png", func() (plots.Figure, error) {
-				return plots.Scatter(t, m.Metric+" ("+m.Unit+")", m.Reference, m.Candidate, rep.Reference.Name, rep.Candidate.Name)
-			})
-		}
-	}
-	return w.run()
-}
-
-// breakdownBars turns the TTFT breakdown section into the stacked bars of
-// both runs: the section's stages in its order, 0 ms where a run lacks
-// the stage.
-func breakdownBars(rep *compare.Report) ([]string, []plots.BreakdownBar) {
-	b := rep.TTFTBreakdown
-	ref := plots.BreakdownBar{Name: "reference: " + rep.Reference.Name, TTFTMs: b.Reference.TTFTMeanMs}
-	cand := plots.BreakdownBar{Name: "candidate: " + rep.Candidate.Name, TTFTMs: b.Candidate.TTFTMeanMs}
-	var stages []string
-	for _, row := range b.Stages {
-		stages = append(stages, compare.BreakdownStageName(row.Stage, row.Phase))
-		ref.StageMs = append(ref.StageMs, valueOrZero(row.Reference))
-		cand.StageMs = append(cand.StageMs, valueOrZero(row.Candidate))
-	}
-	return stages, []plots.BreakdownBar{ref, cand}
-}
-
-func valueOrZero(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-func pctOrNA(p *float64) string {
-	if p == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f%%", *p)
-}
-
-// plotLinks makes the plot paths relative to the report file, so the
-// markdown's image links work where the report is written.
-func plotLinks(paths []string, output string) []string {
-	if output == "" {
-		return paths
-	}
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		rel, err := filepath.Rel(filepath.Dir(output), p)
-		if err != nil {
-			rel = p
-		}
-		out[i] = filepath.ToSlash(rel)
-	}
-	return out
-}
-
-func writeReport(c *cli.Context, rep *compare.Report, links []string) error {
-	return writeOutput(c, func(w io.Writer) error { return render(w, c.String("format"), rep, links) })
+	return []*compare.Input{in}, nil
 }
 
 // writeOutput writes to the --output file when one is given (see
@@ -274,22 +209,10 @@ func writeOutput(c *cli.Context, write func(io.Writer) error) error {
 	return write(c.App.Writer)
 }
 
-func render(w io.Writer, format string, rep *compare.Report, links []string) error {
-	switch format {
-	case "markdown":
-		return compare.WriteMarkdown(w, rep, links)
-	case "json":
-		return compare.WriteJSON(w, rep)
-	case "junit":
-		return compare.WriteJUnit(w, rep)
-	}
-	return compare.WriteText(w, rep)
-}
-
 // verdictError turns the verdicts into the exit status: a gated field
 // missing from a side is a failure (exit 1) even when others breached,
 // because the gate could not be applied; otherwise any breach exits 3.
-func verdictError(rep verdicter) error {
+func verdictError(rep *compare.Report) error {
 	if miss := rep.MissingVerdicts(); len(miss) > 0 {
 		return fmt.Errorf("gate incomplete: %s", verdictList(miss))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,7 @@ func repeatedPair(t *testing.T, root string, n int) (real, simDir string) {
 			ttft float64
 		}{{"real", 30}, {"sim", 36}} {
 			ttft := side.ttft + jitter[i%len(jitter)]
-			writeRun(t, filepath.Join(root, side.name, repeatDirName(i)), runSpec{requests: 6, chunks: 5, workers: 1,
+			writeRun(t, filepath.Join(root, side.name, compare.RepeatDirName(i)), runSpec{requests: 6, chunks: 5, workers: 1,
 				intervalMs: 100, ttftMs: func(int) float64 { return ttft }, gapMs: func(int, int) float64 { return 10 }})
 		}
 	}
@@ -98,23 +99,6 @@ func TestCompareRunListsUsageErrors(t *testing.T) {
 	}
 }
 
-func TestExpandRuns(t *testing.T) {
-	root := t.TempDir()
-	real, _ := repeatedPair(t, root, 2)
-	runs, err := expandRuns(real)
-	require.NoError(t, err)
-	assert.Equal(t, []string{filepath.Join(real, "run_0001"), filepath.Join(real, "run_0002")}, runs)
-	one := filepath.Join(real, "run_0001")
-	runs, err = expandRuns(one + "," + one)
-	require.NoError(t, err)
-	assert.Equal(t, []string{one, one}, runs, "a run directory stands for itself")
-	empty := filepath.Join(root, "empty")
-	require.NoError(t, os.Mkdir(empty, 0o755))
-	runs, err = expandRuns(empty)
-	require.NoError(t, err)
-	assert.Equal(t, []string{empty}, runs, "compare.Open reports what is wrong with it")
-}
-
 // TestSimRepeat: --repeat N writes DIR/run_0001 … with simulator seeds
 // seed, seed+1, … on one workload; step jitter makes the runs differ.
 func TestSimRepeat(t *testing.T) {
@@ -129,7 +113,7 @@ func TestSimRepeat(t *testing.T) {
 	var ttfts []float64
 	var workloads []string
 	for i := range 3 {
-		run := filepath.Join(out, repeatDirName(i))
+		run := filepath.Join(out, compare.RepeatDirName(i))
 		p, _ := requireSelfConsistent(t, run)
 		v, ok := p.Value(results.TagITL, "avg")
 		require.True(t, ok)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
@@ -23,7 +24,7 @@ func simRepeat(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *resul
 	base := cfg.Seed
 	for i := range n {
 		cfg.Seed = base + int64(i)
-		if err := simRun(c, cfg, wl, input, filepath.Join(dir, repeatDirName(i))); err != nil {
+		if err := simRun(c, cfg, wl, input, filepath.Join(dir, compare.RepeatDirName(i))); err != nil {
 			return err
 		}
 	}

@@ -22,7 +22,7 @@ const (
 // outcome is what the comparison step leaves for the summary and the
 // history.
 type outcome struct {
-	verdicts verdicter // *compare.Report or *compare.MultiReport
+	verdicts *compare.Report
 	list     []compare.Verdict
 	chart    []compare.ChartRow // the headline statistics and every gated one
 	pValues  map[string]float64 // repeated runs: Mann–Whitney p per chart field
@@ -33,26 +33,16 @@ type outcome struct {
 // compareArms compares the silicon runs (reference) with the simulated
 // ones (candidate) and writes the reports.
 func (v *validation) compareArms() (*outcome, error) {
-	opts := v.p.Compare.options()
 	v.logf("comparing %s with %s", v.armPath(armSim), v.armPath(armReal))
-	if v.p.Repeat <= 1 {
-		return v.compareSingle(opts)
+	refs, cands := []string{v.armPath(armReal)}, []string{v.armPath(armSim)}
+	if v.p.Repeat > 1 { // exactly this validation's runs, not older ones left in OUTPUT
+		refs, cands = nil, nil
+		for r := range v.p.Repeat {
+			refs = append(refs, v.runDir(scheduledRun{armReal, r}))
+			cands = append(cands, v.runDir(scheduledRun{armSim, r}))
+		}
 	}
-	return v.compareMulti(opts)
-}
-
-func (v *validation) armPath(arm int) string { return filepath.Join(v.out, armNames[arm]) }
-
-func (v *validation) compareSingle(opts compare.MultiOptions) (*outcome, error) {
-	ref, err := compare.Open(v.armPath(armReal))
-	if err != nil {
-		return nil, err
-	}
-	cand, err := compare.Open(v.armPath(armSim))
-	if err != nil {
-		return nil, err
-	}
-	rep, err := compare.Compare(ref, cand, compare.Options{Stall: opts.Stall, Thresholds: opts.Thresholds})
+	rep, err := compareRuns(refs, cands, v.p.Compare.options())
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +54,12 @@ func (v *validation) compareSingle(opts compare.MultiOptions) (*outcome, error) 
 	}
 	links := plotLinks(plots, filepath.Join(v.out, compareMDName))
 	res := &outcome{verdicts: rep, list: rep.Verdicts, chart: rep.ChartRows(), plots: len(plots)}
+	if !rep.Paired() {
+		res.pValues = map[string]float64{}
+		for _, c := range res.chart {
+			res.pValues[c.Metric+"."+c.Stat] = c.Test.P
+		}
+	}
 	return res, v.writeReports(res, map[string]func(io.Writer) error{
 		compareJSONName: func(w io.Writer) error { return compare.WriteJSON(w, rep) },
 		compareMDName:   func(w io.Writer) error { return compare.WriteMarkdown(w, rep, links) },
@@ -72,35 +68,19 @@ func (v *validation) compareSingle(opts compare.MultiOptions) (*outcome, error) 
 	})
 }
 
-func (v *validation) compareMulti(opts compare.MultiOptions) (*outcome, error) {
-	var refs, cands []string // exactly this validation's runs, not older ones left in OUTPUT
-	for r := range v.p.Repeat {
-		refs = append(refs, v.runDir(scheduledRun{armReal, r}))
-		cands = append(cands, v.runDir(scheduledRun{armSim, r}))
-	}
-	rep, err := compareRunLists(refs, cands, opts)
+func (v *validation) armPath(arm int) string { return filepath.Join(v.out, armNames[arm]) }
+
+// compareRuns opens the runs of both sides and compares them.
+func compareRuns(refs, cands []string, opts compare.Options) (*compare.Report, error) {
+	a, err := compare.OpenRuns(refs)
 	if err != nil {
 		return nil, err
 	}
-	var plots []string
-	if v.p.Compare.wantPlots() {
-		if plots, err = writeMultiPlots(filepath.Join(v.out, comparePlotsName), rep); err != nil {
-			return nil, err
-		}
+	b, err := compare.OpenRuns(cands)
+	if err != nil {
+		return nil, err
 	}
-	links := plotLinks(plots, filepath.Join(v.out, compareMDName))
-	res := &outcome{verdicts: rep, list: rep.Verdicts, chart: rep.ChartRows(), plots: len(plots), pValues: map[string]float64{}}
-	for _, c := range res.chart {
-		if m, ok := rep.Row(c.Metric, c.Stat); ok {
-			res.pValues[c.Metric+"."+c.Stat] = m.Test.P
-		}
-	}
-	return res, v.writeReports(res, map[string]func(io.Writer) error{
-		compareJSONName: func(w io.Writer) error { return compare.WriteMultiJSON(w, rep) },
-		compareMDName:   func(w io.Writer) error { return compare.WriteMultiMarkdown(w, rep, links) },
-		compareTextName: func(w io.Writer) error { return compare.WriteMultiText(w, rep) },
-		junitName:       func(w io.Writer) error { return compare.WriteMultiJUnit(w, rep) },
-	})
+	return compare.Compare(a, b, opts)
 }
 
 // writeReports writes every report file, in a fixed order.

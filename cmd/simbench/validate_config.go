@@ -298,7 +298,7 @@ func (p *pipeline) resolve(path string) string {
 
 // options are the comparison options: thresholds (with the default gate
 // first when gate: true) and stall detection.
-func (c compareSection) options() compare.MultiOptions {
+func (c compareSection) options() compare.Options {
 	th, _ := compare.ParseThresholds(c.FailAbove) // checked by check
 	if c.Gate {
 		th = withDefaults(th)
@@ -310,7 +310,7 @@ func (c compareSection) options() compare.MultiOptions {
 	if c.StallFloorMs != nil {
 		stall.FloorMs = *c.StallFloorMs
 	}
-	return compare.MultiOptions{Stall: stall, Thresholds: th, Alpha: c.Alpha}
+	return compare.Options{Stall: stall, Thresholds: th, Alpha: c.Alpha}
 }
 
 // workloadArgs are the workload flags of both arms, "--name=value" for

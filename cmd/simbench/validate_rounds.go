@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+
+	"github.com/simbench/simbench/compare"
 )
 
 // The arms of a validation are the silicon run and the simulated run.
@@ -66,7 +68,7 @@ func (v *validation) runDir(s scheduledRun) string {
 	case s.Round == warmupRound:
 		return filepath.Join(v.out, "warmup", armNames[s.Arm])
 	}
-	return filepath.Join(v.out, armNames[s.Arm], repeatDirName(s.Round))
+	return filepath.Join(v.out, armNames[s.Arm], compare.RepeatDirName(s.Round))
 }
 
 // runArms runs the schedule. The first silicon run (the single one, or
@@ -137,5 +139,5 @@ func (v *validation) logName(s scheduledRun) string {
 	case s.Round == warmupRound:
 		return arm + "_warmup"
 	}
-	return arm + "_" + repeatDirName(s.Round)
+	return arm + "_" + compare.RepeatDirName(s.Round)
 }
