@@ -123,6 +123,9 @@ func comparePair(ref, cand *Input, opts Options) (*Report, error) {
 	return build(ref, cand, digests[0], digests[1], opts), nil
 }
 
+// build is the comparison of one run per side: the rows of two samples of
+// one run, then the per-request join, the stalls and the server side,
+// which need both runs' records.
 func build(ref, cand *Input, rd, cd *Digest, opts Options) *Report {
 	r := &Report{References: []RunInfo{info(ref, rd)}, Candidates: []RunInfo{info(cand, cd)}, Options: opts,
 		RefDigest: rd, CandDigest: cd}
@@ -130,11 +133,12 @@ func build(ref, cand *Input, rd, cd *Digest, opts Options) *Report {
 	refP, w1 := withTokenGap(ref, rd)
 	candP, w2 := withTokenGap(cand, cd)
 	r.Warnings = append(r.Warnings, append(w1, w2...)...)
-	a := Align(refP, candP)
-	r.Rows, r.OnlyInReference, r.OnlyInCandidate = a.Rows, a.OnlyInReference, a.OnlyInCandidate
-	r.Warnings = append(r.Warnings, a.Warnings...)
 	r.RefStalls, r.CandStalls = rd.Stalls(), cd.Stalls()
-	r.Rows = withStallRows(r.Rows, r.RefStalls, r.CandStalls)
+	refS, _ := sampleOf(r.Reference(), refP, refP, r.RefStalls)
+	candS, a := sampleOf(r.Candidate(), refP, candP, r.CandStalls)
+	r.OnlyInReference, r.OnlyInCandidate = a.OnlyInReference, a.OnlyInCandidate
+	r.Warnings = append(r.Warnings, a.Warnings...)
+	r.Rows, _ = r.rowsOf([]runSample{refS}, []runSample{candS}) // what only one run has, a and its warnings say
 	if (r.RefStalls == nil) != (r.CandStalls == nil) {
 		r.Warnings = append(r.Warnings, warnf("token-gap stalls not compared: only one run has token gaps"))
 	}
@@ -167,24 +171,23 @@ func missingRecords(r *Report, rd, cd *Digest) string {
 	return fmt.Sprintf("the candidate (%s) has no per-request records", r.Candidate().Name)
 }
 
-// withStallRows adds the stall figures of both runs, compared like metric
+// withStallRows adds a run's stall figures, compared like metric
 // statistics: token_gap p99.9 (which no profile has) after token_gap p99,
-// and the stalls rows. Rows are left as they are unless both runs have
-// token gaps.
-func withStallRows(rows []Row, a, b *Stalls) []Row {
-	if a == nil || b == nil {
+// and the stalls rows; nothing for a run without token gaps.
+func withStallRows(rows []Row, st *Stalls) []Row {
+	if st == nil {
 		return rows
 	}
-	p999 := NewRow(results.TagTokenGap, "p99.9", "ms", a.P999Ms, b.P999Ms)
+	p999 := NewRow(results.TagTokenGap, "p99.9", "ms", st.P999Ms, st.P999Ms)
 	if i := slices.IndexFunc(rows, func(x Row) bool { return x.Metric == results.TagTokenGap && x.Stat == "p99" }); i >= 0 {
 		rows = slices.Insert(rows, i+1, p999)
 	} else {
 		rows = append(rows, p999)
 	}
 	return append(rows,
-		NewRow(StallMetric, "stall_count", "stalls", float64(a.Count), float64(b.Count)),
-		NewRow(StallMetric, "stalls_per_1000_gaps", "stalls/1000 gaps", a.Per1000Gaps, b.Per1000Gaps),
-		NewRow(StallMetric, "blocked_stream_time_s", "s", a.BlockedS, b.BlockedS))
+		NewRow(StallMetric, "stall_count", "stalls", float64(st.Count), float64(st.Count)),
+		NewRow(StallMetric, "stalls_per_1000_gaps", "stalls/1000 gaps", st.Per1000Gaps, st.Per1000Gaps),
+		NewRow(StallMetric, "blocked_stream_time_s", "s", st.BlockedS, st.BlockedS))
 }
 
 // Breaches returns the verdicts that breached their bound (beyond noise,

@@ -37,7 +37,12 @@ func compareRuns(refs, cands []*Input, opts Options) (*Report, error) {
 		}
 	}
 	r.References, r.Candidates = infos(samples[0]), infos(samples[1])
-	r.buildRows(samples[0], samples[1])
+	rows, partial := r.rowsOf(samples[0], samples[1])
+	r.Rows = rows
+	if len(partial) > 0 {
+		r.Warnings = append(r.Warnings, warnf("%d statistics missing from some runs were not compared: %s",
+			len(partial), abbreviate(partial, 8)))
+	}
 	r.Verdicts = r.evaluate()
 	r.Warnings = appendUnique(r.Warnings, r.powerWarning()...)
 	return r, nil
@@ -55,15 +60,20 @@ func sampleRun(in *Input, base *results.Profile, stall StallOptions) (runSample,
 	if base == nil {
 		base = p
 	}
+	s, a := sampleOf(info(in, d), base, p, d.Stalls())
+	return s, p, append(warns, a.Warnings...), nil
+}
+
+// sampleOf is a run's statistics, profile p and stall figures st, in the
+// units of base, with the alignment of p against base.
+func sampleOf(ri RunInfo, base, p *results.Profile, st *Stalls) (runSample, Alignment) {
 	a := Align(base, p)
-	warns = append(warns, a.Warnings...)
-	st := d.Stalls()
-	rows := withStallRows(a.Rows, st, st)
-	s := runSample{info: info(in, d), values: map[string]float64{}, order: rows}
+	rows := withStallRows(a.Rows, st)
+	s := runSample{info: ri, values: make(map[string]float64, len(rows)), order: rows}
 	for _, row := range rows {
 		s.values[row.Metric+"."+row.Stat] = row.Candidate
 	}
-	return s, p, warns, nil
+	return s, a
 }
 
 func infos(ss []runSample) []RunInfo {
@@ -74,13 +84,11 @@ func infos(ss []runSample) []RunInfo {
 	return out
 }
 
-// buildRows makes a row of every field present in every run, in the order
-// fields first appear; the others are named in one warning.
-func (r *Report) buildRows(refs, cands []runSample) {
-	all := append(slices.Clone(refs), cands...)
+// rowsOf makes a row of every field present in every run, in the order
+// fields first appear, and names the others.
+func (r *Report) rowsOf(refs, cands []runSample) (rows []Row, partial []string) {
 	seen := map[string]bool{}
-	var partial []string
-	for _, s := range all {
+	for _, s := range append(slices.Clone(refs), cands...) {
 		for _, row := range s.order {
 			field := row.Metric + "." + row.Stat
 			if seen[field] {
@@ -93,13 +101,10 @@ func (r *Report) buildRows(refs, cands []runSample) {
 				partial = append(partial, field)
 				continue
 			}
-			r.Rows = append(r.Rows, r.runsRow(row, rv, cv))
+			rows = append(rows, r.newRow(row, rv, cv))
 		}
 	}
-	if len(partial) > 0 {
-		r.Warnings = append(r.Warnings, warnf("%d statistics missing from some runs were not compared: %s",
-			len(partial), abbreviate(partial, 8)))
-	}
+	return rows, partial
 }
 
 func collect(ss []runSample, field string) ([]float64, bool) {
@@ -114,15 +119,18 @@ func collect(ss []runSample, field string) ([]float64, bool) {
 	return out, true
 }
 
-// runsRow is the row of one field over the runs: each side's median, the
-// error % of the medians and the test of the runs' values.
-func (r *Report) runsRow(row Row, rv, cv []float64) Row {
-	m := Row{Metric: row.Metric, Stat: row.Stat, Unit: row.Unit, Informational: row.Informational}
+// newRow is the row of one field over the runs: each side's median, the
+// error % of the medians and, with several runs on a side, the test of
+// the runs' values.
+func (r *Report) newRow(row Row, rv, cv []float64) Row {
+	m := Row{Metric: row.Metric, Stat: row.Stat, Unit: row.Unit, Informational: row.Informational, Significant: true}
 	m.RefRuns, m.Reference = spreadOf(rv)
 	m.CandRuns, m.Candidate = spreadOf(cv)
 	m.Diff, m.ErrorPct = m.Candidate-m.Reference, errorPct(m.Reference, m.Candidate)
-	t, _ := MannWhitney(rv, cv) // values are finite and both sides non-empty
-	m.Test, m.Significant = &t, t.P <= r.Options.Alpha
+	if !r.Paired() {
+		t, _ := MannWhitney(rv, cv) // values are finite and both sides non-empty
+		m.Test, m.Significant = &t, t.P <= r.Options.Alpha
+	}
 	return m
 }
 
