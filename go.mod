@@ -3,6 +3,7 @@ module github.com/simbench/simbench
 go 1.26.8
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
 	github.com/montanaflynn/stats v0.14.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

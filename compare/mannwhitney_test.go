@@ -2,8 +2,10 @@ package compare
 
 import (
 	"math"
+	"slices"
 	"testing"
 
+	"github.com/aclements/go-moremath/stats"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +42,16 @@ func TestMannWhitneyTextbookExact(t *testing.T) {
 	}
 }
 
+// normalApproximation makes MannWhitney use the normal approximation for
+// the rest of the test (it must not run in parallel).
+func normalApproximation(t *testing.T) {
+	exact, ties := stats.MannWhitneyExactLimit, stats.MannWhitneyTiesExactLimit
+	stats.MannWhitneyExactLimit, stats.MannWhitneyTiesExactLimit = 0, 0
+	t.Cleanup(func() { stats.MannWhitneyExactLimit, stats.MannWhitneyTiesExactLimit = exact, ties })
+}
+
 func TestMannWhitneyNormalApproximation(t *testing.T) {
+	normalApproximation(t)
 	for _, tc := range []struct {
 		name string
 		x, y []float64
@@ -51,19 +62,15 @@ func TestMannWhitneyNormalApproximation(t *testing.T) {
 		{"ties", []float64{1, 2, 2, 3, 4, 4, 4, 5}, []float64{2, 3, 3, 5, 6, 6, 7}, 0.15959894244264883},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ranks, ties, err := midRanks(tc.x, tc.y)
+			got, err := MannWhitney(tc.x, tc.y)
 			require.NoError(t, err)
-			r1 := 0.0
-			for _, r := range ranks[:len(tc.x)] {
-				r1 += r
-			}
-			u := r1 - float64(len(tc.x)*(len(tc.x)+1))/2
-			assert.InDelta(t, tc.p, normalP(u, len(tc.x), len(tc.y), ties), 1e-12)
+			assert.False(t, got.Exact)
+			assert.InDelta(t, tc.p, got.P, 1e-12)
 		})
 	}
 }
 
-// Above exactLimit values the test switches to the normal approximation;
+// Above 25 values a side with ties the test switches to the normal approximation;
 // this sample has many ties (scipy: U = 388, p = 0.06663679541681919).
 func TestMannWhitneyLargeSampleWithTies(t *testing.T) {
 	a := []float64{11, 12, 11, 7, 12, 11, 9, 11, 11, 11, 10, 11, 9, 10, 9, 11, 10, 9, 8, 9, 10, 9, 13, 12, 5, 6, 10, 9, 10, 10}
@@ -78,7 +85,7 @@ func TestMannWhitneyLargeSampleWithTies(t *testing.T) {
 // bruteP enumerates every split of the pooled mid-ranks: an independent
 // check of the exact distribution with ties.
 func bruteP(x, y []float64) float64 {
-	ranks, _, _ := midRanks(x, y)
+	ranks := midRanks(append(slices.Clone(x), y...))
 	n, n1 := len(ranks), len(x)
 	obs := 0.0
 	for _, r := range ranks[:n1] {
@@ -104,6 +111,24 @@ func bruteP(x, y []float64) float64 {
 		}
 	}
 	return math.Min(1, 2*math.Min(below, above)/all)
+}
+
+// midRanks ranks values, tied ones getting the mean of their ranks.
+func midRanks(values []float64) []float64 {
+	ranks := make([]float64, len(values))
+	for i, v := range values {
+		below, equal := 0, 0
+		for _, w := range values {
+			switch {
+			case w < v:
+				below++
+			case w == v:
+				equal++
+			}
+		}
+		ranks[i] = float64(below) + float64(equal+1)/2
+	}
+	return ranks
 }
 
 func popcount(m int) int {
