@@ -26,6 +26,18 @@ var DefaultGate = []Threshold{
 	{"request_latency", "avg", 10}, {"output_token_throughput", "avg", 10},
 }
 
+// WithDefaultGate puts DefaultGate before th; an explicit bound on the
+// same field replaces the default one.
+func WithDefaultGate(th []Threshold) []Threshold {
+	var out []Threshold
+	for _, d := range DefaultGate {
+		if !slices.ContainsFunc(th, func(t Threshold) bool { return t.Field() == d.Field() }) {
+			out = append(out, d)
+		}
+	}
+	return append(out, th...)
+}
+
 // stallStats are the stall figures compared like metric statistics, under
 // the metric name StallMetric.
 var stallStats = []string{"stall_count", "stalls_per_1000_gaps", "blocked_stream_time_s"}

@@ -41,3 +41,20 @@ func TestEvaluate(t *testing.T) {
 	assert.Equal(t, "only_ref is missing from the candidate", vs[3].Reason)
 	assert.Equal(t, Missing, status(4))
 }
+
+func TestWithDefaultGate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		th   []Threshold
+		want []Threshold
+	}{
+		{"defaults alone", nil, DefaultGate},
+		{"an explicit bound replaces the default", []Threshold{{"time_to_first_token", "avg", 5}, {"stalls", "stall_count", 0}},
+			append(append([]Threshold(nil), DefaultGate[1:]...), Threshold{"time_to_first_token", "avg", 5}, Threshold{"stalls", "stall_count", 0})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, WithDefaultGate(tc.th))
+		})
+	}
+}

@@ -141,25 +141,9 @@ func compareOptions(c *cli.Context) (compare.Options, error) {
 		return opts, usagef("--fail-above %v", err)
 	}
 	if c.Bool("gate") {
-		th = withDefaults(th)
+		th = compare.WithDefaultGate(th)
 	}
 	return compare.Options{Stall: stall, Thresholds: th, Alpha: c.Float64("alpha")}, nil
-}
-
-// withDefaults puts the default gate first; an explicit bound on the same
-// field replaces the default one.
-func withDefaults(th []compare.Threshold) []compare.Threshold {
-	var out []compare.Threshold
-	for _, d := range compare.DefaultGate {
-		keep := true
-		for _, t := range th {
-			keep = keep && t.Field() != d.Field()
-		}
-		if keep {
-			out = append(out, d)
-		}
-	}
-	return append(out, th...)
 }
 
 // openSides opens the runs of both arguments (each a run, a run list or a

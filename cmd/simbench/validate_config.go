@@ -301,7 +301,7 @@ func (p *pipeline) resolve(path string) string {
 func (c compareSection) options() compare.Options {
 	th, _ := compare.ParseThresholds(c.FailAbove) // checked by check
 	if c.Gate {
-		th = withDefaults(th)
+		th = compare.WithDefaultGate(th)
 	}
 	stall := compare.DefaultStallOptions
 	if c.StallK != nil {
