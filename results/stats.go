@@ -3,6 +3,8 @@ package results
 import (
 	"math"
 	"slices"
+
+	"github.com/simbench/simbench/internal/numpy"
 )
 
 // Percentiles are the percentiles AIPerf reports, in its order.
@@ -43,21 +45,11 @@ func Summarize(values []float64) (s Summary, ok bool) {
 	return s, true
 }
 
-// PercentileSorted is numpy.percentile(sorted, p) with method="linear"
-// (Hyndman–Fan type 7), bit for bit: numpy's lerp computes b−(b−a)(1−t) when
-// t ≥ 0.5. sorted must be ascending and non-empty; p is in [0, 100].
+// PercentileSorted is numpy.percentile(sorted, p) with method="linear",
+// bit for bit (numpy.PercentileSorted). sorted must be ascending and
+// non-empty; p is in [0, 100].
 func PercentileSorted(sorted []float64, p float64) float64 {
-	idx := float64(len(sorted)-1) * (p / 100)
-	lo := math.Floor(idx)
-	k := int(lo)
-	if k+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	a, b, t := sorted[k], sorted[k+1], idx-lo
-	if t >= 0.5 {
-		return b - (b-a)*(1-t)
-	}
-	return a + (b-a)*t
+	return numpy.PercentileSorted(sorted, p)
 }
 
 // Stats returns the summary as a stat-name → value map in display units.

@@ -3,6 +3,8 @@ package traces
 import (
 	"math"
 	"sort"
+
+	"github.com/simbench/simbench/internal/numpy"
 )
 
 // Dist summarises a distribution of token counts. Percentiles are numpy's
@@ -150,22 +152,12 @@ func distOf(xs []float64) Dist {
 	}
 }
 
-// Percentile returns numpy's linear percentile q (0..100) of sorted: the
-// value at index q/100·(n−1), interpolated between neighbours. It returns 0
-// for an empty slice.
+// Percentile returns numpy's linear percentile q (0..100) of sorted, bit for
+// bit (numpy.PercentileSorted): the value at index q/100·(n−1),
+// interpolated between neighbours. It returns 0 for an empty slice.
 func Percentile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
+	if len(sorted) == 0 {
 		return 0
 	}
-	idx := q / 100 * float64(n-1)
-	lo := int(math.Floor(idx))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	if lo < 0 {
-		return sorted[0]
-	}
-	frac := idx - float64(lo)
-	return sorted[lo] + (sorted[lo+1]-sorted[lo])*frac
+	return numpy.PercentileSorted(sorted, min(max(q, 0), 100))
 }

@@ -84,6 +84,15 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
+// TestPercentileIsNumpys pins numpy's lerp, b−(b−a)(1−t) for t ≥ 0.5: the
+// a+(b−a)t form traces used before gave 3346.6000000000004 and
+// 3514.3599999999997 here.
+func TestPercentileIsNumpys(t *testing.T) {
+	info := Describe(&Workload{Requests: []Request{{InputLength: 1669}, {InputLength: 3533}}})
+	assert.Equal(t, 3346.6, info.ISL.P90)
+	assert.Equal(t, 3514.36, info.ISL.P99)
+}
+
 func TestDescribeSliceTrace(t *testing.T) {
 	wl, _, err := LoadMooncake(sliceTrace)
 	require.NoError(t, err)
