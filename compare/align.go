@@ -1,10 +1,10 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/simbench/simbench/results"
@@ -171,7 +171,7 @@ func skippedStatsWarnings(skipped map[string]map[string]int) []Warning {
 		for st, n := range m {
 			stats = append(stats, fmt.Sprintf("%s (%d)", st, n))
 		}
-		sort.Slice(stats, func(i, j int) bool { return statRank(stats[i]) < statRank(stats[j]) })
+		slices.SortFunc(stats, func(a, b string) int { return cmp.Compare(statRank(a), statRank(b)) })
 		out = append(out, warnf("statistics only in the %s were not compared, with the number of metrics: %s",
 			side, strings.Join(stats, ", ")))
 	}

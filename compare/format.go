@@ -1,9 +1,10 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -142,7 +143,7 @@ func WorstOffenders(rows []Row, n int) []Row {
 			out = append(out, r)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return math.Abs(*out[i].ErrorPct) > math.Abs(*out[j].ErrorPct) })
+	slices.SortStableFunc(out, func(a, b Row) int { return cmp.Compare(math.Abs(*b.ErrorPct), math.Abs(*a.ErrorPct)) })
 	out = append(out, undefined...)
 	return out[:min(n, len(out))]
 }
@@ -188,7 +189,7 @@ func SignificantOffenders(rows []Row, n int) []Row {
 			out = append(out, r)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return math.Abs(*out[i].ErrorPct) > math.Abs(*out[j].ErrorPct) })
+	slices.SortStableFunc(out, func(a, b Row) int { return cmp.Compare(math.Abs(*b.ErrorPct), math.Abs(*a.ErrorPct)) })
 	seen := map[string]bool{}
 	worst := out[:0]
 	for _, r := range out {

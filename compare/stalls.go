@@ -3,7 +3,6 @@ package compare
 import (
 	"cmp"
 	"slices"
-	"sort"
 
 	"github.com/simbench/simbench/results"
 )
@@ -187,7 +186,7 @@ func (pw *prefillWindows) overlaps(e gapEvent) bool {
 	pw.counts[g]++
 	ws := pw.groups[g]
 	begin := e.EndNs - msToNs(e.GapMs)
-	n := sort.Search(len(ws), func(i int) bool { return ws[i].start >= e.EndNs })
+	n, _ := slices.BinarySearchFunc(ws, e.EndNs, func(w window, end int64) int { return cmp.Compare(w.start, end) })
 	return n > 0 && ws[n-1].maxEnd > begin
 }
 

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -9,7 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -212,7 +213,7 @@ func peakOpen(spans [][2]int64) int {
 	for _, s := range spans {
 		evs = append(evs, ev{s[0], 1}, ev{s[1], -1})
 	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i].t < evs[j].t || evs[i].t == evs[j].t && evs[i].d < evs[j].d })
+	slices.SortFunc(evs, func(a, b ev) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.d, b.d)) })
 	open, peak := 0, 0
 	for _, e := range evs {
 		open += e.d

@@ -1,11 +1,12 @@
 package loadgen
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/simbench/simbench/traces"
@@ -155,7 +156,7 @@ func (p *Pacer) newPhase(idx []int, rebase bool) *phase {
 			ph.closed = append(ph.closed, k)
 		}
 	}
-	sort.SliceStable(ph.open, func(a, b int) bool { return p.firstTs(ph, ph.open[a]) < p.firstTs(ph, ph.open[b]) })
+	slices.SortStableFunc(ph.open, func(a, b int) int { return cmp.Compare(p.firstTs(ph, a), p.firstTs(ph, b)) })
 	if rebase && len(ph.open) > 0 {
 		ph.zeroMs = p.firstTs(ph, ph.open[0])
 	}

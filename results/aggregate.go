@@ -1,10 +1,11 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -197,7 +198,7 @@ func (a *Aggregator) addOtherTo(p *Profile) {
 	for tag := range a.other {
 		tags = append(tags, tag)
 	}
-	sort.Slice(tags, func(i, j int) bool { return a.other[tags[i]].order < a.other[tags[j]].order })
+	slices.SortFunc(tags, func(x, y string) int { return cmp.Compare(a.other[x].order, a.other[y].order) })
 	for _, tag := range tags {
 		acc := a.other[tag]
 		if s, ok := Summarize(acc.values); ok {
@@ -242,6 +243,6 @@ func (a *Aggregator) errorSummary() []ErrorCount {
 	for _, k := range a.errKeys {
 		out = append(out, ErrorCount{Details: k, Count: a.errors[k]})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	slices.SortStableFunc(out, func(a, b ErrorCount) int { return cmp.Compare(b.Count, a.Count) })
 	return out
 }

@@ -3,7 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -23,7 +23,7 @@ func WriteProfileCSV(w io.Writer, p *Profile) error {
 		}
 	}
 	byTag := func(ms []MetricResult) {
-		sort.Slice(ms, func(i, j int) bool { return ms[i].Tag < ms[j].Tag })
+		slices.SortFunc(ms, func(a, b MetricResult) int { return strings.Compare(a.Tag, b.Tag) })
 	}
 	byTag(dist)
 	byTag(scalars)

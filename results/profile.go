@@ -1,8 +1,9 @@
 package results
 
 import (
+	"cmp"
 	"encoding/json"
-	"sort"
+	"slices"
 )
 
 // SchemaVersion is the profile_export_aiperf.json schema simbench writes:
@@ -94,7 +95,5 @@ func (p *Profile) addScalar(tag string, v float64) {
 // sortMetrics puts metrics in AIPerf's key order; unknown tags keep their
 // relative order after the known ones.
 func (p *Profile) sortMetrics() {
-	sort.SliceStable(p.Metrics, func(i, j int) bool {
-		return order(p.Metrics[i].Tag) < order(p.Metrics[j].Tag)
-	})
+	slices.SortStableFunc(p.Metrics, func(a, b MetricResult) int { return cmp.Compare(order(a.Tag), order(b.Tag)) })
 }

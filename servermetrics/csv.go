@@ -2,12 +2,12 @@ package servermetrics
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -216,7 +216,7 @@ func csvLabelOrder(rows []*csvRow) []string {
 		slices.Sort(f)
 		fams = append(fams, f)
 	}
-	sort.Slice(fams, func(i, j int) bool { return fams[i][0] < fams[j][0] })
+	slices.SortFunc(fams, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
 	var out []string
 	for _, f := range fams {
 		out = append(out, slices.DeleteFunc(slices.Clone(f), func(k string) bool { return uses[k] > 1 })...)
@@ -252,9 +252,7 @@ func sortCSVRows(rows []*csvRow, labels []string) {
 		}
 		keys[r] = []string{pattern.String(), r.name, r.endpoint, pyLabelsRepr(r.series.Labels)}
 	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		return slices.Compare(keys[rows[i]], keys[rows[j]]) < 0
-	})
+	slices.SortStableFunc(rows, func(a, b *csvRow) int { return slices.Compare(keys[a], keys[b]) })
 }
 
 func b2i(b bool) int {
@@ -320,11 +318,8 @@ func sortedKeys(m map[string]string) []string {
 // *_info series, by metric name and endpoint, labels sorted by key.
 func writeCSVInfo(b *bytes.Buffer, rows []*csvRow) {
 	writeCSVRecord(b, []string{"Endpoint", "Metric", "Key", "Value", "Description"})
-	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].name != rows[j].name {
-			return rows[i].name < rows[j].name
-		}
-		return rows[i].endpoint < rows[j].endpoint
+	slices.SortStableFunc(rows, func(a, b *csvRow) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.endpoint, b.endpoint))
 	})
 	for _, r := range rows {
 		for _, k := range sortedKeys(r.series.Labels) {

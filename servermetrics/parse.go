@@ -1,11 +1,12 @@
 package servermetrics
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -52,7 +53,7 @@ func FamiliesFromDTO(mfs []*dto.MetricFamily) []Family {
 		}
 		out = append(out, f)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b Family) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -111,7 +112,7 @@ func seriesFromDTO(kind Kind, m *dto.Metric) (Series, bool) {
 			}
 			s.Buckets = append(s.Buckets, Bucket{UpperBound: b.GetUpperBound(), Count: c})
 		}
-		sort.Slice(s.Buckets, func(i, j int) bool { return s.Buckets[i].UpperBound < s.Buckets[j].UpperBound })
+		slices.SortFunc(s.Buckets, func(a, b Bucket) int { return cmp.Compare(a.UpperBound, b.UpperBound) })
 		if last := s.Buckets[len(s.Buckets)-1]; !math.IsInf(last.UpperBound, 1) {
 			s.Buckets = append(s.Buckets, Bucket{UpperBound: math.Inf(1), Count: s.Count})
 		}

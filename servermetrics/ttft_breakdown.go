@@ -1,13 +1,13 @@
 package servermetrics
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 )
@@ -161,18 +161,11 @@ func sortStages(stages []BreakdownStage) {
 		}
 		return len(list)
 	}
-	sort.SliceStable(stages, func(i, j int) bool {
-		a, b := stages[i], stages[j]
-		if ra, rb := rank(dynamoStageOrder, a.Stage), rank(dynamoStageOrder, b.Stage); ra != rb {
-			return ra < rb
-		}
-		if a.Stage != b.Stage {
-			return a.Stage < b.Stage
-		}
-		if ra, rb := rank(phaseOrder, a.Phase), rank(phaseOrder, b.Phase); ra != rb {
-			return ra < rb
-		}
-		return a.Phase < b.Phase
+	slices.SortStableFunc(stages, func(a, b BreakdownStage) int {
+		return cmp.Or(cmp.Compare(rank(dynamoStageOrder, a.Stage), rank(dynamoStageOrder, b.Stage)),
+			strings.Compare(a.Stage, b.Stage),
+			cmp.Compare(rank(phaseOrder, a.Phase), rank(phaseOrder, b.Phase)),
+			strings.Compare(a.Phase, b.Phase))
 	})
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"slices"
@@ -100,7 +101,7 @@ func (p *pacer) newPhase(idx []int32, rebase bool) *phase {
 		ph.zeroMs = 0
 	}
 	slices.SortStableFunc(ph.firsts, func(a, b int32) int {
-		return cmpInt64(ph.due(&p.reqs[a]), ph.due(&p.reqs[b]))
+		return cmp.Compare(ph.due(&p.reqs[a]), ph.due(&p.reqs[b]))
 	})
 	for _, i := range ph.firsts {
 		ph.offset = append(ph.offset, ph.due(&p.reqs[i]))
@@ -115,16 +116,6 @@ func (ph *phase) due(r *traces.Request) int64 {
 		return 0
 	}
 	return max(0, msToNs(r.TimestampMs-ph.zeroMs))
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // msToNs converts trace milliseconds to ns, rounded.

@@ -1,7 +1,9 @@
 package sim
 
 import (
-	"sort"
+	"cmp"
+	"slices"
+	"strings"
 
 	"github.com/simbench/simbench/results"
 )
@@ -132,11 +134,8 @@ func reasonCounts(m map[string]int) []ReasonCount {
 	for r, n := range m {
 		out = append(out, ReasonCount{Reason: r, Count: n})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		return out[i].Reason < out[j].Reason
+	slices.SortFunc(out, func(a, b ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
 	})
 	return out
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -274,7 +275,7 @@ func mergedConfig(shards []*shardDir, records int, out string) *results.InputCon
 		cfg.Output = &o
 	}
 	merged := &results.MergedInfo{Count: len(shards), Records: records, Shards: make([]results.MergedShard, 0, len(shards))}
-	for _, s := range slices.SortedFunc(slices.Values(shards), func(a, b *shardDir) int { return a.spec.Index - b.spec.Index }) {
+	for _, s := range slices.SortedFunc(slices.Values(shards), func(a, b *shardDir) int { return cmp.Compare(a.spec.Index, b.spec.Index) }) {
 		sb := s.config.Simbench
 		merged.Shards = append(merged.Shards, results.MergedShard{Shard: s.spec.String(), Dir: s.dir, Records: s.records,
 			Host: sb.Host, StartLateMs: sb.StartLateMs})

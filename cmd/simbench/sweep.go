@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -196,7 +197,7 @@ func printSweepPoint(w io.Writer, sw *sim.Sweep, pt plannedPoint, res sweepPoint
 // writeSweepOutputs writes sweep_summary.json and, for a whole sweep (not
 // a shard), marks the Pareto fronts and draws sweep_pareto.png.
 func writeSweepOutputs(w io.Writer, dir string, sum *sweepSummary, quiet bool) error {
-	slices.SortFunc(sum.Results, func(a, b sweepPoint) int { return a.Index - b.Index })
+	slices.SortFunc(sum.Results, func(a, b sweepPoint) int { return cmp.Compare(a.Index, b.Index) })
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

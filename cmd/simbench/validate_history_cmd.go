@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -144,10 +145,7 @@ func historyFields(entries []historyEntry) []string {
 	slices.SortFunc(out, func(a, b string) int {
 		ma, sa, _ := strings.Cut(a, ".")
 		mb, sb, _ := strings.Cut(b, ".")
-		if ma != mb {
-			return strings.Compare(ma, mb)
-		}
-		return statIndex(sa) - statIndex(sb)
+		return cmp.Or(strings.Compare(ma, mb), cmp.Compare(statIndex(sa), statIndex(sb)))
 	})
 	return out
 }
