@@ -31,6 +31,11 @@ type Progress struct {
 	Total int
 }
 
+// String is the snapshot as one progress line.
+func (p Progress) String() string {
+	return fmt.Sprintf("%d/%d requests, %.1f s simulated", p.Done, p.Total, float64(p.SimNs)/1e9)
+}
+
 // Option changes how Run runs.
 type Option func(*options)
 

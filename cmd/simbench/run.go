@@ -12,12 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/simbench/simbench/internal/progress"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 )
 
 // apiKeyEnv is read when --api-key is not given.
@@ -269,10 +269,7 @@ func hasTimestamps(wl *traces.Workload) bool {
 // progressPrinter renders progress on stderr: a bar on a terminal, a plain
 // line every 10 s otherwise.
 func progressPrinter(c *cli.Context) (func(loadgen.Progress), time.Duration) {
-	tty := false
-	if f, ok := c.App.ErrWriter.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
+	tty := progress.IsTerminal(c.App.ErrWriter)
 	every := 10 * time.Second
 	if tty {
 		every = 250 * time.Millisecond
@@ -280,8 +277,8 @@ func progressPrinter(c *cli.Context) (func(loadgen.Progress), time.Duration) {
 	if d := c.Duration("progress-interval"); d > 0 {
 		every = d
 	}
-	pp := &loadgen.ProgressPrinter{W: c.App.ErrWriter, TTY: tty}
-	return pp.Print, every
+	bar := progress.New(c.App.ErrWriter, tty)
+	return func(p loadgen.Progress) { bar.Update(p.Done, int64(p.Total), p.String(), p.Final) }, every
 }
 
 // interruptContext is cancelled by the first SIGINT/SIGTERM; a second one

@@ -9,11 +9,10 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
+	"github.com/simbench/simbench/internal/progress"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/sim"
@@ -146,13 +145,15 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.
 		return err
 	}
 	var opts []sim.Option
-	pb := newSimProgress(c, len(wl.Requests))
-	if pb != nil {
-		opts = append(opts, sim.WithProgress(pb.update, pb.every))
+	bar, every := simProgress(c, len(wl.Requests))
+	if bar != nil {
+		opts = append(opts, sim.WithProgress(func(p sim.Progress) {
+			bar.Update(int64(p.Done), int64(p.Total), p.String(), p.Done == p.Total)
+		}, every))
 	}
 	files, err := sim.WriteRun(context.Background(), dir, cfg, wl, input, opts...)
-	if pb != nil {
-		pb.finish()
+	if bar != nil {
+		bar.Finish()
 	}
 	if err != nil {
 		return err
@@ -320,57 +321,20 @@ func printSimResult(w io.Writer, cfg sim.Config, f *sim.RunFiles) error {
 	return nil
 }
 
-// simProgress draws a progress bar of requests done and simulated time.
-type simProgress struct {
-	w     io.Writer
-	tty   bool
-	every int
-	last  time.Time
-	width int
-}
-
-// newSimProgress returns nil when no progress is wanted: --quiet, or stderr
-// is not a terminal and --progress was not given.
-func newSimProgress(c *cli.Context, total int) *simProgress {
+// simProgress returns the progress bar and its period in finished
+// requests, or nil when no progress is wanted: --quiet, or stderr is not a
+// terminal and --progress was not given.
+func simProgress(c *cli.Context, total int) (*progress.Bar, int) {
 	if c.Bool("quiet") {
-		return nil
+		return nil, 0
 	}
-	tty := isTerminal(c.App.ErrWriter)
+	tty := progress.IsTerminal(c.App.ErrWriter)
 	if !tty && !c.Bool("progress") {
-		return nil
+		return nil, 0
 	}
 	every := max(1, total/20) // a plain line per 5%
 	if tty {
 		every = max(1, total/1000)
 	}
-	return &simProgress{w: c.App.ErrWriter, tty: tty, every: every}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func (p *simProgress) update(pr sim.Progress) {
-	final := pr.Done == pr.Total
-	if p.tty && !final && time.Since(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	line := fmt.Sprintf("%d/%d requests, %.1f s simulated", pr.Done, pr.Total, float64(pr.SimNs)/1e9)
-	if !p.tty {
-		fmt.Fprintf(p.w, "progress: %s\n", line)
-		return
-	}
-	const width = 30
-	filled := min(width, width*pr.Done/max(pr.Total, 1))
-	text := "[" + strings.Repeat("=", filled) + strings.Repeat(" ", width-filled) + "] " + line
-	fmt.Fprintf(p.w, "\r%s%s", text, strings.Repeat(" ", max(0, p.width-len(text))))
-	p.width = len(text)
-}
-
-func (p *simProgress) finish() {
-	if p.tty && p.width > 0 {
-		fmt.Fprintln(p.w)
-	}
+	return progress.New(c.App.ErrWriter, tty), every
 }
