@@ -3,7 +3,7 @@
 //
 // The pieces, in the order a request meets them:
 //
-//	Pacer     pure schedule: absolute deadlines from one start, no clock reads
+//	pacer     pure schedule (package pacer): absolute deadlines from one start, no clock reads
 //	driver    sleeps (then spins) to each deadline and hands the send to a worker
 //	Prompts   deterministic prompts from hash_ids (text or token ids)
 //	client    one HTTP request; SSE read incrementally, every event stamped

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/simbench/simbench/pacer"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
@@ -60,7 +61,7 @@ func newReport(wl *traces.Workload) *Report {
 	return rep
 }
 
-func (rep *Report) noteSend(s Send, lateBy time.Duration) {
+func (rep *Report) noteSend(s pacer.Send, lateBy time.Duration) {
 	if s.Warmup {
 		rep.Warmup++
 		return

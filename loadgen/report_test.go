@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simbench/simbench/pacer"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 	"github.com/stretchr/testify/assert"
@@ -26,7 +27,7 @@ func reportOf(t *testing.T, lagsMs []float64, failEvery int) (*Report, *results.
 		if failEvery > 0 && i%failEvery == 0 {
 			rec.Error = &results.ErrorDetails{Code: 500, Type: "Internal Server Error", Message: "x"}
 		}
-		s := Send{Intended: time.Duration(i) * 10 * time.Millisecond}
+		s := pacer.Send{Intended: time.Duration(i) * 10 * time.Millisecond}
 		s.At = s.Intended
 		rep.noteSend(s, 0)
 		m := results.ComputeMetrics(rec)

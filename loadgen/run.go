@@ -7,9 +7,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/simbench/simbench/pacer"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
+
+// Limits bounds a run beyond what the workload says (pacer.Limits).
+type Limits = pacer.Limits
 
 // Config configures Run.
 type Config struct {
@@ -57,12 +61,12 @@ type Progress struct {
 
 // completion tells the driver that a send finished.
 type completion struct {
-	s  Send
+	s  pacer.Send
 	at time.Duration
 }
 
 type job struct {
-	s    Send
+	s    pacer.Send
 	rec  *results.Record
 	body []byte
 	req  *traces.Request
@@ -72,7 +76,7 @@ type job struct {
 type runner struct {
 	wl     *traces.Workload
 	cfg    Config
-	pacer  *Pacer
+	pacer  *pacer.Pacer
 	client *client
 	body   *body
 	sink   Sink
@@ -135,9 +139,9 @@ func newRunner(wl *traces.Workload, cfg Config, sink Sink) (*runner, error) {
 	if err := cfg.Endpoint.Validate(); err != nil {
 		return nil, err
 	}
-	pacer, err := NewPacer(wl, cfg.Limits)
+	pc, err := pacer.New(wl, cfg.Limits)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pacer: %w", err)
 	}
 	spin := cfg.Spin
 	if spin == 0 {
@@ -147,7 +151,7 @@ func newRunner(wl *traces.Workload, cfg Config, sink Sink) (*runner, error) {
 	if !cfg.StartAt.IsZero() {
 		start = start.Add(cfg.StartAt.Sub(start)) // the monotonic reading at StartAt
 	}
-	r := &runner{wl: wl, cfg: cfg, pacer: pacer, sink: sink, wait: newWaiter(start, spin),
+	r := &runner{wl: wl, cfg: cfg, pacer: pc, sink: sink, wait: newWaiter(start, spin),
 		wall0: start.UnixNano(), jobs: make(chan job), done: make(chan completion, 4096),
 		report: newReport(wl), sessionIDs: map[string]string{}}
 	pool := wl.Concurrency
@@ -191,9 +195,9 @@ func (r *runner) drive(ctx context.Context) {
 		r.collect()
 		s, st := r.pacer.Next()
 		switch st {
-		case Done:
+		case pacer.Done:
 			return
-		case Blocked:
+		case pacer.Blocked:
 			select {
 			case c := <-r.done:
 				r.complete(c)
@@ -218,7 +222,7 @@ func (r *runner) drive(ctx context.Context) {
 
 // notePhase calls OnProfilingStart at the first profiling send after a
 // warmup phase.
-func (r *runner) notePhase(s Send) {
+func (r *runner) notePhase(s pacer.Send) {
 	if s.Warmup {
 		r.warmedUp = true
 		return
@@ -271,7 +275,7 @@ func (r *runner) drain(ctx context.Context) {
 
 // prepare builds the record and body for s ahead of its deadline (kept if
 // a completion interrupts the wait and s is still next).
-func (r *runner) prepare(s Send) job {
+func (r *runner) prepare(s pacer.Send) job {
 	if r.hasPrep && r.prepared.s.Req == s.Req && r.prepared.s.Seq == s.Seq && r.prepared.s.Warmup == s.Warmup {
 		r.prepared.s = s
 		return r.prepared

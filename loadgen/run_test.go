@@ -213,8 +213,8 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	var sink collect
 	_, err := Run(context.Background(), everyMs(1, 1, 1), Config{Endpoint: Endpoint{Type: "x"}}, sink.add)
 	require.Error(t, err)
-	_, err = Run(context.Background(), &traces.Workload{Requests: untimed(2)}, Config{Endpoint: chatEndpoint("h")}, sink.add)
-	require.ErrorContains(t, err, "concurrency")
+	_, err = Run(context.Background(), &traces.Workload{Requests: make([]traces.Request, 2)}, Config{Endpoint: chatEndpoint("h")}, sink.add)
+	require.ErrorContains(t, err, "pacer: requests without timestamps need a concurrency")
 }
 
 // TestRunGraceOnlyAfterDurationLimit: without a duration limit the grace
