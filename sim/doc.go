@@ -15,7 +15,7 @@
 // Config.Seed, so equal inputs give byte-identical outputs.
 //
 // At each instant the loop runs every event due, then sends what the pacer
-// allows (see pacer for the workload semantics, shared with the load
+// allows (see package pacer for the workload semantics, shared with the load
 // generator), then starts a step on every idle worker that has work.
 //
 // # Engine steps and token stamps

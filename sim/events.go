@@ -3,8 +3,7 @@ package sim
 type eventKind uint8
 
 const (
-	evWake       eventKind = iota // the next first turn of the schedule is due
-	evTurn                        // a later turn became eligible (arg: request index)
+	evWake       eventKind = iota // the pacer's next send is due
 	evArrive                      // a sent request reaches the frontend (arg: request index)
 	evStepEnd                     // a worker's step ends (arg: worker)
 	evClientDone                  // the client received a request's last byte (arg: request index)
@@ -68,54 +67,5 @@ func (h *eventHeap) pop() event {
 		h.items[i], h.items[m] = h.items[m], h.items[i]
 		i = m
 	}
-	return top
-}
-
-// turnItem is an eligible later turn waiting for a concurrency slot.
-type turnItem struct {
-	t   int64
-	idx int32
-}
-
-func (a turnItem) before(b turnItem) bool { return a.t < b.t || a.t == b.t && a.idx < b.idx }
-
-// turnHeap orders eligible turns by (eligible time, request index).
-type turnHeap []turnItem
-
-func (h *turnHeap) push(it turnItem) {
-	*h = append(*h, it)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !s[i].before(s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *turnHeap) pop() turnItem {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= last {
-			break
-		}
-		m := l
-		if r := l + 1; r < last && s[r].before(s[l]) {
-			m = r
-		}
-		if !s[m].before(s[i]) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
 	return top
 }

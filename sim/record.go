@@ -43,9 +43,9 @@ func (s *simulator) baseRecord(r *request) *results.Record {
 		corr = "sim-session-" + src.SessionID
 	}
 	return &results.Record{
-		ID: id, SessionNum: r.sessionNum, TraceRow: src.Row, ConversationID: src.SessionID,
+		ID: id, SessionNum: r.pace.Seq, TraceRow: src.Row, ConversationID: src.SessionID,
 		CorrelationID: corr, Turn: src.Turn, Warmup: src.Warmup,
-		IntendedNs: Epoch + r.intended, StartNs: Epoch + r.send, AckNs: Epoch + r.arrive,
+		IntendedNs: Epoch + int64(r.pace.Intended), StartNs: Epoch + r.send, AckNs: Epoch + r.arrive,
 		InputTokens: r.isl, RequestedOutputTokens: src.OutputLength,
 	}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/simbench/simbench/pacer"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
@@ -26,8 +27,7 @@ type request struct {
 	cached      int // prefix-cache hit in tokens (largest over admissions)
 	preemptions int
 
-	sessionNum int
-	intended   int64 // virtual ns
+	pace       pacer.Send // Seq, Intended (virtual ns) and what Complete needs
 	send       int64
 	arrive     int64 // at the router/engine
 	started    bool

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"time"
 
+	"github.com/simbench/simbench/pacer"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
@@ -67,7 +70,9 @@ type simulator struct {
 
 	events  eventHeap
 	now     int64
-	pacer   *pacer
+	pacer   *pacer.Pacer
+	wake    int64 // the pending wake event's time, when waking
+	waking  bool
 	live    []*request // in-flight requests by workload index
 	workers []*worker
 	router  router
@@ -115,9 +120,9 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	if wl == nil || len(wl.Requests) == 0 {
 		return nil, errors.New("sim: empty workload")
 	}
-	pc, err := newPacer(wl)
+	pc, err := pacer.New(wl, pacer.Limits{})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sim: %w", err)
 	}
 	s := &simulator{cfg: cfg, wl: wl, sink: sink, pacer: pc,
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
@@ -205,9 +210,7 @@ func (s *simulator) loop(ctx context.Context) error {
 func (s *simulator) handle(e event) {
 	switch e.kind {
 	case evWake:
-		s.pacer.waking = false
-	case evTurn:
-		s.pacer.ready(e.arg, e.t)
+		s.waking = s.waking && e.t != s.wake
 	case evArrive:
 		s.arrive(s.live[e.arg])
 	case evStepEnd:
@@ -220,18 +223,30 @@ func (s *simulator) handle(e event) {
 	}
 }
 
-// dispatch sends every request the pacer allows now.
+// dispatch sends every request the pacer allows now, and schedules a wake
+// event for the next one when it is due later.
 func (s *simulator) dispatch() {
 	for {
-		snd, ok := s.pacer.next(s.now)
-		if !ok {
-			break
+		snd, st := s.pacer.Next()
+		if st != pacer.Ready {
+			return
 		}
+		if at := int64(snd.At); at > s.now {
+			s.wakeAt(at)
+			return
+		}
+		s.pacer.Dispatch(snd)
 		s.send(snd)
 	}
-	if t, ok := s.pacer.wakeAt(s.now); ok {
-		s.push(t, evWake, 0)
+}
+
+// wakeAt schedules a wake event at t unless one is pending at or before t.
+func (s *simulator) wakeAt(t int64) {
+	if s.waking && s.wake <= t {
+		return
 	}
+	s.wake, s.waking = t, true
+	s.push(t, evWake, 0)
 }
 
 // kick starts a step on every idle worker that was touched.
@@ -253,11 +268,11 @@ func (s *simulator) afterStep(*worker) {
 	}
 }
 
-func (s *simulator) send(snd send) {
-	idx := snd.idx
+func (s *simulator) send(snd pacer.Send) {
+	idx := int32(snd.Req)
 	src := &s.wl.Requests[idx]
 	r := &request{wi: idx, src: src, isl: engineISL(src), osl: src.OutputLength, slot: -1,
-		sessionNum: snd.seq, send: s.now, intended: snd.intended}
+		pace: snd, send: s.now}
 	s.live[idx] = r
 	if s.profileStart < 0 && !src.Warmup {
 		s.profileStart = s.now
@@ -407,14 +422,13 @@ func (s *simulator) emit(rec *results.Record) {
 	}
 }
 
-// clientDone frees the request's concurrency slot and schedules its
+// clientDone frees the request's concurrency slot and releases its
 // session's next turn.
 func (s *simulator) clientDone(idx int32) {
+	r := s.live[idx]
 	s.live[idx] = nil
 	s.done++
-	if next, at, ok := s.pacer.done(idx, s.now); ok {
-		s.push(at, evTurn, next)
-	}
+	s.pacer.Complete(r.pace, time.Duration(s.now))
 	s.reportProgress(false)
 }
 
@@ -424,3 +438,6 @@ func (s *simulator) reportProgress(final bool) {
 	}
 	s.opts.progress(Progress{SimNs: s.now, Done: s.done, Total: len(s.wl.Requests)})
 }
+
+// msToNs converts trace milliseconds to ns, rounded.
+func msToNs(ms float64) int64 { return int64(math.Round(ms * 1e6)) }
