@@ -68,9 +68,14 @@ type simulator struct {
 	respOv int64
 	gap    *clientGap // client gap after each response (frontend.client_gap_ms)
 
-	events  eventHeap
-	now     int64
-	pacer   *pacer.Pacer
+	events eventHeap
+	now    int64
+	pacer  *pacer.Pacer
+	// next and nextSt are the pacer's last answer; stale means a send or
+	// a completion came since.
+	next    pacer.Send
+	nextSt  pacer.State
+	stale   bool
 	wake    int64 // the pending wake event's time, when waking
 	waking  bool
 	live    []*request // in-flight requests by workload index
@@ -124,7 +129,7 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
-	s := &simulator{cfg: cfg, wl: wl, sink: sink, pacer: pc,
+	s := &simulator{cfg: cfg, wl: wl, sink: sink, pacer: pc, stale: true,
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
 		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
 		gap: newClientGap(cfg.Frontend, cfg.Seed), profileStart: -1,
@@ -224,18 +229,24 @@ func (s *simulator) handle(e event) {
 }
 
 // dispatch sends every request the pacer allows now, and schedules a wake
-// event for the next one when it is due later.
+// event for the next one when it is due later. The pacer's answer changes
+// only when a request is sent or completes, so only then is it asked again.
 func (s *simulator) dispatch() {
 	for {
-		snd, st := s.pacer.Next()
-		if st != pacer.Ready {
+		if s.stale {
+			s.next, s.nextSt = s.pacer.Next()
+			s.stale = false
+		}
+		if s.nextSt != pacer.Ready {
 			return
 		}
-		if at := int64(snd.At); at > s.now {
+		if at := int64(s.next.At); at > s.now {
 			s.wakeAt(at)
 			return
 		}
+		snd := s.next
 		s.pacer.Dispatch(snd)
+		s.stale = true
 		s.send(snd)
 	}
 }
@@ -429,6 +440,7 @@ func (s *simulator) clientDone(idx int32) {
 	s.live[idx] = nil
 	s.done++
 	s.pacer.Complete(r.pace, time.Duration(s.now))
+	s.stale = true
 	s.reportProgress(false)
 }
 
