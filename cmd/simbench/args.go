@@ -24,12 +24,22 @@ func permuteArgs(app *cli.App, args []string) []string {
 		}
 		out = append(out, args[i])
 		i++
-		if len(cmd.Subcommands) == 0 {
+		if !hasSubcommands(cmd) {
 			return append(out, reorder(cmd.Flags, args[i:])...)
 		}
 		cmds = cmd.Subcommands
 	}
 	return append(out, args[i:]...)
+}
+
+// hasSubcommands reports whether cmd has sub-commands besides help.
+func hasSubcommands(cmd *cli.Command) bool {
+	for _, c := range cmd.Subcommands {
+		if c.Name != "help" {
+			return true
+		}
+	}
+	return false
 }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {

@@ -5,13 +5,17 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/traces"
 )
 
 // Exit codes shared by every command.
@@ -30,16 +34,42 @@ func main() {
 // can drive the whole CLI without exiting.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	appMu.Lock() // urfave/cli v2 mutates its global HelpFlag while parsing
-	err := app.Run(permuteArgs(app, args))
-	appMu.Unlock()
-	return exitCode(err, stderr)
+	return exitCode(app.Run(permuteArgs(app, args)), stderr)
 }
 
-// appMu serialises app.Run: urfave/cli v2 writes to the package-level
-// cli.HelpFlag on every run, a data race when tests run the CLI in
-// parallel. One process runs one command, so this costs nothing in use.
-var appMu sync.Mutex
+func init() {
+	if f, ok := cli.HelpFlag.(*cli.BoolFlag); ok {
+		cli.HelpFlag = &helpFlag{*f}
+	}
+	probe := &cli.App{}
+	probe.Setup()
+	helpAction = probe.Action // urfave/cli's help command's action
+}
+
+// helpAction is the action of urfave/cli's help command.
+var helpAction cli.ActionFunc
+
+// helpCommand is a command's own copy of urfave/cli's help sub-command:
+// urfave/cli appends its one package-level help command to every command
+// that has none and writes to it while setting the command up, a data race
+// when apps run in parallel (the tests run the CLI so). HideHelp keeps it
+// from getting a help command of its own.
+func helpCommand() *cli.Command {
+	return &cli.Command{Name: "help", Aliases: []string{"h"}, Usage: "Shows a list of commands or help for one command",
+		ArgsUsage: "[command]", HideHelp: true, Action: helpAction}
+}
+
+// helpFlag is urfave/cli's --help flag applied from a copy: BoolFlag.Apply
+// writes to the flag, and every app and command applies the one
+// package-level cli.HelpFlag, a data race when apps run in parallel (the
+// tests run the CLI so).
+type helpFlag struct{ cli.BoolFlag }
+
+// Apply registers a copy of the flag on set.
+func (f *helpFlag) Apply(set *flag.FlagSet) error {
+	c := f.BoolFlag
+	return c.Apply(set)
+}
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
@@ -54,30 +84,26 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands:        withUsageErrors(commands()),
 		ExitErrHandler:  func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err}
+			return usage.Wrap(err)
 		},
 	}
 }
 
 // withUsageErrors makes flag-parsing errors of every command usage errors.
+// It also gives each command its own help sub-command (see helpCommand).
 func withUsageErrors(cmds []*cli.Command) []*cli.Command {
 	for _, c := range cmds {
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usage.Wrap(err) }
 		withUsageErrors(c.Subcommands)
+		if !c.HideHelp && !c.HideHelpCommand && c.Command("help") == nil {
+			c.Subcommands = append(c.Subcommands, helpCommand())
+		}
 	}
 	return cmds
 }
 
-// usageError marks an error as a usage mistake (exit code 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
 // usagef returns a usage error (exit code 2).
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
+func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 // thresholdError reports a breached threshold (exit code 3).
 type thresholdError struct{ msg string }
@@ -94,9 +120,12 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitThreshold
 	}
 	fmt.Fprintln(stderr, "simbench:", err)
-	var ue usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "Required flag") {
+	var se *traces.SpecError
+	if usage.Is(err) || errors.As(err, &se) || strings.HasPrefix(err.Error(), "Required flag") {
 		return exitUsage
+	}
+	if errors.Is(err, realrun.ErrInterrupted) {
+		return exitInterrupted
 	}
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {

@@ -7,17 +7,16 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/simbench/simbench/internal/progress"
-	"github.com/simbench/simbench/loadgen"
-	"github.com/simbench/simbench/results"
-	"github.com/simbench/simbench/servermetrics"
-	"github.com/simbench/simbench/traces"
 	"github.com/urfave/cli/v2"
+
+	"github.com/simbench/simbench/internal/progress"
+	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/loadgen"
+	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/traces"
 )
 
 // apiKeyEnv is read when --api-key is not given.
@@ -90,39 +89,42 @@ func runAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("run takes no arguments, got %q", c.Args().First())
 	}
-	cfg, maxErr, err := runConfig(c)
+	opts, wl, maxErr, err := runOptions(c)
 	if err != nil {
 		return err
-	}
-	full, err := workloadFromFlags(c)
-	if err != nil {
-		return err
-	}
-	wl, plan, err := planShard(c, full)
-	if err != nil {
-		return err
-	}
-	cfg.StartAt = plan.startAt
-	if note := plan.note(wl); note != "" && !c.Bool("quiet") {
-		fmt.Fprint(c.App.ErrWriter, note)
-	}
-	cfg.Limits.Repeat = cfg.Limits.Duration > 0 && !c.IsSet("trace") && !c.IsSet("request-count") && wl.Concurrency > 0 && !hasTimestamps(wl)
-	if _, err := loadgen.RaiseFileLimit(); err != nil && !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "warning: could not raise the open-file limit: %v\n", err)
 	}
 	ctx, stop := interruptContext(c.Context, c.App.ErrWriter, os.Exit)
 	defer stop()
-	res, err := execute(ctx, c, wl, cfg, plan)
+	res, err := realrun.WriteRun(ctx, c.String("output-dir"), wl, opts)
 	if err != nil {
 		return err
 	}
-	if err := res.rep.WriteSummary(c.App.Writer, res.profile); err != nil {
+	if err := res.WriteText(c.App.Writer); err != nil {
 		return err
 	}
-	if err := printRunBreakdown(c.App.Writer, res.breakdown); err != nil {
-		return err
+	return res.Check(maxErr)
+}
+
+// runOptions reads the flags: the endpoint and limits, the workload (and
+// the shard of it to send) and the server metrics to scrape.
+func runOptions(c *cli.Context) (opts realrun.Options, wl *traces.Workload, maxErr float64, err error) {
+	if opts.Config, maxErr, err = runConfig(c); err != nil {
+		return opts, nil, 0, err
 	}
-	return runOutcome(res.rep, maxErr)
+	opts.Spec, opts.BenchmarkDuration = workloadSpec(c), c.Float64("benchmark-duration")
+	opts.Log, opts.Quiet = c.App.ErrWriter, c.Bool("quiet")
+	full, err := workloadFromFlags(c)
+	if err != nil {
+		return opts, nil, 0, err
+	}
+	if wl, opts.Shard, err = planShard(c, full); err != nil {
+		return opts, nil, 0, err
+	}
+	if note := opts.Shard.Note(wl); note != "" && !opts.Quiet {
+		fmt.Fprint(c.App.ErrWriter, note)
+	}
+	opts.ServerMetrics, err = serverMetricsFromFlags(c)
+	return opts, wl, maxErr, err
 }
 
 // runConfig reads the endpoint and limit flags.
@@ -131,7 +133,7 @@ func runConfig(c *cli.Context) (loadgen.Config, float64, error) {
 	if err != nil {
 		return loadgen.Config{}, 0, err
 	}
-	maxErr, err := parseErrorRate(c.String("max-error-rate"))
+	maxErr, err := realrun.ParseErrorRate(c.String("max-error-rate"))
 	if err != nil {
 		return loadgen.Config{}, 0, err
 	}
@@ -139,13 +141,13 @@ func runConfig(c *cli.Context) (loadgen.Config, float64, error) {
 	if !finiteNonNegative(dur) || !finiteNonNegative(grace) {
 		return loadgen.Config{}, 0, usagef("--benchmark-duration and --benchmark-grace-period must be finite numbers >= 0")
 	}
-	cfg := loadgen.Config{Endpoint: ep, Limits: loadgen.Limits{Duration: seconds(dur)}, Grace: seconds(grace),
+	cfg := loadgen.Config{Endpoint: ep, Limits: loadgen.Limits{Duration: realrun.Seconds(dur)}, Grace: realrun.Seconds(grace),
 		Spin: c.Duration("spin")}
 	if cfg.Spin == 0 {
 		cfg.Spin = -1 // --spin 0: no spin (loadgen's 0 means the default)
 	}
 	if !c.Bool("quiet") {
-		cfg.Progress, cfg.ProgressEvery = progressPrinter(c)
+		cfg.Progress, cfg.ProgressEvery = progressPrinter(c.App.ErrWriter, c.Duration("progress-interval"))
 	}
 	return cfg, maxErr, nil
 }
@@ -162,122 +164,36 @@ func endpointFromFlags(c *cli.Context) (loadgen.Endpoint, error) {
 	ep := loadgen.Endpoint{URL: c.String("url"), Path: c.String("endpoint"), Type: c.String("endpoint-type"),
 		Model: c.String("model"), APIKey: key, Streaming: c.Bool("streaming"),
 		LegacyMaxTokens: c.Bool("use-legacy-max-tokens"), ServerTokenCount: c.Bool("use-server-token-count"),
-		Timeout: seconds(timeout),
+		Timeout: realrun.Seconds(timeout),
 		Prompts: loadgen.Prompts{TokenIDs: c.Bool("prompt-token-ids"), VocabSize: c.Int("vocab-size"),
 			BlockSize: traces.MooncakeBlockSize, Seed: c.Int64("random-seed")}}
 	for _, s := range c.StringSlice("extra-inputs") {
 		x, err := loadgen.ParseExtra(s)
 		if err != nil {
-			return ep, usageError{err}
+			return ep, usage.Wrap(err)
 		}
 		ep.Extra = append(ep.Extra, x)
 	}
 	if err := ep.Validate(); err != nil {
-		return ep, usageError{err}
+		return ep, usage.Wrap(err)
 	}
 	return ep, nil
 }
 
-// runResult is what a run produced: the report, the aggregate profile and
-// the server's TTFT breakdown (nil when none).
-type runResult struct {
-	rep       *loadgen.Report
-	profile   *results.Profile
-	breakdown *servermetrics.TTFTBreakdown
-}
-
-// execute runs the workload into the output directory, scraping the
-// server's metrics around it.
-func execute(ctx context.Context, c *cli.Context, wl *traces.Workload, cfg loadgen.Config, plan shardPlan) (*runResult, error) {
-	cfg.Endpoint.Prompts.BlockSize = wl.BlockSize
-	if wl.BlockSize <= 0 {
-		cfg.Endpoint.Prompts.BlockSize = traces.MooncakeBlockSize
-	}
-	sm, err := newServerMetrics(c, cfg.Endpoint.URL)
-	if err != nil {
-		return nil, err
-	}
-	dir := c.String("output-dir")
-	rw, err := results.CreateRun(dir, results.RunOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if err := writeWorkloadFile(dir, wl); err != nil {
-		return nil, err
-	}
-	sm.start(context.WithoutCancel(c.Context))
-	cfg.OnProfilingStart = sm.profilingStart
-	rep, runErr := loadgen.Run(ctx, wl, cfg, sm.sink(rw.Add))
-	sm.stop()
-	if rep == nil {
-		rep = &loadgen.Report{}
-	}
-	ic := inputConfig(c, wl, &cfg, plan, rep.StartLate)
-	p, err := rw.Close(results.RunMeta{InputConfig: ic, StartNs: rep.StartNs, EndNs: rep.EndNs, WasCancelled: rep.Interrupted})
-	if runErr != nil {
-		return nil, runErr
-	}
-	bd := sm.finish(dir, rep.StartNs, ic)
-	return &runResult{rep: rep, profile: p, breakdown: bd}, err
-}
-
-// runOutcome turns the report into the exit status: 130 after an interrupt,
-// 1 above --max-error-rate, else 0.
-func runOutcome(rep *loadgen.Report, maxErr float64) error {
-	if rep.Interrupted {
-		return cli.Exit("interrupted: files written for the requests that were sent", exitInterrupted)
-	}
-	if maxErr >= 0 && rep.Finished > 0 {
-		if share := float64(rep.Errors) / float64(rep.Finished); share > maxErr {
-			return cli.Exit(fmt.Sprintf("%d of %d requests failed (%.2f%%), above --max-error-rate %.2f%%",
-				rep.Errors, rep.Finished, 100*share, 100*maxErr), exitFailure)
-		}
-	}
-	return nil
-}
-
-// parseErrorRate reads "0.05" or "5%"; "" is off (-1).
-func parseErrorRate(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return -1, nil
-	}
-	pct := strings.HasSuffix(s, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	if pct {
-		v /= 100
-	}
-	if err != nil || math.IsNaN(v) || v < 0 || v > 1 {
-		return 0, usagef("--max-error-rate %q: want a fraction in [0, 1] or a percentage (5%%)", s)
-	}
-	return v, nil
-}
-
 func finiteNonNegative(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-func hasTimestamps(wl *traces.Workload) bool {
-	for i := range wl.Requests {
-		if wl.Requests[i].HasTimestamp {
-			return true
-		}
-	}
-	return false
-}
-
-// progressPrinter renders progress on stderr: a bar on a terminal, a plain
-// line every 10 s otherwise.
-func progressPrinter(c *cli.Context) (func(loadgen.Progress), time.Duration) {
-	tty := progress.IsTerminal(c.App.ErrWriter)
+// progressPrinter renders progress on errw: a bar on a terminal, a plain
+// line every 10 s otherwise (every interval when it is > 0).
+func progressPrinter(errw io.Writer, interval time.Duration) (func(loadgen.Progress), time.Duration) {
+	tty := progress.IsTerminal(errw)
 	every := 10 * time.Second
 	if tty {
 		every = 250 * time.Millisecond
 	}
-	if d := c.Duration("progress-interval"); d > 0 {
-		every = d
+	if interval > 0 {
+		every = interval
 	}
-	bar := progress.New(c.App.ErrWriter, tty)
+	bar := progress.New(errw, tty)
 	return func(p loadgen.Progress) { bar.Update(p.Done, int64(p.Total), p.String(), p.Final) }, every
 }
 
@@ -310,63 +226,4 @@ func watchSignals(parent context.Context, sigs <-chan os.Signal, errw io.Writer,
 		}
 	}()
 	return ctx, func() { close(quit); cancel() }
-}
-
-// inputConfig is AIPerf's input_config for the run (never the API key).
-// A shard describes the whole run in "loadgen" and "workload" and itself
-// under "simbench".
-func inputConfig(c *cli.Context, wl *traces.Workload, cfg *loadgen.Config, plan shardPlan, startLate time.Duration) *results.InputConfig {
-	ep := &cfg.Endpoint
-	extra := make([][2]any, 0, len(ep.Extra))
-	for _, x := range ep.Extra {
-		extra = append(extra, [2]any{x.Key, x.Value})
-	}
-	seed, fixed := c.Int64("random-seed"), hasTimestamps(wl)
-	input := &results.InputSection{Extra: extra, RandomSeed: &seed, FixedSchedule: &fixed}
-	if c.IsSet("trace") {
-		input.File = c.String("trace")
-	} else {
-		input.Prompt = &results.Prompt{
-			InputTokens:  results.TokenSpec{Mean: float64(c.Int("isl")), Stddev: float64(c.Int("isl-stddev"))},
-			OutputTokens: results.TokenSpec{Mean: float64(c.Int("osl")), Stddev: float64(c.Int("osl-stddev"))}}
-	}
-	return &results.InputConfig{
-		Endpoint: &results.EndpointConfig{ModelNames: []string{ep.Model}, Type: ep.Type,
-			CustomEndpoint: endpointPath(ep), Streaming: ep.Streaming, URL: ep.URL},
-		Input:    input,
-		Loadgen:  loadgenConfig(c, plan.full),
-		Output:   &results.OutputConfig{ArtifactDirectory: c.String("output-dir")},
-		Simbench: plan.simbenchSection(wl, startLate),
-		Workload: workloadInfo(plan.full),
-	}
-}
-
-func endpointPath(ep *loadgen.Endpoint) string {
-	if ep.Path != "" {
-		return "/" + strings.TrimPrefix(ep.Path, "/")
-	}
-	if ep.Type == loadgen.EndpointCompletions {
-		return "/v1/completions"
-	}
-	return "/v1/chat/completions"
-}
-
-func loadgenConfig(c *cli.Context, wl *traces.Workload) *results.LoadgenConfig {
-	warm := len(wl.Requests) - countMeasured(wl)
-	lg := &results.LoadgenConfig{RequestCount: len(wl.Requests) - warm, WarmupRequestCount: &warm, Concurrency: wl.Concurrency}
-	switch {
-	case c.IsSet("trace"):
-	case c.IsSet("request-rate"):
-		lg.RequestRate = c.Float64("request-rate")
-		lg.ArrivalPattern = strings.ToLower(strings.TrimSpace(c.String("arrival-pattern")))
-		if lg.ArrivalPattern == "" {
-			lg.ArrivalPattern = traces.ModePoisson
-		}
-	default:
-		lg.ArrivalPattern = "concurrency_burst"
-	}
-	if d := c.Float64("benchmark-duration"); d > 0 {
-		lg.BenchmarkDuration = d
-	}
-	return lg
 }

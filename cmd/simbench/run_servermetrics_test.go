@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simbench/simbench/loadgen/openaitest"
-	"github.com/simbench/simbench/servermetrics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/loadgen/openaitest"
+	"github.com/simbench/simbench/servermetrics"
 )
 
 // dynamoServer is the scripted server with Dynamo's frontend metrics.

@@ -17,10 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simbench/simbench/loadgen/openaitest"
-	"github.com/simbench/simbench/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/loadgen/openaitest"
+	"github.com/simbench/simbench/results"
 )
 
 const runTestKey = "sk-simbench-test-KEY-9f8e7d6c5b4a"
@@ -245,19 +246,6 @@ func TestRunHelp(t *testing.T) {
 		assert.Contains(t, stdout, want)
 	}
 	assert.NotContains(t, stdout, "--spin")
-}
-
-func TestParseErrorRate(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]float64{"": -1, "0.05": 0.05, "5%": 0.05, "0": 0, "100%": 1} {
-		got, err := parseErrorRate(in)
-		require.NoError(t, err, in)
-		assert.InDelta(t, want, got, 1e-12, in)
-	}
-	for _, bad := range []string{"x", "-1", "2", "NaN"} {
-		_, err := parseErrorRate(bad)
-		assert.Error(t, err, bad)
-	}
 }
 
 func TestWatchSignals(t *testing.T) {

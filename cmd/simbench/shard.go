@@ -1,14 +1,14 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -59,7 +59,7 @@ func shardFromFlags(c *cli.Context) (spec traces.ShardSpec, ok bool, err error) 
 		}
 	}
 	if err := spec.Validate(); err != nil {
-		return spec, false, usageError{err}
+		return spec, false, usage.Wrap(err)
 	}
 	return spec, true, nil
 }
@@ -88,64 +88,19 @@ func startAtFromFlags(c *cli.Context) (time.Time, error) {
 	return t, nil
 }
 
-// shardPlan is how this process's part relates to the whole run.
-type shardPlan struct {
-	full    *traces.Workload // the whole workload (the run's identity)
-	spec    traces.ShardSpec
-	sharded bool
-	startAt time.Time
-}
-
-// planShard selects the shard of full the flags name.
-func planShard(c *cli.Context, full *traces.Workload) (*traces.Workload, shardPlan, error) {
-	plan := shardPlan{full: full}
-	var err error
-	if plan.startAt, err = startAtFromFlags(c); err != nil {
-		return nil, plan, err
-	}
-	if plan.spec, plan.sharded, err = shardFromFlags(c); err != nil || !plan.sharded {
-		return full, plan, err
-	}
-	wl, err := traces.Shard(full, plan.spec)
+// planShard selects the shard of full the flags name (all of full when
+// the run is not sharded) and its time origin.
+func planShard(c *cli.Context, full *traces.Workload) (*traces.Workload, realrun.Shard, error) {
+	startAt, err := startAtFromFlags(c)
 	if err != nil {
-		return nil, plan, usageError{err}
+		return nil, realrun.Shard{}, err
 	}
-	if len(wl.Requests) == 0 {
-		return nil, plan, usagef("shard %s has no requests: the workload has fewer sessions than %d shards", plan.spec, plan.spec.Count)
+	spec, sharded, err := shardFromFlags(c)
+	if err != nil {
+		return nil, realrun.Shard{}, err
 	}
-	return wl, plan, nil
-}
-
-// simbenchSection is input_config's "simbench" section of a run: where
-// it ran and, for a shard, which part this is and how late it started.
-// The clock offset to other hosts is not estimated.
-func (plan shardPlan) simbenchSection(wl *traces.Workload, startLate time.Duration) *results.SimbenchInfo {
-	sec := &results.SimbenchInfo{}
-	if host, err := os.Hostname(); err == nil {
-		sec.Host = host
+	if !sharded {
+		return realrun.PlanShard(full, nil, startAt)
 	}
-	if !plan.startAt.IsZero() {
-		late := float64(startLate) / 1e6
-		sec.StartAt, sec.StartLateMs = plan.startAt.UTC().Format(time.RFC3339Nano), &late
-	}
-	if plan.sharded {
-		sec.Shard = &results.ShardInfo{Spec: plan.spec.String(), Index: plan.spec.Index, Count: plan.spec.Count,
-			Digest: wl.Digest, Requests: len(wl.Requests)}
-	}
-	return sec
-}
-
-// workloadInfo is input_config's "workload" section: the whole workload
-// (every shard's), whose digest identifies the run.
-func workloadInfo(full *traces.Workload) *results.WorkloadInfo {
-	return &results.WorkloadInfo{Source: full.Source, Digest: full.Digest, Requests: len(full.Requests),
-		BlockSize: full.BlockSize, Concurrency: full.Concurrency}
-}
-
-// shardNote is printed before a sharded run.
-func (plan shardPlan) note(wl *traces.Workload) string {
-	if !plan.sharded {
-		return ""
-	}
-	return fmt.Sprintf("shard %s: %d of %d requests\n", plan.spec, len(wl.Requests), len(plan.full.Requests))
+	return realrun.PlanShard(full, &spec, startAt)
 }

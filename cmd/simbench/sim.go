@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/simbench/simbench/internal/usage"
 	"io"
 	"os"
 	"path/filepath"
@@ -141,7 +142,7 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	}
-	if err := writeWorkloadFile(dir, wl); err != nil {
+	if err := traces.WriteWorkloadFile(dir, wl); err != nil {
 		return err
 	}
 	var opts []sim.Option
@@ -170,12 +171,12 @@ func simConfig(c *cli.Context) (sim.Config, error) {
 	if path := c.String("config"); path != "" {
 		var err error
 		if cfg, err = sim.LoadConfig(path); err != nil {
-			return cfg, usageError{fmt.Errorf("--config %w", err)}
+			return cfg, usage.Wrap(fmt.Errorf("--config %w", err))
 		}
 	}
 	applyConfigFlags(c, &cfg)
 	if err := cfg.Validate(); err != nil {
-		return cfg, usageError{fmt.Errorf("configuration: %w", err)}
+		return cfg, usage.Wrap(fmt.Errorf("configuration: %w", err))
 	}
 	return cfg, nil
 }
@@ -240,9 +241,9 @@ func simWorkload(c *cli.Context) (*traces.Workload, *results.InputConfig, error)
 		return nil, nil, err
 	}
 	if c.IsSet("trace") {
-		return wl, traceInput(c.String("trace"), wl, workloadFilter(c)), nil
+		return wl, traceInput(c.String("trace"), wl, workloadSpec(c).Filter()), nil
 	}
-	spec, err := synthSpec(c)
+	spec, err := workloadSpec(c).Synth()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/simbench/simbench/internal/usage"
 	"io"
 	"os"
 	"path/filepath"
@@ -79,7 +80,7 @@ func simSweep(c *cli.Context, base sim.Config, wl *traces.Workload, input *resul
 	}
 	sw, err := sim.LoadSweep(c.String("sweep"))
 	if err != nil {
-		return usageError{fmt.Errorf("--sweep %w", err)}
+		return usage.Wrap(fmt.Errorf("--sweep %w", err))
 	}
 	spec, sharded, err := shardFromFlags(c)
 	if err != nil {
@@ -126,7 +127,7 @@ func sweepPlan(sw *sim.Sweep, base sim.Config, spec traces.ShardSpec, sharded bo
 	for _, pt := range sw.Points() {
 		cfg, speedup, err := sw.Apply(base, pt)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, usage.Wrap(err)
 		}
 		if !sharded || pt.Index%spec.Count == spec.Index {
 			out = append(out, plannedPoint{SweepPoint: pt, cfg: cfg, speedup: speedup})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/simbench/simbench/internal/usage"
 	"io"
 	"os"
 	"strconv"
@@ -164,9 +165,9 @@ func traceFilterAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f := workloadFilter(c)
+	f := workloadSpec(c).Filter()
 	if err := f.Validate(); err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	wl, err := loadTrace(c, file)
 	if err != nil {
@@ -210,20 +211,20 @@ func synthFlags() []cli.Flag {
 	return []cli.Flag{
 		outputFlag(),
 		&cli.IntFlag{Name: "concurrency", DefaultText: "none", Usage: "closed loop: requests in flight; with --request-rate: a cap"},
-		&cli.IntFlag{Name: "request-count", Aliases: []string{"num-requests"}, Value: 10, Usage: "measured requests (warmup not included)"},
+		&cli.IntFlag{Name: "request-count", Aliases: []string{"num-requests"}, Value: traces.DefaultSynth.RequestCount, Usage: "measured requests (warmup not included)"},
 		&cli.IntFlag{Name: "warmup-request-count", Usage: "warmup requests sent first (marked \"warmup\": true)"},
 		&cli.Float64Flag{Name: "request-rate", DefaultText: "none", Usage: "open loop: mean requests per second (session starts with --turns > 1)"},
 		&cli.StringFlag{Name: "arrival-pattern", Usage: "constant, poisson or gamma (default poisson; needs --request-rate)"},
-		&cli.Float64Flag{Name: "gamma-shape", Value: 1, Usage: "shape k of gamma inter-arrivals (1 = poisson, < 1 burstier, > 1 smoother)"},
-		&cli.IntFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Value: 550, Usage: "mean input length (tokens)"},
+		&cli.Float64Flag{Name: "gamma-shape", Value: traces.DefaultSynth.GammaShape, Usage: "shape k of gamma inter-arrivals (1 = poisson, < 1 burstier, > 1 smoother)"},
+		&cli.IntFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Value: traces.DefaultSynth.ISL, Usage: "mean input length (tokens)"},
 		&cli.IntFlag{Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Usage: "input length standard deviation"},
-		&cli.IntFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Value: 256, Usage: "mean output length (tokens)"},
+		&cli.IntFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Value: traces.DefaultSynth.OSL, Usage: "mean output length (tokens)"},
 		&cli.IntFlag{Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Usage: "output length standard deviation"},
 		&cli.IntFlag{Name: "shared-prefix-tokens", Usage: "tokens every request's prompt starts with (a multiple of --block-size)"},
-		&cli.IntFlag{Name: "num-prefix-groups", Value: 1, Usage: "number of distinct shared prefixes, assigned round-robin"},
-		&cli.IntFlag{Name: "block-size", Aliases: []string{"isl-block-size"}, Value: traces.MooncakeBlockSize, Usage: "tokens per hash_ids block"},
+		&cli.IntFlag{Name: "num-prefix-groups", Value: traces.DefaultSynth.NumPrefixGroups, Usage: "number of distinct shared prefixes, assigned round-robin"},
+		&cli.IntFlag{Name: "block-size", Aliases: []string{"isl-block-size"}, Value: traces.DefaultSynth.BlockSize, Usage: "tokens per hash_ids block"},
 		&cli.Int64Flag{Name: "random-seed", Aliases: []string{"seed"}, Usage: "random seed"},
-		&cli.IntFlag{Name: "turns", Value: 1, Usage: "turns per session; later turns extend the previous prompt"},
+		&cli.IntFlag{Name: "turns", Value: traces.DefaultSynth.Turns, Usage: "turns per session; later turns extend the previous prompt"},
 		&cli.Float64Flag{Name: "turn-delay-ms", Usage: "delay between a turn's completion and the next turn (ms)"},
 	}
 }
@@ -236,13 +237,13 @@ func traceSynthAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	spec, err := synthSpec(c)
+	spec, err := workloadSpec(c).Synth()
 	if err != nil {
 		return err
 	}
 	wl, err := traces.Synthesize(spec)
 	if err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	if err := writeTrace(c, out, wl); err != nil {
 		return err
@@ -251,47 +252,6 @@ func traceSynthAction(c *cli.Context) error {
 	fmt.Fprintf(summaryWriter(c, out), "wrote %d requests (%d warmup) to %s (digest %s)\n",
 		len(wl.Requests), spec.WarmupCount, outName(out), wl.Digest)
 	return nil
-}
-
-func synthSpec(c *cli.Context) (traces.SynthSpec, error) {
-	s := traces.SynthSpec{
-		Concurrency:        c.Int("concurrency"),
-		RequestCount:       c.Int("request-count"),
-		WarmupCount:        c.Int("warmup-request-count"),
-		Rate:               c.Float64("request-rate"),
-		GammaShape:         c.Float64("gamma-shape"),
-		ISL:                c.Int("isl"),
-		ISLStddev:          c.Int("isl-stddev"),
-		OSL:                c.Int("osl"),
-		OSLStddev:          c.Int("osl-stddev"),
-		SharedPrefixTokens: c.Int("shared-prefix-tokens"),
-		NumPrefixGroups:    c.Int("num-prefix-groups"),
-		BlockSize:          c.Int("block-size"),
-		Seed:               c.Int64("random-seed"),
-		Turns:              c.Int("turns"),
-		TurnDelayMs:        c.Float64("turn-delay-ms"),
-	}
-	pattern := c.String("arrival-pattern")
-	switch {
-	case c.IsSet("request-rate"):
-		s.Mode = traces.ModePoisson
-		if pattern != "" {
-			s.Mode = pattern
-		}
-	case pattern != "":
-		return s, usagef("--arrival-pattern %s needs --request-rate", pattern)
-	case c.IsSet("concurrency"):
-		s.Mode = traces.ModeConcurrency
-	default:
-		return s, usagef("give --concurrency N (closed loop: N requests in flight) or --request-rate R (open loop: R requests/s)")
-	}
-	if c.IsSet("gamma-shape") && s.Mode != traces.ModeGamma {
-		return s, usagef("--gamma-shape only applies to --arrival-pattern gamma")
-	}
-	if s.Mode == traces.ModeConcurrency || s.Mode == traces.ModeConstant || s.Mode == traces.ModePoisson || s.Mode == traces.ModeGamma {
-		return s, nil
-	}
-	return s, usagef("--arrival-pattern must be constant, poisson or gamma, got %q", pattern)
 }
 
 func warnSynth(c *cli.Context, out string, wl *traces.Workload, s traces.SynthSpec) {

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/realrun"
 	"io"
 	"os"
 	"path/filepath"
@@ -133,15 +135,15 @@ type historySection struct {
 func loadPipeline(path string) (*pipeline, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--config: %w", err)}
+		return nil, usage.Wrap(fmt.Errorf("--config: %w", err))
 	}
 	p, err := parsePipeline(b)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+		return nil, usage.Wrap(fmt.Errorf("%s: %w", path, err))
 	}
 	p.path, p.dir = path, filepath.Dir(path)
 	if err := p.check(); err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+		return nil, usage.Wrap(fmt.Errorf("%s: %w", path, err))
 	}
 	return p, nil
 }
@@ -246,7 +248,7 @@ func (t *targetSection) check() error {
 		return fmt.Errorf("target.health_timeout_seconds must be >= 0, got %g", t.HealthTimeoutSeconds)
 	}
 	if t.MaxErrorRate != "" {
-		if _, err := parseErrorRate(t.MaxErrorRate); err != nil {
+		if _, err := realrun.ParseErrorRate(t.MaxErrorRate); err != nil {
 			return fmt.Errorf("target.max_error_rate: %v", err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/simbench/simbench/realrun"
 	"io"
 	"net/http"
 	neturl "net/url"
@@ -28,7 +29,7 @@ func (v *validation) healthCheck(ctx context.Context) error {
 	target := healthURL(t.URL, t.HealthCheck)
 	timeout := defaultHealthTimeout
 	if t.HealthTimeoutSeconds > 0 {
-		timeout = seconds(t.HealthTimeoutSeconds)
+		timeout = realrun.Seconds(t.HealthTimeoutSeconds)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"math"
-	"os"
-	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/simbench/simbench/traces"
-	"github.com/urfave/cli/v2"
 )
 
 // The workload flags are shared by every command that replays a workload
@@ -53,80 +53,47 @@ func filterFlags(prefix string) []cli.Flag {
 	}
 }
 
-var (
-	filterOnly = []string{"start-offset-ms", "end-offset-ms", "auto-offset", "speedup", "limit",
-		"max-total-tokens", "max-isl", "max-osl", "scale-lengths"}
-	synthOnly = []string{"request-count", "warmup-request-count", "request-rate", "arrival-pattern", "gamma-shape",
-		"isl", "isl-stddev", "osl", "osl-stddev", "shared-prefix-tokens", "num-prefix-groups", "turns", "turn-delay-ms"}
-)
+// workloadSpec is the workload flags given, as a traces.Spec: each Spec
+// key is a flag's name with "_" for "-".
+func workloadSpec(c *cli.Context) traces.Spec {
+	var s traces.Spec
+	v := reflect.ValueOf(&s).Elem()
+	for i := range v.NumField() {
+		name := strings.ReplaceAll(traces.SpecKey(i), "_", "-")
+		if !c.IsSet(name) {
+			continue
+		}
+		f := v.Field(i)
+		var x any
+		switch f.Type().Elem().Kind() {
+		case reflect.String:
+			x = c.String(name)
+		case reflect.Bool:
+			x = c.Bool(name)
+		case reflect.Int:
+			x = c.Int(name)
+		case reflect.Int64:
+			x = c.Int64(name)
+		case reflect.Float64:
+			x = c.Float64(name)
+		}
+		p := reflect.New(f.Type().Elem())
+		p.Elem().Set(reflect.ValueOf(x))
+		f.Set(p)
+	}
+	return s
+}
 
-// workloadFromFlags builds the workload the flags describe. Flag mistakes
-// are usage errors (exit 2). When the command also has a
+// workloadFromFlags builds the workload the flags describe (traces.Spec);
+// the trace's warnings go to stderr. When the command also has a
 // --benchmark-duration flag and a rate is given without --request-count,
 // enough requests are synthesised to fill the duration.
 func workloadFromFlags(c *cli.Context) (*traces.Workload, error) {
-	if c.IsSet("trace") {
-		return traceWorkload(c)
+	wl, warns, err := workloadSpec(c).Build(c.Float64("benchmark-duration"))
+	for _, w := range warns {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
 	}
-	if name := firstSet(c, filterOnly); name != "" {
-		return nil, usagef("--%s reshapes a trace: it needs --trace", name)
-	}
-	spec, err := synthSpec(c)
-	if err != nil {
-		return nil, err
-	}
-	if d := c.Float64("benchmark-duration"); d > 0 && spec.Rate > 0 && !c.IsSet("request-count") {
-		spec.RequestCount = int(math.Ceil(spec.Rate * d))
-	}
-	wl, err := traces.Synthesize(spec)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return wl, nil
-}
-
-func traceWorkload(c *cli.Context) (*traces.Workload, error) {
-	if name := firstSet(c, synthOnly); name != "" {
-		return nil, usagef("--%s shapes a synthetic workload: it cannot be used with --trace", name)
-	}
-	f := workloadFilter(c)
-	if err := f.Validate(); err != nil {
-		return nil, usageError{err}
-	}
-	file := c.String("trace")
-	wl, err := loadTrace(c, file)
-	if err != nil {
-		return nil, err
-	}
-	if wl, err = traces.Apply(wl, f); err != nil {
-		return nil, usagef("%s: %v", file, err)
-	}
-	if c.IsSet("concurrency") {
-		if c.Int("concurrency") < 0 {
-			return nil, usagef("--concurrency must be >= 0 (0 = no cap), got %d", c.Int("concurrency"))
-		}
-		wl.Concurrency = c.Int("concurrency")
-	}
-	if c.IsSet("block-size") {
-		wl.BlockSize = c.Int("block-size")
-	}
-	return wl, nil
-}
-
-// workloadFilter is the traces.Filter of the --trace flags.
-func workloadFilter(c *cli.Context) traces.Filter {
-	return traces.Filter{
-		MaxTotalTokens: c.Int("max-total-tokens"),
-		StartMs:        c.Float64("start-offset-ms"),
-		EndMs:          c.Float64("end-offset-ms"),
-		HasWindow:      c.IsSet("start-offset-ms") || c.IsSet("end-offset-ms"),
-		Speedup:        c.Float64("speedup"),
-		Limit:          c.Int("limit"),
-		MaxISL:         c.Int("max-isl"),
-		MaxOSL:         c.Int("max-osl"),
-		ScaleLengths:   c.Float64("scale-lengths"),
-		RebaseTime:     c.Bool("auto-offset"),
-	}
+	return wl, err
 }
 
 func firstSet(c *cli.Context, names []string) string {
@@ -136,22 +103,4 @@ func firstSet(c *cli.Context, names []string) string {
 		}
 	}
 	return ""
-}
-
-// writeWorkloadFile keeps the exact workload a run replayed in its
-// directory (traces.WorkloadFile, Mooncake JSONL with warmup marked), so
-// calibrate, merge and later replays rebuild it without the flags.
-func writeWorkloadFile(dir string, wl *traces.Workload) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, traces.WorkloadFile))
-	if err != nil {
-		return err
-	}
-	if err := traces.WriteJSONL(f, wl); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", f.Name(), err)
-	}
-	return f.Close()
 }

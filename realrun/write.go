@@ -1,0 +1,151 @@
+package realrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/simbench/simbench/loadgen"
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
+	"github.com/simbench/simbench/traces"
+)
+
+// ErrInterrupted is Result.Check's error for a run whose context was
+// cancelled (its files are written).
+var ErrInterrupted = errors.New("interrupted: files written for the requests that were sent")
+
+// Options configure WriteRun.
+type Options struct {
+	// Config is the load generator's: endpoint, limits, pacing, progress.
+	// Its StartAt comes from Shard, its Limits.Repeat from the workload.
+	Config loadgen.Config
+	// Spec is how the workload was made, for input_config; BenchmarkDuration
+	// is the duration limit in seconds as given (0 = none).
+	Spec              traces.Spec
+	BenchmarkDuration float64
+	// Shard is the whole workload and which part of it this run sends; the
+	// zero Shard is the whole workload unsharded.
+	Shard         Shard
+	ServerMetrics ServerMetricsOptions
+	// Log gets warnings; notes too unless Quiet. nil discards them.
+	Log   io.Writer
+	Quiet bool
+}
+
+// Result is what WriteRun wrote.
+type Result struct {
+	Dir     string
+	Report  *loadgen.Report
+	Profile *results.Profile
+	// Breakdown is the server's TTFT breakdown (ttft_breakdown.json), nil
+	// when the server exports none.
+	Breakdown *servermetrics.TTFTBreakdown
+}
+
+// WriteRun replays wl on the server and writes the run directory dir:
+// profile_export.jsonl (each record as it finishes), the workload file,
+// profile_export_aiperf.json and .csv with input_config (never the API
+// key), and the server-metrics files when the server was scraped. A
+// cancelled ctx stops the sends and cancels the requests in flight; the
+// files are written all the same (see Result.Check).
+func WriteRun(ctx context.Context, dir string, wl *traces.Workload, opts Options) (*Result, error) {
+	opts.Log = orDiscard(opts.Log)
+	cfg := opts.runConfig(wl)
+	if _, err := loadgen.RaiseFileLimit(); err != nil && !opts.Quiet {
+		fmt.Fprintf(opts.Log, "warning: could not raise the open-file limit: %v\n", err)
+	}
+	sm, err := newServerMetrics(ctx, cfg.Endpoint.URL, opts)
+	if err != nil {
+		return nil, err
+	}
+	rw, err := results.CreateRun(dir, results.RunOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := traces.WriteWorkloadFile(dir, wl); err != nil {
+		return nil, err
+	}
+	sm.start(context.WithoutCancel(ctx))
+	cfg.OnProfilingStart = sm.profilingStart
+	rep, runErr := loadgen.Run(ctx, wl, cfg, sm.sink(rw.Add))
+	sm.stop()
+	if rep == nil {
+		rep = &loadgen.Report{}
+	}
+	ic := inputConfig(dir, wl, &cfg, opts, rep.StartLate)
+	p, err := rw.Close(results.RunMeta{InputConfig: ic, StartNs: rep.StartNs, EndNs: rep.EndNs, WasCancelled: rep.Interrupted})
+	if runErr != nil {
+		return nil, runErr
+	}
+	bd := sm.finish(dir, rep.StartNs, ic)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Dir: dir, Report: rep, Profile: p, Breakdown: bd}, nil
+}
+
+// runConfig completes the load generator's configuration for wl.
+func (o Options) runConfig(wl *traces.Workload) loadgen.Config {
+	cfg := o.Config
+	cfg.StartAt = o.Shard.StartAt
+	cfg.Limits.Repeat = cfg.Limits.Duration > 0 && !o.Spec.IsTrace() && o.Spec.RequestCount == nil &&
+		wl.Concurrency > 0 && !hasTimestamps(wl)
+	cfg.Endpoint.Prompts.BlockSize = wl.BlockSize
+	if wl.BlockSize <= 0 {
+		cfg.Endpoint.Prompts.BlockSize = traces.MooncakeBlockSize
+	}
+	return cfg
+}
+
+// WriteText prints the run's summary and the server's TTFT breakdown.
+func (r *Result) WriteText(w io.Writer) error {
+	if err := r.Report.WriteSummary(w, r.Profile); err != nil {
+		return err
+	}
+	if r.Breakdown == nil {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	return r.Breakdown.WriteText(w)
+}
+
+// Check is the run's outcome: ErrInterrupted after an interrupt, an error
+// when more than maxShare of the finished requests failed (maxShare < 0:
+// no bound), else nil.
+func (r *Result) Check(maxShare float64) error {
+	rep := r.Report
+	if rep.Interrupted {
+		return ErrInterrupted
+	}
+	if maxShare >= 0 && rep.Finished > 0 {
+		if share := float64(rep.Errors) / float64(rep.Finished); share > maxShare {
+			return fmt.Errorf("%d of %d requests failed (%.2f%%), above --max-error-rate %.2f%%",
+				rep.Errors, rep.Finished, 100*share, 100*maxShare)
+		}
+	}
+	return nil
+}
+
+func hasTimestamps(wl *traces.Workload) bool {
+	for i := range wl.Requests {
+		if wl.Requests[i].HasTimestamp {
+			return true
+		}
+	}
+	return false
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// Seconds converts seconds to a Duration.
+func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -1,0 +1,237 @@
+package traces
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+)
+
+// DefaultSynth holds the synthetic-workload defaults of the workload flags
+// (AIPerf's where it has one): what a Spec key left unset means.
+var DefaultSynth = SynthSpec{RequestCount: 10, GammaShape: 1, ISL: 550, OSL: 256, NumPrefixGroups: 1,
+	BlockSize: MooncakeBlockSize, Turns: 1}
+
+// Spec describes a workload the way the workload flags of simbench run and
+// simbench sim do (and the workload section of a validate pipeline): a
+// Mooncake trace reshaped by the filter keys, or a synthetic workload. A nil
+// field is a flag not given. Each key is the flag's name with "_" for "-",
+// and error messages name the flags, so a CLI, a pipeline file and this
+// struct describe one workload in one vocabulary.
+type Spec struct {
+	Trace              *string  `yaml:"trace"`
+	StartOffsetMs      *float64 `yaml:"start_offset_ms"`
+	EndOffsetMs        *float64 `yaml:"end_offset_ms"`
+	AutoOffset         *bool    `yaml:"auto_offset"`
+	Speedup            *float64 `yaml:"speedup"`
+	Limit              *int     `yaml:"limit"`
+	MaxTotalTokens     *int     `yaml:"max_total_tokens"`
+	MaxISL             *int     `yaml:"max_isl"`
+	MaxOSL             *int     `yaml:"max_osl"`
+	ScaleLengths       *float64 `yaml:"scale_lengths"`
+	Concurrency        *int     `yaml:"concurrency"`
+	RequestCount       *int     `yaml:"request_count"`
+	WarmupRequestCount *int     `yaml:"warmup_request_count"`
+	RequestRate        *float64 `yaml:"request_rate"`
+	ArrivalPattern     *string  `yaml:"arrival_pattern"`
+	GammaShape         *float64 `yaml:"gamma_shape"`
+	ISL                *int     `yaml:"isl"`
+	ISLStddev          *int     `yaml:"isl_stddev"`
+	OSL                *int     `yaml:"osl"`
+	OSLStddev          *int     `yaml:"osl_stddev"`
+	SharedPrefixTokens *int     `yaml:"shared_prefix_tokens"`
+	NumPrefixGroups    *int     `yaml:"num_prefix_groups"`
+	BlockSize          *int     `yaml:"block_size"`
+	RandomSeed         *int64   `yaml:"random_seed"`
+	Turns              *int     `yaml:"turns"`
+	TurnDelayMs        *float64 `yaml:"turn_delay_ms"`
+}
+
+// SpecError is a mistake in a Spec (a key that does not fit the others, a
+// value out of range), as opposed to a trace that cannot be read.
+type SpecError struct{ Err error }
+
+func (e *SpecError) Error() string { return e.Err.Error() }
+func (e *SpecError) Unwrap() error { return e.Err }
+
+func specErrorf(format string, args ...any) error {
+	return &SpecError{fmt.Errorf(format, args...)}
+}
+
+// Keys that apply to one kind of workload only, in the order they are
+// checked.
+var (
+	filterKeys = []string{"start_offset_ms", "end_offset_ms", "auto_offset", "speedup", "limit",
+		"max_total_tokens", "max_isl", "max_osl", "scale_lengths"}
+	synthKeys = []string{"request_count", "warmup_request_count", "request_rate", "arrival_pattern", "gamma_shape",
+		"isl", "isl_stddev", "osl", "osl_stddev", "shared_prefix_tokens", "num_prefix_groups", "turns", "turn_delay_ms"}
+)
+
+// IsTrace reports whether the spec replays a trace.
+func (s Spec) IsTrace() bool { return s.Trace != nil }
+
+// Seed is random_seed, 0 when unset.
+func (s Spec) Seed() int64 { return deref(s.RandomSeed, 0) }
+
+// Build makes the workload: the trace loaded and reshaped, or the synthetic
+// workload generated. fillSeconds > 0 (a run's duration limit) with a rate
+// and no request_count synthesises enough requests to fill it. The trace's
+// load warnings are returned, not printed.
+func (s Spec) Build(fillSeconds float64) (*Workload, []Warning, error) {
+	if s.IsTrace() {
+		return s.buildTrace()
+	}
+	if key := s.firstSet(filterKeys); key != "" {
+		return nil, nil, specErrorf("--%s reshapes a trace: it needs --trace", flagName(key))
+	}
+	syn, err := s.Synth()
+	if err != nil {
+		return nil, nil, err
+	}
+	if fillSeconds > 0 && syn.Rate > 0 && s.RequestCount == nil {
+		syn.RequestCount = int(math.Ceil(syn.Rate * fillSeconds))
+	}
+	wl, err := Synthesize(syn)
+	if err != nil {
+		return nil, nil, &SpecError{err}
+	}
+	return wl, nil, nil
+}
+
+func (s Spec) buildTrace() (*Workload, []Warning, error) {
+	if key := s.firstSet(synthKeys); key != "" {
+		return nil, nil, specErrorf("--%s shapes a synthetic workload: it cannot be used with --trace", flagName(key))
+	}
+	f := s.Filter()
+	if err := f.Validate(); err != nil {
+		return nil, nil, &SpecError{err}
+	}
+	file := *s.Trace
+	wl, warns, err := LoadMooncake(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	if wl, err = Apply(wl, f); err != nil {
+		return nil, warns, specErrorf("%s: %v", file, err)
+	}
+	if s.Concurrency != nil {
+		if *s.Concurrency < 0 {
+			return nil, warns, specErrorf("--concurrency must be >= 0 (0 = no cap), got %d", *s.Concurrency)
+		}
+		wl.Concurrency = *s.Concurrency
+	}
+	if s.BlockSize != nil {
+		wl.BlockSize = *s.BlockSize
+	}
+	return wl, warns, nil
+}
+
+// Filter is the Filter of the trace keys.
+func (s Spec) Filter() Filter {
+	return Filter{
+		MaxTotalTokens: deref(s.MaxTotalTokens, 0),
+		StartMs:        deref(s.StartOffsetMs, 0),
+		EndMs:          deref(s.EndOffsetMs, 0),
+		HasWindow:      s.StartOffsetMs != nil || s.EndOffsetMs != nil,
+		Speedup:        deref(s.Speedup, 0),
+		Limit:          deref(s.Limit, 0),
+		MaxISL:         deref(s.MaxISL, 0),
+		MaxOSL:         deref(s.MaxOSL, 0),
+		ScaleLengths:   deref(s.ScaleLengths, 0),
+		RebaseTime:     deref(s.AutoOffset, false),
+	}
+}
+
+// Synth is the SynthSpec of the synthetic keys (DefaultSynth where unset),
+// its mode chosen from request_rate, arrival_pattern and concurrency.
+func (s Spec) Synth() (SynthSpec, error) {
+	d := DefaultSynth
+	syn := SynthSpec{
+		Concurrency: deref(s.Concurrency, 0), RequestCount: deref(s.RequestCount, d.RequestCount),
+		WarmupCount: deref(s.WarmupRequestCount, 0), Rate: deref(s.RequestRate, 0),
+		GammaShape: deref(s.GammaShape, d.GammaShape), ISL: deref(s.ISL, d.ISL), ISLStddev: deref(s.ISLStddev, 0),
+		OSL: deref(s.OSL, d.OSL), OSLStddev: deref(s.OSLStddev, 0), SharedPrefixTokens: deref(s.SharedPrefixTokens, 0),
+		NumPrefixGroups: deref(s.NumPrefixGroups, d.NumPrefixGroups), BlockSize: deref(s.BlockSize, d.BlockSize),
+		Seed: s.Seed(), Turns: deref(s.Turns, d.Turns), TurnDelayMs: deref(s.TurnDelayMs, 0),
+	}
+	pattern := deref(s.ArrivalPattern, "")
+	switch {
+	case s.RequestRate != nil:
+		syn.Mode = ModePoisson
+		if pattern != "" {
+			syn.Mode = pattern
+		}
+	case pattern != "":
+		return syn, specErrorf("--arrival-pattern %s needs --request-rate", pattern)
+	case s.Concurrency != nil:
+		syn.Mode = ModeConcurrency
+	default:
+		return syn, specErrorf("give --concurrency N (closed loop: N requests in flight) or --request-rate R (open loop: R requests/s)")
+	}
+	if s.GammaShape != nil && syn.Mode != ModeGamma {
+		return syn, specErrorf("--gamma-shape only applies to --arrival-pattern gamma")
+	}
+	switch syn.Mode {
+	case ModeConcurrency, ModeConstant, ModePoisson, ModeGamma:
+		return syn, nil
+	}
+	return syn, specErrorf("--arrival-pattern must be constant, poisson or gamma, got %q", pattern)
+}
+
+// Keys lists the keys that are set, as "key=value" in field order (a
+// pipeline's workload, for logs and tests).
+func (s Spec) Keys() []string {
+	v := reflect.ValueOf(s)
+	var out []string
+	for i := range v.NumField() {
+		if f := v.Field(i); !f.IsNil() {
+			out = append(out, SpecKey(i)+"="+fmt.Sprint(f.Elem().Interface()))
+		}
+	}
+	return out
+}
+
+// SpecKey is the key of Spec's i-th field.
+func SpecKey(i int) string { return reflect.TypeFor[Spec]().Field(i).Tag.Get("yaml") }
+
+// firstSet is the first of keys that is set, "" when none is.
+func (s Spec) firstSet(keys []string) string {
+	v := reflect.ValueOf(s)
+	for _, k := range keys {
+		for i := range v.NumField() {
+			if SpecKey(i) == k && !v.Field(i).IsNil() {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+func flagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// WriteWorkloadFile keeps the exact workload a run replayed in its
+// directory (WorkloadFile, Mooncake JSONL with warmup marked), so
+// calibrate, merge and later replays rebuild it without the flags.
+func WriteWorkloadFile(dir string, wl *Workload) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, WorkloadFile))
+	if err != nil {
+		return err
+	}
+	if err := WriteJSONL(f, wl); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return f.Close()
+}
