@@ -8,8 +8,10 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/simbench/simbench/compare"
 	"github.com/urfave/cli/v2"
+
+	"github.com/simbench/simbench/compare"
+	"github.com/simbench/simbench/figures"
 )
 
 func compareCommand() *cli.Command {
@@ -109,12 +111,12 @@ func compareAction(c *cli.Context) error {
 	}
 	var links []string
 	if dir := c.String("plots"); dir != "" {
-		if links, err = writeComparePlots(dir, rep); err != nil {
+		if links, err = figures.Compare(dir, rep); err != nil {
 			return err
 		}
 	}
 	render := compareFormats[c.String("format")]
-	links = plotLinks(links, c.String("output"))
+	links = figures.Links(links, c.String("output"))
 	if err := writeOutput(c, func(w io.Writer) error { return render(w, rep, links) }); err != nil {
 		return err
 	}

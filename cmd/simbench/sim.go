@@ -3,19 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/simbench/simbench/internal/usage"
-	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
 
+	"github.com/simbench/simbench/internal/progress"
+	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/results"
+
 	"github.com/urfave/cli/v2"
 
-	"github.com/simbench/simbench/internal/progress"
-	"github.com/simbench/simbench/results"
-	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
 )
@@ -160,7 +158,7 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.
 		return err
 	}
 	if !c.Bool("quiet") {
-		return printSimResult(c.App.Writer, cfg, files)
+		return files.WriteText(c.App.Writer, cfg)
 	}
 	return nil
 }
@@ -240,86 +238,8 @@ func simWorkload(c *cli.Context) (*traces.Workload, *results.InputConfig, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.IsSet("trace") {
-		return wl, traceInput(c.String("trace"), wl, workloadSpec(c).Filter()), nil
-	}
-	spec, err := workloadSpec(c).Synth()
-	if err != nil {
-		return nil, nil, err
-	}
-	return wl, synthInput(spec), nil
-}
-
-// traceInput describes a trace replay as AIPerf's input_config would.
-func traceInput(file string, wl *traces.Workload, f traces.Filter) *results.InputConfig {
-	fixed := true
-	in := &results.InputSection{File: file, CustomDatasetType: "mooncake_trace", FixedSchedule: &fixed,
-		FixedScheduleAutoOffset: f.RebaseTime, FixedScheduleEndOffset: max(f.EndMs, 0), FixedScheduleSpeedup: max(f.Speedup, 0)}
-	if f.HasWindow || f.StartMs > 0 {
-		in.FixedScheduleStartOffset = &f.StartMs
-	}
-	return &results.InputConfig{Input: in,
-		Loadgen: &results.LoadgenConfig{RequestCount: countMeasured(wl), Concurrency: wl.Concurrency}}
-}
-
-// synthInput describes a synthetic workload as AIPerf's input_config would.
-func synthInput(s traces.SynthSpec) *results.InputConfig {
-	lg := &results.LoadgenConfig{RequestCount: s.RequestCount, WarmupRequestCount: &s.WarmupCount,
-		RandomSeed: &s.Seed, Concurrency: s.Concurrency}
-	if s.Mode == traces.ModeConcurrency {
-		lg.ArrivalPattern = "concurrency_burst"
-	} else {
-		lg.RequestRate, lg.ArrivalPattern = s.Rate, s.Mode
-	}
-	prompt := &results.Prompt{
-		InputTokens:  results.TokenSpec{Mean: float64(s.ISL), Stddev: float64(s.ISLStddev), BlockSize: &s.BlockSize},
-		OutputTokens: results.TokenSpec{Mean: float64(s.OSL), Stddev: float64(s.OSLStddev)},
-	}
-	if s.Turns > 1 {
-		prompt.Turns, prompt.TurnDelayMs = s.Turns, &s.TurnDelayMs
-	}
-	return &results.InputConfig{Loadgen: lg, Input: &results.InputSection{Prompt: prompt}}
-}
-
-func countMeasured(wl *traces.Workload) int {
-	n := 0
-	for i := range wl.Requests {
-		if !wl.Requests[i].Warmup {
-			n++
-		}
-	}
-	return n
-}
-
-func printSimResult(w io.Writer, cfg sim.Config, f *sim.RunFiles) error {
-	s, p := f.Summary, f.Profile
-	fmt.Fprintf(w, "simulated %d requests (%d rejected, %d warmup) on %d %s worker(s), %s router, %s timing: %.1f s of virtual time\n",
-		s.Requests, s.Rejected, s.Warmup, cfg.Workers, s.Engine, s.Router, s.Timing, s.SimulatedSeconds)
-	stat := func(tag, st string) string {
-		if v, ok := p.Value(tag, st); ok {
-			return fmt.Sprintf("%.2f", v)
-		}
-		return "n/a"
-	}
-	fmt.Fprintf(w, "  TTFT p50 %s ms, p99 %s ms; ITL p50 %s ms; request throughput %s req/s\n",
-		stat(results.TagTTFT, "p50"), stat(results.TagTTFT, "p99"), stat(results.TagITL, "p50"),
-		stat(results.TagRequestThroughput, "avg"))
-	fmt.Fprintf(w, "  prefix-cache reuse %.1f%%, %d preemptions, KV peak %.1f%%, %d steps\n",
-		100*s.PrefixCacheReusedRatio, s.Preemptions, 100*s.KVPeakUsage, s.Steps)
-	names := []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, sim.SummaryName}
-	if f.ServerMetrics != nil {
-		names = append(names, servermetrics.JSONName, servermetrics.CSVName)
-	}
-	if f.TTFTBreakdown != nil {
-		names = append(names, servermetrics.TTFTBreakdownName)
-		if err := f.TTFTBreakdown.WriteText(w); err != nil {
-			return err
-		}
-	}
-	for _, name := range names {
-		fmt.Fprintf(w, "wrote %s\n", filepath.Join(f.Dir, name))
-	}
-	return nil
+	input, err := sim.WorkloadInput(workloadSpec(c), wl)
+	return wl, input, err
 }
 
 // simProgress returns the progress bar and its period in finished

@@ -8,12 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/simbench/simbench/internal/usage"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+
+	"github.com/simbench/simbench/internal/usage"
 
 	"github.com/urfave/cli/v2"
 

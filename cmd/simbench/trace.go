@@ -4,14 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/simbench/simbench/internal/usage"
 	"io"
 	"os"
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/simbench/simbench/traces"
+	"github.com/simbench/simbench/internal/usage"
+
 	"github.com/urfave/cli/v2"
+
+	"github.com/simbench/simbench/traces"
 )
 
 func traceCommand() *cli.Command {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/simbench/simbench/compare"
+	"github.com/simbench/simbench/figures"
 )
 
 // Artifact names in the output directory.
@@ -48,11 +49,11 @@ func (v *validation) compareArms() (*outcome, error) {
 	}
 	var plots []string
 	if v.p.Compare.wantPlots() {
-		if plots, err = writeComparePlots(filepath.Join(v.out, comparePlotsName), rep); err != nil {
+		if plots, err = figures.Compare(filepath.Join(v.out, comparePlotsName), rep); err != nil {
 			return nil, err
 		}
 	}
-	links := plotLinks(plots, filepath.Join(v.out, compareMDName))
+	links := figures.Links(plots, filepath.Join(v.out, compareMDName))
 	res := &outcome{verdicts: rep, list: rep.Verdicts, chart: rep.ChartRows(), plots: len(plots)}
 	if !rep.Paired() {
 		res.pValues = map[string]float64{}

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/simbench/simbench/internal/usage"
-	"github.com/simbench/simbench/realrun"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +14,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/realrun"
 
 	"go.yaml.in/yaml/v3"
 

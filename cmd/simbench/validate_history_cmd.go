@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/simbench/simbench/figures"
 	"github.com/simbench/simbench/plots"
 )
 
@@ -182,13 +183,13 @@ func writeHistoryPlots(dir string, entries []historyEntry) ([]string, error) {
 		}
 		byMetric[metric] = append(byMetric[metric], line)
 	}
-	w := &plotWriter{dir: dir}
+	w := &figures.Writer{Dir: dir}
 	for _, m := range metrics {
 		title := fmt.Sprintf("%s: error %% across %d validations", m, len(entries))
 		bound := latestBound(entries, m)
-		w.add("history_"+m+".png", func() (plots.Figure, error) { return plots.ErrorHistory(title, bound, byMetric[m]...) })
+		w.Add("history_"+m+".png", func() (plots.Figure, error) { return plots.ErrorHistory(title, bound, byMetric[m]...) })
 	}
-	paths, err := w.run()
+	paths, err := w.Run()
 	if err == nil && len(paths) == 0 {
 		err = fmt.Errorf("%s: no error %% recorded in any validation: nothing to plot", filepath.Clean(dir))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/simbench/simbench/realrun"
 	"io"
 	"net/http"
 	neturl "net/url"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/simbench/simbench/realrun"
 
 	"github.com/simbench/simbench/sim"
 )

@@ -1,0 +1,255 @@
+package figures
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/simbench/simbench/compare"
+	"github.com/simbench/simbench/plots"
+	"github.com/simbench/simbench/results"
+)
+
+// cdfMetrics are the per-request metrics drawn as CDFs, with axis labels.
+var cdfMetrics = []struct{ tag, label string }{
+	{results.TagTTFT, "time to first token (ms)"},
+	{results.TagITL, "inter-token latency (ms)"},
+	{results.TagRequestLatency, "request latency (ms)"},
+}
+
+// Run draws the figures of one run into dir and returns the files
+// written.
+func Run(dir string, d *compare.Digest) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	w := &Writer{Dir: dir}
+	addRunPlots(w, []*compare.Digest{d}, []*compare.Stalls{d.Stalls()})
+	return w.Run()
+}
+
+// addRunPlots adds the figures of one or two runs: CDF overlays, token-gap
+// timelines and throughput over time.
+func addRunPlots(w *Writer, ds []*compare.Digest, stalls []*compare.Stalls) {
+	for _, m := range cdfMetrics {
+		var ss []plots.Series
+		for _, d := range ds {
+			if d != nil {
+				ss = append(ss, plots.Series{Name: d.Name, Values: d.Values(m.tag)})
+			}
+		}
+		w.Add("cdf_"+m.tag+".png", func() (plots.Figure, error) {
+			return plots.Distribution("CDF of "+m.label, m.label, ss...)
+		})
+	}
+	var gaps []plots.Series
+	var tls []plots.GapTimeline
+	var tps []plots.Throughput
+	for i, d := range ds {
+		if d == nil {
+			continue
+		}
+		gaps = append(gaps, plots.Series{Name: d.Name, Values: d.TokenGaps})
+		tl, tp := timelineOf(d, stalls[i])
+		tls, tps = append(tls, tl), append(tps, tp)
+	}
+	w.Add("cdf_token_gap.png", func() (plots.Figure, error) {
+		return plots.Distribution("CDF of pooled token gaps", "token gap (ms)", gaps...)
+	})
+	w.Add("token_gap_timeline.png", func() (plots.Figure, error) { return plots.Timelines("Token gaps over time", tls...) })
+	w.Add("output_throughput.png", func() (plots.Figure, error) {
+		return plots.ThroughputOverTime("Output token throughput over time", tps...)
+	})
+}
+
+func timelineOf(d *compare.Digest, s *compare.Stalls) (plots.GapTimeline, plots.Throughput) {
+	tl := plots.GapTimeline{Name: d.Name}
+	tp := plots.Throughput{Name: d.Name}
+	for _, sec := range d.Seconds() {
+		tl.Seconds = append(tl.Seconds, sec.StartS)
+		tl.MeanMs = append(tl.MeanMs, sec.GapMeanMs)
+		tl.MaxMs = append(tl.MaxMs, sec.GapMaxMs)
+		tp.Seconds = append(tp.Seconds, sec.StartS)
+		tp.TokensPerS = append(tp.TokensPerS, sec.TokensPerS)
+		tp.EndS = sec.StartS + sec.SpanS
+	}
+	if s != nil {
+		tl.ThresholdMs = s.ThresholdMs
+		for _, e := range s.Events {
+			tl.StallAtS = append(tl.StallAtS, e.AtS)
+			tl.StallGapMs = append(tl.StallGapMs, e.GapMs)
+		}
+	}
+	return tl, tp
+}
+
+// Writer collects figures and renders them concurrently, at most
+// GOMAXPROCS at a time (rasterizing and PNG encoding are CPU-bound), into
+// pre-allocated slots so the files are listed in the order they were added.
+// A figure with nothing to show (plots.ErrNoData) is skipped.
+type Writer struct {
+	Dir  string // where the PNGs go
+	jobs []job
+}
+
+type job struct {
+	name  string
+	build func() (plots.Figure, error)
+}
+
+// Add queues a figure: build makes it, Run saves it as Dir/name.
+func (w *Writer) Add(name string, build func() (plots.Figure, error)) {
+	w.jobs = append(w.jobs, job{name, build})
+}
+
+// Run renders every figure and returns the files written, in order, and
+// the first error in that order.
+func (w *Writer) Run() ([]string, error) {
+	paths := make([]string, len(w.jobs))
+	errs := make([]error, len(w.jobs))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, j := range w.jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			paths[i], errs[i] = w.render(j)
+		}()
+	}
+	wg.Wait()
+	var out []string
+	for i, p := range paths {
+		if errs[i] != nil {
+			return out, errs[i]
+		}
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func (w *Writer) render(j job) (string, error) {
+	f, err := j.build()
+	if errors.Is(err, plots.ErrNoData) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", j.name, err)
+	}
+	path := filepath.Join(w.Dir, j.name)
+	if err := plots.SavePNG(path, f); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// scatterTags are the per-request metrics drawn as reference-vs-candidate
+// scatter plots when the requests are joined.
+var scatterTags = []string{results.TagTTFT, results.TagITL, results.TagRequestLatency}
+
+// Compare draws the error chart and, with one run per side, both runs'
+// figures, the stacked TTFT breakdown and the per-request scatter
+// plots.
+func Compare(dir string, rep *compare.Report) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	w := &Writer{Dir: dir}
+	if !rep.Paired() {
+		w.Add("error_pct.png", errorChart(rep))
+		return w.Run()
+	}
+	addRunPlots(w, []*compare.Digest{rep.RefDigest, rep.CandDigest}, []*compare.Stalls{rep.RefStalls, rep.CandStalls})
+	w.Add("error_pct.png", errorChart(rep))
+	ref, cand := rep.Reference().Name, rep.Candidate().Name
+	if b := rep.TTFTBreakdown; b != nil {
+		stages, stacks := breakdownBars(rep)
+		t := fmt.Sprintf("%s vs %s: server-side TTFT breakdown (stage means)", cand, ref)
+		w.Add("ttft_breakdown.png", func() (plots.Figure, error) { return plots.TTFTBreakdown(t, stages, stacks...) })
+	}
+	if j := rep.PerRequest; j != nil {
+		for _, m := range j.Metrics {
+			if !slices.Contains(scatterTags, m.Metric) {
+				continue
+			}
+			t := fmt.Sprintf("%s per request (%d pairs, MAPE %s, grade %s)", m.Metric, m.N, pctOrNA(m.MAPEPct), m.Grade)
+			w.Add("scatter_"+m.Metric+".png", func() (plots.Figure, error) {
+				return plots.Scatter(t, m.Metric+" ("+m.Unit+")", m.Reference, m.Candidate, ref, cand)
+			})
+		}
+	}
+	return w.Run()
+}
+
+// errorChart is the error bar chart of the headline and gated statistics;
+// with several runs per side the error of the medians, the bars of runs
+// that do not differ beyond noise labelled "~".
+func errorChart(rep *compare.Report) func() (plots.Figure, error) {
+	var bars []plots.ErrorBar
+	for _, r := range rep.ChartRows() {
+		label := r.Metric + " " + r.Stat
+		if !r.Significant {
+			label += " ~"
+		}
+		bars = append(bars, plots.ErrorBar{Label: label, ErrorPct: *r.ErrorPct, BoundPct: r.BoundPct})
+	}
+	title := fmt.Sprintf("%s vs %s: error per statistic", rep.Candidate().Name, rep.Reference().Name)
+	if !rep.Paired() {
+		title = fmt.Sprintf("%d candidate vs %d reference runs: error of the medians (~ within noise)",
+			len(rep.Candidates), len(rep.References))
+	}
+	return func() (plots.Figure, error) { return plots.Errors(title, bars) }
+}
+
+// breakdownBars turns the TTFT breakdown section into the stacked bars of
+// both runs: the section's stages in its order, 0 ms where a run lacks
+// the stage.
+func breakdownBars(rep *compare.Report) ([]string, []plots.BreakdownBar) {
+	b := rep.TTFTBreakdown
+	ref := plots.BreakdownBar{Name: "reference: " + rep.Reference().Name, TTFTMs: b.Reference.TTFTMeanMs}
+	cand := plots.BreakdownBar{Name: "candidate: " + rep.Candidate().Name, TTFTMs: b.Candidate.TTFTMeanMs}
+	var stages []string
+	for _, row := range b.Stages {
+		stages = append(stages, compare.BreakdownStageName(row.Stage, row.Phase))
+		ref.StageMs = append(ref.StageMs, valueOrZero(row.Reference))
+		cand.StageMs = append(cand.StageMs, valueOrZero(row.Candidate))
+	}
+	return stages, []plots.BreakdownBar{ref, cand}
+}
+
+func valueOrZero(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func pctOrNA(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", *p)
+}
+
+// Links makes the plot paths relative to the report file, so the
+// markdown's image links work where the report is written.
+func Links(paths []string, output string) []string {
+	if output == "" {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		rel, err := filepath.Rel(filepath.Dir(output), p)
+		if err != nil {
+			rel = p
+		}
+		out[i] = filepath.ToSlash(rel)
+	}
+	return out
+}

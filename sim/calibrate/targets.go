@@ -1,0 +1,68 @@
+package calibrate
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/simbench/simbench/sim"
+)
+
+// DefaultMaxEvals is simbench calibrate's default --max-evals.
+const DefaultMaxEvals = 32
+
+// LoadTargets reads the real run directories (simbench's or AIPerf's) to
+// fit (see LoadTarget).
+func LoadTargets(dirs []string) ([]Target, error) {
+	out := make([]Target, 0, len(dirs))
+	for _, dir := range dirs {
+		t, err := LoadTarget(dir)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// WriteConfig writes the fitted configuration as a simbench sim --config
+// YAML file.
+func WriteConfig(path string, cfg sim.Config) error {
+	b, err := cfg.YAML()
+	if err != nil {
+		return err
+	}
+	head := "# simbench sim config written by `simbench calibrate`; use with simbench sim --config\n"
+	return os.WriteFile(path, append([]byte(head), b...), 0o644)
+}
+
+// WriteText prints the fit: the model and its parameters, the calibrated
+// range and, per target and statistic, the real and simulated values and
+// the error.
+func (r *Result) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "fitted %s timing on %d engine steps (residual sd %.3g ms) and %d simulations (loss %.3g):\n",
+		r.Model, r.Steps, r.StepResidualMs, r.Evals, r.Loss)
+	pw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(pw, "  parameter\tvalue\t± sd\tprior\tdecided by\t")
+	for _, p := range r.Params {
+		fmt.Fprintf(pw, "  %s\t%.4g\t± %.2g\t%.4g\t%s\t\n", p.Name, p.Value, p.SD, p.Prior, p.Source)
+	}
+	if err := pw.Flush(); err != nil {
+		return err
+	}
+	rg := r.Range
+	fmt.Fprintf(w, "calibrated range: ISL %d–%d, OSL %d–%d, concurrency %d–%d, batch %d–%d, prefix hit %.2f–%.2f\n",
+		rg.ISL[0], rg.ISL[1], rg.OSL[0], rg.OSL[1], rg.Concurrency[0], rg.Concurrency[1], rg.Batch[0], rg.Batch[1],
+		rg.PrefixHitRate[0], rg.PrefixHitRate[1])
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tmetric\tstat\treal\tsim\terror %\t")
+	for _, row := range r.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%.4f\t%+.2f\t\n", row.Target, row.Metric, row.Stat, row.Real, row.Sim, row.ErrorPct)
+	}
+	return tw.Flush()
+}
