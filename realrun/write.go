@@ -13,6 +13,10 @@ import (
 	"github.com/simbench/simbench/traces"
 )
 
+// APIKeyEnv is the environment variable a run's API key is read from when
+// none is given.
+const APIKeyEnv = "SIMBENCH_API_KEY"
+
 // ErrInterrupted is Result.Check's error for a run whose context was
 // cancelled (its files are written).
 var ErrInterrupted = errors.New("interrupted: files written for the requests that were sent")

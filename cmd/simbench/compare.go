@@ -12,6 +12,7 @@ import (
 
 	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/figures"
+	"github.com/simbench/simbench/results"
 )
 
 func compareCommand() *cli.Command {
@@ -187,10 +188,10 @@ func openRuns(paths []string, records string) ([]*compare.Input, error) {
 }
 
 // writeOutput writes to the --output file when one is given (see
-// writeArtifact), else to stdout.
+// results.WriteFile), else to stdout.
 func writeOutput(c *cli.Context, write func(io.Writer) error) error {
 	if path := c.String("output"); path != "" {
-		return writeArtifact(path, write)
+		return results.WriteFile(path, write)
 	}
 	return write(c.App.Writer)
 }

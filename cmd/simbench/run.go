@@ -20,7 +20,7 @@ import (
 )
 
 // apiKeyEnv is read when --api-key is not given.
-const apiKeyEnv = "SIMBENCH_API_KEY"
+const apiKeyEnv = realrun.APIKeyEnv
 
 // exitInterrupted is the exit code of a run stopped by SIGINT/SIGTERM
 // (128 + SIGINT), after its files were written.

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/simbench/simbench/loadgen"
+	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/validate"
 )
 
 func validateCommand() *cli.Command {
@@ -54,85 +55,43 @@ func validateCommand() *cli.Command {
 	}
 }
 
-// validation is one execution of a pipeline.
-type validation struct {
-	p       *pipeline
-	out     string // artifacts directory
-	history string // history JSONL
-	stdout  io.Writer
-	stderr  io.Writer
-	quiet   bool
-	now     func() time.Time
-}
-
 func validateAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("validate takes no arguments, got %q (subcommand: history)", c.Args().First())
 	}
-	v, err := newValidation(c)
-	if err != nil {
-		return err
-	}
-	start := v.now()
-	res, runErr := v.execute(c.Context)
-	entry := v.historyEntry(start, res, runErr)
-	if err := appendHistory(v.history, entry); err != nil {
-		return errors.Join(runErr, fmt.Errorf("history: %w", err))
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if err := v.printSummary(res, entry); err != nil {
-		return err
-	}
-	return verdictError(res.verdicts)
-}
-
-// newValidation reads the flags and the pipeline file.
-func newValidation(c *cli.Context) (*validation, error) {
 	cfg, out := c.String("config"), c.String("output-dir")
 	if cfg == "" || out == "" {
-		return nil, usagef("validate needs --config pipeline.yaml and -o DIR")
+		return usagef("validate needs --config pipeline.yaml and -o DIR")
 	}
-	p, err := loadPipeline(cfg)
+	p, err := validate.Load(cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if u := c.String("url"); u != "" {
-		p.Target.URL = u
+	res, err := validate.Run(c.Context, p, validateOptions(c, out))
+	if err != nil {
+		return err
 	}
-	v := &validation{p: p, out: out, stdout: c.App.Writer, stderr: c.App.ErrWriter, quiet: c.Bool("quiet"), now: time.Now}
-	v.history = c.String("history")
-	if v.history == "" {
-		v.history = p.resolve(p.History.Path)
+	if err := res.WriteSummary(c.App.Writer); err != nil {
+		return err
 	}
-	if v.history == "" {
-		v.history = defaultHistoryPath(out)
-	}
-	return v, nil
+	return verdictError(res.Report())
 }
 
-// execute runs the steps up to the comparison's artifacts.
-func (v *validation) execute(ctx context.Context) (*outcome, error) {
-	if err := os.MkdirAll(v.out, 0o755); err != nil {
-		return nil, err
-	}
-	v.logf("pipeline %s (config digest %s) → %s", v.p.path, v.p.digest[:12], v.out)
-	if err := v.healthCheck(ctx); err != nil {
-		return nil, err
-	}
-	if err := v.prepareSimConfig(ctx); err != nil {
-		return nil, err
-	}
-	if err := v.runArms(ctx); err != nil {
-		return nil, err
-	}
-	return v.compareArms()
-}
-
-// logf prints a step line on stderr unless --quiet.
-func (v *validation) logf(format string, args ...any) {
-	if !v.quiet {
-		fmt.Fprintf(v.stderr, "validate: "+format+"\n", args...)
+// validateOptions are the flags and the presentation of progress and
+// interrupts of the runs.
+func validateOptions(c *cli.Context, out string) validate.Options {
+	errw := c.App.ErrWriter
+	return validate.Options{Out: out, History: c.String("history"), URL: c.String("url"), Quiet: c.Bool("quiet"), Log: errw,
+		RunProgress: func() (func(loadgen.Progress), time.Duration) { return progressPrinter(errw, 0) },
+		SimProgress: func(total int) (sim.Option, func()) {
+			bar, every := simProgress(c, total)
+			if bar == nil {
+				return nil, nil
+			}
+			return sim.WithProgress(func(p sim.Progress) {
+				bar.Update(int64(p.Done), int64(p.Total), p.String(), p.Done == p.Total)
+			}, every), bar.Finish
+		},
+		Interrupt: func(ctx context.Context) (context.Context, func()) { return interruptContext(ctx, errw, os.Exit) },
 	}
 }

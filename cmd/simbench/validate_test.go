@@ -14,10 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simbench/simbench/loadgen/openaitest"
-	"github.com/simbench/simbench/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/loadgen/openaitest"
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
+	"github.com/simbench/simbench/validate"
 )
 
 const validateTestKey = "sk-validate-test-KEY-0a1b2c3d"
@@ -84,9 +87,9 @@ func validateCLI(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-func readHistoryT(t *testing.T, path string) []historyEntry {
+func readHistoryT(t *testing.T, path string) []validate.HistoryEntry {
 	t.Helper()
-	es, err := readHistory(path)
+	es, err := validate.ReadHistory(path)
 	require.NoError(t, err)
 	return es
 }
@@ -137,7 +140,7 @@ func checkValidateArtifacts(t *testing.T, out string) {
 	t.Helper()
 	for _, f := range []string{"real/" + results.ProfileJSONName, "real/" + results.RecordsName, "real/" + results.ProfileCSVName,
 		"sim/" + results.ProfileJSONName, "sim/" + results.RecordsName, "sim/sim_summary.json", "sim.yaml",
-		compareJSONName, compareMDName, compareTextName, junitName, "logs/real.txt", "logs/sim.txt"} {
+		"compare.json", "compare.md", "compare.txt", "junit.xml", "logs/real.txt", "logs/sim.txt"} {
 		st, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err, f)
 		assert.Positive(t, st.Size(), f)
@@ -149,15 +152,15 @@ func checkValidateArtifacts(t *testing.T, out string) {
 		Verdicts []struct{ Field, Status string } `json:"verdicts"`
 		Metrics  []json.RawMessage                `json:"metrics"`
 	}
-	require.NoError(t, json.Unmarshal(runReadFile(t, filepath.Join(out, compareJSONName)), &cmp))
+	require.NoError(t, json.Unmarshal(runReadFile(t, filepath.Join(out, validate.CompareJSONName)), &cmp))
 	assert.NotEmpty(t, cmp.Metrics)
 	require.Len(t, cmp.Verdicts, 1)
 	var junit struct {
 		Tests int `xml:"tests,attr"`
 	}
-	require.NoError(t, xml.Unmarshal(runReadFile(t, filepath.Join(out, junitName)), &junit))
+	require.NoError(t, xml.Unmarshal(runReadFile(t, filepath.Join(out, validate.JUnitName)), &junit))
 	assert.Equal(t, 1, junit.Tests)
-	md := string(runReadFile(t, filepath.Join(out, compareMDName)))
+	md := string(runReadFile(t, filepath.Join(out, validate.CompareMDName)))
 	assert.Contains(t, md, "### simbench compare")
 	assert.Contains(t, md, "](plots/error_pct.png)", "plot links relative to compare.md")
 	pngs, err := filepath.Glob(filepath.Join(out, "plots", "*.png"))
@@ -211,7 +214,7 @@ func TestValidateRepeatInterleaved(t *testing.T) {
 			Field, Status string
 		} `json:"verdicts"`
 	}
-	require.NoError(t, json.Unmarshal(runReadFile(t, filepath.Join(out, compareJSONName)), &cmp))
+	require.NoError(t, json.Unmarshal(runReadFile(t, filepath.Join(out, validate.CompareJSONName)), &cmp))
 	assert.Equal(t, "multi-run", cmp.Mode)
 	status := map[string]string{}
 	for _, v := range cmp.Verdicts {
@@ -300,7 +303,7 @@ func TestValidatePipelineErrors(t *testing.T) {
 // The workload section has exactly the workload flags of run and sim.
 func TestValidateWorkloadKeysAreTheWorkloadFlags(t *testing.T) {
 	var keys, flags []string
-	rt := reflect.TypeOf(workloadSection{})
+	rt := reflect.TypeOf(traces.Spec{})
 	for i := range rt.NumField() {
 		keys = append(keys, strings.ReplaceAll(rt.Field(i).Tag.Get("yaml"), "_", "-"))
 	}
@@ -308,35 +311,6 @@ func TestValidateWorkloadKeysAreTheWorkloadFlags(t *testing.T) {
 		flags = append(flags, f.Names()[0])
 	}
 	assert.ElementsMatch(t, flags, keys)
-}
-
-func TestValidateWorkloadArgs(t *testing.T) {
-	p, err := parsePipeline([]byte("workload:\n  trace: t.jsonl\n  speedup: 0.5\n  auto_offset: true\n  limit: 40\n  random_seed: 7\n"))
-	require.NoError(t, err)
-	p.dir = "/pipelines"
-	assert.Equal(t, []string{"--trace=/pipelines/t.jsonl", "--auto-offset=true", "--speedup=0.5", "--limit=40",
-		"--random-seed=7"}, p.workloadArgs())
-}
-
-func TestValidateExamplePipelinesLoad(t *testing.T) {
-	for _, f := range []string{"pipeline-example.yaml", "pipeline-ollama.yaml"} {
-		p, err := loadPipeline(filepath.Join("..", "..", "testdata", "validate", f))
-		require.NoError(t, err, f)
-		assert.FileExists(t, p.resolve(p.Sim.Config), f)
-		assert.Equal(t, calibrateFromSilicon, p.Sim.CalibrateFrom)
-	}
-}
-
-func TestSchedule(t *testing.T) {
-	assert.Equal(t, []scheduledRun{{armReal, 0}, {armSim, 0}}, schedule(2, 1))
-	assert.Equal(t, []scheduledRun{{armReal, warmupRound}, {armSim, warmupRound},
-		{armReal, 0}, {armSim, 0}, {armSim, 1}, {armReal, 1}, {armReal, 2}, {armSim, 2}}, schedule(2, 3))
-	assert.Equal(t, []int{2, 0, 1}, roundOrder(3, 2))
-}
-
-func TestHealthURL(t *testing.T) {
-	assert.Equal(t, "http://localhost:8000/v1/models", healthURL("localhost:8000/", "/v1/models"))
-	assert.Equal(t, "https://h/api/v1/models", healthURL(" https://h/api ", "/v1/models"))
 }
 
 // historyFixture is a history of three validations, the second failed.
@@ -363,7 +337,6 @@ func TestValidateHistoryCommand(t *testing.T) {
 		checkPNG(t, filepath.Join(plotsDir, "history_"+m+".png"))
 		assert.Contains(t, out.String(), "wrote "+filepath.Join(plotsDir, "history_"+m+".png"))
 	}
-	assert.Equal(t, 10.0, latestBound([]historyEntry{{Bounds: map[string]float64{"time_to_first_token.avg": 10}}}, "time_to_first_token"))
 }
 
 func TestValidateHistoryErrors(t *testing.T) {

@@ -1,39 +1,44 @@
-package main
+package validate
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/figures"
+	"github.com/simbench/simbench/results"
 )
 
 // Artifact names in the output directory.
 const (
-	compareJSONName  = "compare.json"
-	compareMDName    = "compare.md"
-	compareTextName  = "compare.txt"
-	junitName        = "junit.xml"
-	comparePlotsName = "plots"
+	CompareJSONName = "compare.json"
+	CompareMDName   = "compare.md"
+	CompareTextName = "compare.txt"
+	JUnitName       = "junit.xml"
+	PlotsDirName    = "plots"
 )
 
-// outcome is what the comparison step leaves for the summary and the
-// history.
-type outcome struct {
-	verdicts *compare.Report
+// Outcome is what a validation leaves: the verdicts, the files written
+// and the history entry.
+type Outcome struct {
+	// Entry is the line appended to the history file at HistoryPath.
+	Entry       HistoryEntry
+	HistoryPath string
+
+	report   *compare.Report
 	list     []compare.Verdict
 	chart    []compare.ChartRow // the headline statistics and every gated one
 	pValues  map[string]float64 // repeated runs: Mann–Whitney p per chart field
 	files    []string
 	plots    int
+	plotsDir string
 }
 
 // compareArms compares the silicon runs (reference) with the simulated
 // ones (candidate) and writes the reports.
-func (v *validation) compareArms() (*outcome, error) {
+func (v *validation) compareArms() (*Outcome, error) {
 	v.logf("comparing %s with %s", v.armPath(armSim), v.armPath(armReal))
 	refs, cands := []string{v.armPath(armReal)}, []string{v.armPath(armSim)}
 	if v.p.Repeat > 1 { // exactly this validation's runs, not older ones left in OUTPUT
@@ -43,18 +48,18 @@ func (v *validation) compareArms() (*outcome, error) {
 			cands = append(cands, v.runDir(scheduledRun{armSim, r}))
 		}
 	}
-	rep, err := compareRuns(refs, cands, v.p.Compare.options())
+	rep, err := compareRuns(refs, cands, v.p.Compare.Options())
 	if err != nil {
 		return nil, err
 	}
 	var plots []string
-	if v.p.Compare.wantPlots() {
-		if plots, err = figures.Compare(filepath.Join(v.out, comparePlotsName), rep); err != nil {
+	if v.p.Compare.WantPlots() {
+		if plots, err = figures.Compare(filepath.Join(v.out, PlotsDirName), rep); err != nil {
 			return nil, err
 		}
 	}
-	links := figures.Links(plots, filepath.Join(v.out, compareMDName))
-	res := &outcome{verdicts: rep, list: rep.Verdicts, chart: rep.ChartRows(), plots: len(plots)}
+	links := figures.Links(plots, filepath.Join(v.out, CompareMDName))
+	res := &Outcome{report: rep, list: rep.Verdicts, chart: rep.ChartRows(), plots: len(plots), plotsDir: filepath.Join(v.out, PlotsDirName)}
 	if !rep.Paired() {
 		res.pValues = map[string]float64{}
 		for _, c := range res.chart {
@@ -62,10 +67,10 @@ func (v *validation) compareArms() (*outcome, error) {
 		}
 	}
 	return res, v.writeReports(res, map[string]func(io.Writer) error{
-		compareJSONName: func(w io.Writer) error { return compare.WriteJSON(w, rep) },
-		compareMDName:   func(w io.Writer) error { return compare.WriteMarkdown(w, rep, links) },
-		compareTextName: func(w io.Writer) error { return compare.WriteText(w, rep) },
-		junitName:       func(w io.Writer) error { return compare.WriteJUnit(w, rep) },
+		CompareJSONName: func(w io.Writer) error { return compare.WriteJSON(w, rep) },
+		CompareMDName:   func(w io.Writer) error { return compare.WriteMarkdown(w, rep, links) },
+		CompareTextName: func(w io.Writer) error { return compare.WriteText(w, rep) },
+		JUnitName:       func(w io.Writer) error { return compare.WriteJUnit(w, rep) },
 	})
 }
 
@@ -85,29 +90,13 @@ func compareRuns(refs, cands []string, opts compare.Options) (*compare.Report, e
 }
 
 // writeReports writes every report file, in a fixed order.
-func (v *validation) writeReports(res *outcome, writers map[string]func(io.Writer) error) error {
-	for _, name := range []string{compareJSONName, compareMDName, compareTextName, junitName} {
+func (v *validation) writeReports(res *Outcome, writers map[string]func(io.Writer) error) error {
+	for _, name := range []string{CompareJSONName, CompareMDName, CompareTextName, JUnitName} {
 		path := filepath.Join(v.out, name)
-		if err := writeArtifact(path, writers[name]); err != nil {
+		if err := results.WriteFile(path, writers[name]); err != nil {
 			return err
 		}
 		res.files = append(res.files, path)
-	}
-	return nil
-}
-
-func writeArtifact(path string, write func(io.Writer) error) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	if err := write(f); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
@@ -129,22 +118,25 @@ func verdictName(vs []compare.Verdict) string {
 	return name
 }
 
-// printSummary prints the verdicts, the files and the history line.
-func (v *validation) printSummary(res *outcome, e historyEntry) error {
-	ew := &lineWriter{w: v.stdout}
-	ew.printf("verdict: %s (%s)\n", e.Verdict, verdictCounts(res.list))
-	for _, vd := range res.list {
+// WriteSummary prints the verdicts, the files and the history line.
+func (o *Outcome) WriteSummary(w io.Writer) error {
+	ew := &lineWriter{w: w}
+	ew.printf("verdict: %s (%s)\n", o.Entry.Verdict, verdictCounts(o.list))
+	for _, vd := range o.list {
 		ew.printf("  %-8s %-32s %9s  bound ±%g%%  %s\n", strings.ToUpper(vd.Status), vd.Field(), pctText(vd.ErrorPct), vd.MaxPct, vd.Reason)
 	}
-	for _, f := range res.files {
+	for _, f := range o.files {
 		ew.printf("wrote %s\n", f)
 	}
-	if res.plots > 0 {
-		ew.printf("wrote %d plots into %s\n", res.plots, filepath.Join(v.out, comparePlotsName))
+	if o.plots > 0 {
+		ew.printf("wrote %d plots into %s\n", o.plots, o.plotsDir)
 	}
-	ew.printf("history: appended to %s\n", v.history)
+	ew.printf("history: appended to %s\n", o.HistoryPath)
 	return ew.err
 }
+
+// Report is the comparison of the two arms.
+func (o *Outcome) Report() *compare.Report { return o.report }
 
 func verdictCounts(vs []compare.Verdict) string {
 	n := map[string]int{}

@@ -1,4 +1,4 @@
-package main
+package validate
 
 import (
 	"bufio"
@@ -15,9 +15,9 @@ import (
 	"github.com/simbench/simbench/compare"
 )
 
-// historyEntry is one line of the validation history (JSONL): what a
+// HistoryEntry is one line of the validation history (JSONL): what a
 // nightly job appends after every run, for `simbench validate history`.
-type historyEntry struct {
+type HistoryEntry struct {
 	Time         string             `json:"time"`             // RFC 3339, UTC, when the validation started
 	Commit       string             `json:"commit,omitempty"` // $GITHUB_SHA or `git rev-parse HEAD`
 	Pipeline     string             `json:"pipeline"`
@@ -32,13 +32,13 @@ type historyEntry struct {
 	Error        string             `json:"error,omitempty"` // why a failed validation (verdict error) stopped
 }
 
-// defaultHistoryPath is OUTPUT/history.jsonl.
-func defaultHistoryPath(out string) string { return filepath.Join(out, "history.jsonl") }
+// DefaultHistoryPath is OUTPUT/history.jsonl.
+func DefaultHistoryPath(out string) string { return filepath.Join(out, "history.jsonl") }
 
 // historyEntry records the validation: its error % per headline statistic
 // and verdict, or the error that stopped it.
-func (v *validation) historyEntry(start time.Time, res *outcome, runErr error) historyEntry {
-	e := historyEntry{Time: start.UTC().Format(time.RFC3339), Commit: gitCommit(), Pipeline: v.p.path,
+func (v *validation) historyEntry(start time.Time, res *Outcome, runErr error) HistoryEntry {
+	e := HistoryEntry{Time: start.UTC().Format(time.RFC3339), Commit: gitCommit(), Pipeline: v.p.path,
 		ConfigDigest: v.p.digest, Repeat: v.p.Repeat, Artifacts: v.out, Metrics: map[string]float64{}}
 	if runErr != nil {
 		e.Verdict, e.Error = "error", runErr.Error()
@@ -75,9 +75,9 @@ func gitCommit() string {
 	return strings.TrimSpace(string(out))
 }
 
-// appendHistory appends one JSON line to path, creating it (and its
+// AppendHistory appends one JSON line to path, creating it (and its
 // directory) when needed.
-func appendHistory(path string, e historyEntry) (err error) {
+func AppendHistory(path string, e HistoryEntry) (err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -98,13 +98,13 @@ func appendHistory(path string, e historyEntry) (err error) {
 	return err
 }
 
-// readHistory reads every entry; a malformed line is an error naming it.
-func readHistory(path string) ([]historyEntry, error) {
+// ReadHistory reads every entry; a malformed line is an error naming it.
+func ReadHistory(path string) ([]HistoryEntry, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []historyEntry
+	var out []HistoryEntry
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -112,7 +112,7 @@ func readHistory(path string) ([]historyEntry, error) {
 		if len(t) == 0 {
 			continue
 		}
-		var e historyEntry // unknown keys (a newer simbench's) are ignored
+		var e HistoryEntry // unknown keys (a newer simbench's) are ignored
 		if err := json.Unmarshal(t, &e); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}

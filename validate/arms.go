@@ -1,4 +1,4 @@
-package main
+package validate
 
 import (
 	"context"
@@ -81,7 +81,7 @@ func (v *validation) runArms(ctx context.Context) error {
 		if err := v.runOne(ctx, s, dir); err != nil {
 			return err
 		}
-		if i == 0 && v.p.Sim.Calibrate && v.p.Sim.CalibrateFrom == calibrateFromSilicon {
+		if i == 0 && v.p.Sim.Calibrate && v.p.Sim.CalibrateFrom == CalibrateFromSilicon {
 			if err := v.calibrateOn(ctx, dir); err != nil {
 				return err
 			}
@@ -98,35 +98,6 @@ func (v *validation) roundLabel(r int) string {
 		return " (warm-up, discarded)"
 	}
 	return fmt.Sprintf(" (round %d of %d)", r+1, v.p.Repeat)
-}
-
-// runOne runs one arm into dir: `simbench run` or `simbench sim`
-// in-process. Repeated simulated runs get simulator seeds base, base+1, …
-// by round (the warm-up round uses base), as `simbench sim --repeat` does.
-func (v *validation) runOne(ctx context.Context, s scheduledRun, dir string) error {
-	if s.Arm == armReal {
-		args, err := v.runArgs(dir)
-		if err != nil {
-			return err
-		}
-		if err := v.sub(ctx, v.logName(s), args); err != nil {
-			return fmt.Errorf("silicon run %s: %w", dir, err)
-		}
-		return nil
-	}
-	var seed *int64
-	if v.p.Repeat > 1 {
-		base, err := v.simSeedBase()
-		if err != nil {
-			return err
-		}
-		base += int64(max(s.Round, 0))
-		seed = &base
-	}
-	if err := v.sub(ctx, v.logName(s), v.simArgs(dir, seed)); err != nil {
-		return fmt.Errorf("simulated run %s: %w", dir, err)
-	}
-	return nil
 }
 
 // logName names a run's log: real and sim for a single round, else

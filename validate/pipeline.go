@@ -1,4 +1,4 @@
-package main
+package validate
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,24 +16,25 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/simbench/simbench/internal/usage"
-	"github.com/simbench/simbench/realrun"
-
 	"go.yaml.in/yaml/v3"
 
 	"github.com/simbench/simbench/compare"
+	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/loadgen"
+	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/traces"
 )
 
-// pipeline is a `simbench validate` configuration file: what to run
+// Pipeline is a `simbench validate` configuration file: what to run
 // against (target), which workload both arms replay, how to get the
 // simulator's configuration, how to judge the comparison and where the
 // history goes. Relative paths in it are relative to the file's directory.
-type pipeline struct {
-	Target   targetSection   `yaml:"target"`
-	Workload workloadSection `yaml:"workload"`
-	Sim      simSection      `yaml:"sim"`
-	Compare  compareSection  `yaml:"compare"`
-	History  historySection  `yaml:"history"`
+type Pipeline struct {
+	Target   TargetSection  `yaml:"target"`
+	Workload traces.Spec    `yaml:"workload"`
+	Sim      SimSection     `yaml:"sim"`
+	Compare  CompareSection `yaml:"compare"`
+	History  HistorySection `yaml:"history"`
 	// Repeat > 1 runs each arm that many times, interleaved in rotating
 	// order after a discarded warm-up round, and compares the run lists.
 	Repeat int `yaml:"repeat"`
@@ -42,9 +44,9 @@ type pipeline struct {
 	digest string // sha256 of the configuration as read (before overrides)
 }
 
-// targetSection is the real OpenAI-compatible server (`simbench run`'s
+// TargetSection is the real OpenAI-compatible server (`simbench run`'s
 // endpoint flags).
-type targetSection struct {
+type TargetSection struct {
 	URL                   string         `yaml:"url"`
 	Model                 string         `yaml:"model"`
 	EndpointType          string         `yaml:"endpoint_type"`
@@ -60,42 +62,9 @@ type targetSection struct {
 	MaxErrorRate          string         `yaml:"max_error_rate"`
 }
 
-// workloadSection holds the workload flags shared by `simbench run` and
-// `simbench sim` (workloadFlags), each key the flag's name with "_" for
-// "-"; unset keys keep the flags' defaults. Both arms get the same flags,
-// so they replay the same workload.
-type workloadSection struct {
-	Trace              *string  `yaml:"trace"`
-	StartOffsetMs      *float64 `yaml:"start_offset_ms"`
-	EndOffsetMs        *float64 `yaml:"end_offset_ms"`
-	AutoOffset         *bool    `yaml:"auto_offset"`
-	Speedup            *float64 `yaml:"speedup"`
-	Limit              *int     `yaml:"limit"`
-	MaxTotalTokens     *int     `yaml:"max_total_tokens"`
-	MaxISL             *int     `yaml:"max_isl"`
-	MaxOSL             *int     `yaml:"max_osl"`
-	ScaleLengths       *float64 `yaml:"scale_lengths"`
-	Concurrency        *int     `yaml:"concurrency"`
-	RequestCount       *int     `yaml:"request_count"`
-	WarmupRequestCount *int     `yaml:"warmup_request_count"`
-	RequestRate        *float64 `yaml:"request_rate"`
-	ArrivalPattern     *string  `yaml:"arrival_pattern"`
-	GammaShape         *float64 `yaml:"gamma_shape"`
-	ISL                *int     `yaml:"isl"`
-	ISLStddev          *int     `yaml:"isl_stddev"`
-	OSL                *int     `yaml:"osl"`
-	OSLStddev          *int     `yaml:"osl_stddev"`
-	SharedPrefixTokens *int     `yaml:"shared_prefix_tokens"`
-	NumPrefixGroups    *int     `yaml:"num_prefix_groups"`
-	BlockSize          *int     `yaml:"block_size"`
-	RandomSeed         *int64   `yaml:"random_seed"`
-	Turns              *int     `yaml:"turns"`
-	TurnDelayMs        *float64 `yaml:"turn_delay_ms"`
-}
-
-// simSection says where the simulator's configuration comes from: a file,
+// SimSection says where the simulator's configuration comes from: a file,
 // or a calibration (on the file as base, when given).
-type simSection struct {
+type SimSection struct {
 	Config    string `yaml:"config"`
 	Calibrate bool   `yaml:"calibrate"`
 	// CalibrateFrom is a real run directory, or "silicon" (the default):
@@ -105,13 +74,13 @@ type simSection struct {
 	MaxEvals      int    `yaml:"max_evals"`
 }
 
-// calibrateFromSilicon is sim.calibrate_from's value for this pipeline's
+// CalibrateFromSilicon is sim.calibrate_from's value for this pipeline's
 // own silicon run.
-const calibrateFromSilicon = "silicon"
+const CalibrateFromSilicon = "silicon"
 
-// compareSection sets the bounds and the stall detection of the
+// CompareSection sets the bounds and the stall detection of the
 // comparison (`simbench compare`'s flags).
-type compareSection struct {
+type CompareSection struct {
 	FailAbove    []string `yaml:"fail_above"`
 	Gate         bool     `yaml:"gate"`
 	StallK       *float64 `yaml:"stall_k"`
@@ -122,18 +91,18 @@ type compareSection struct {
 	Plots *bool `yaml:"plots"`
 }
 
-// wantPlots is compare.plots, true when unset.
-func (c compareSection) wantPlots() bool { return c.Plots == nil || *c.Plots }
+// WantPlots is compare.plots, true when unset.
+func (c CompareSection) WantPlots() bool { return c.Plots == nil || *c.Plots }
 
-// historySection names the JSONL file one line per validation is appended
+// HistorySection names the JSONL file one line per validation is appended
 // to (default OUTPUT/history.jsonl).
-type historySection struct {
+type HistorySection struct {
 	Path string `yaml:"path"`
 }
 
-// loadPipeline reads and checks a pipeline file. Every mistake is a usage
+// Load reads and checks a pipeline file. Every mistake is a usage
 // error naming the file, the line where known and the key.
-func loadPipeline(path string) (*pipeline, error) {
+func Load(path string) (*Pipeline, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usage.Wrap(fmt.Errorf("--config: %w", err))
@@ -151,7 +120,7 @@ func loadPipeline(path string) (*pipeline, error) {
 
 // parsePipeline decodes the YAML strictly: unknown keys (reported with
 // their line and full key) and mistyped values are errors.
-func parsePipeline(b []byte) (*pipeline, error) {
+func parsePipeline(b []byte) (*Pipeline, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
 		return nil, err
@@ -159,10 +128,10 @@ func parsePipeline(b []byte) (*pipeline, error) {
 	if len(root.Content) == 0 {
 		return nil, errors.New("empty pipeline file")
 	}
-	if err := checkPipelineKeys(root.Content[0], reflect.TypeOf(pipeline{}), ""); err != nil {
+	if err := checkPipelineKeys(root.Content[0], reflect.TypeOf(Pipeline{}), ""); err != nil {
 		return nil, err
 	}
-	p := &pipeline{}
+	p := &Pipeline{}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(p); err != nil && !errors.Is(err, io.EOF) {
@@ -175,7 +144,7 @@ func parsePipeline(b []byte) (*pipeline, error) {
 
 // mustJSON encodes the exported configuration; it cannot fail for these
 // types (extra_inputs values come from YAML scalars, lists and maps).
-func mustJSON(p *pipeline) []byte {
+func mustJSON(p *Pipeline) []byte {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return []byte(fmt.Sprint(p))
@@ -221,7 +190,7 @@ func orTop(path string) string {
 }
 
 // check validates the values and fills the defaults.
-func (p *pipeline) check() error {
+func (p *Pipeline) check() error {
 	if err := p.Target.check(); err != nil {
 		return err
 	}
@@ -235,7 +204,7 @@ func (p *pipeline) check() error {
 	return p.Compare.check()
 }
 
-func (t *targetSection) check() error {
+func (t *TargetSection) check() error {
 	switch {
 	case strings.TrimSpace(t.URL) == "":
 		return errors.New("target.url is required (the server's base URL, e.g. http://127.0.0.1:8000)")
@@ -256,7 +225,7 @@ func (t *targetSection) check() error {
 	return nil
 }
 
-func (s *simSection) check() error {
+func (s *SimSection) check() error {
 	if s.Config == "" && !s.Calibrate {
 		return errors.New("sim: give config (a `simbench sim --config` file), calibrate: true, or both (the file is then the calibration's base)")
 	}
@@ -264,7 +233,7 @@ func (s *simSection) check() error {
 		return errors.New("sim.calibrate_from needs sim.calibrate: true")
 	}
 	if s.Calibrate && s.CalibrateFrom == "" {
-		s.CalibrateFrom = calibrateFromSilicon
+		s.CalibrateFrom = CalibrateFromSilicon
 	}
 	if s.MaxEvals < 0 {
 		return fmt.Errorf("sim.max_evals must be >= 0, got %d", s.MaxEvals)
@@ -272,7 +241,7 @@ func (s *simSection) check() error {
 	return nil
 }
 
-func (c *compareSection) check() error {
+func (c *CompareSection) check() error {
 	if _, err := compare.ParseThresholds(c.FailAbove); err != nil {
 		return fmt.Errorf("compare.fail_above: %v", err)
 	}
@@ -291,17 +260,17 @@ func (c *compareSection) check() error {
 	return nil
 }
 
-// resolve makes a path of the pipeline file relative to its directory.
-func (p *pipeline) resolve(path string) string {
+// Resolve makes a path of the pipeline file relative to its directory.
+func (p *Pipeline) Resolve(path string) string {
 	if path == "" || filepath.IsAbs(path) {
 		return path
 	}
 	return filepath.Join(p.dir, path)
 }
 
-// options are the comparison options: thresholds (with the default gate
+// Options are the comparison options: thresholds (with the default gate
 // first when gate: true) and stall detection.
-func (c compareSection) options() compare.Options {
+func (c CompareSection) Options() compare.Options {
 	th, _ := compare.ParseThresholds(c.FailAbove) // checked by check
 	if c.Gate {
 		th = compare.WithDefaultGate(th)
@@ -316,42 +285,36 @@ func (c compareSection) options() compare.Options {
 	return compare.Options{Stall: stall, Thresholds: th, Alpha: c.Alpha}
 }
 
-// workloadArgs are the workload flags of both arms, "--name=value" for
-// every key set; a trace path is resolved against the pipeline's directory.
-func (p *pipeline) workloadArgs() []string {
-	v := reflect.ValueOf(p.Workload)
-	t := v.Type()
-	var out []string
-	for i := range t.NumField() {
-		f := v.Field(i)
-		if f.IsNil() {
-			continue
-		}
-		key := t.Field(i).Tag.Get("yaml")
-		val := fmt.Sprint(f.Elem().Interface())
-		if key == "trace" {
-			val = p.resolve(val)
-		}
-		out = append(out, "--"+strings.ReplaceAll(key, "_", "-")+"="+val)
+// Path is the pipeline file, as given.
+func (p *Pipeline) Path() string { return p.path }
+
+// Digest is the sha256 of the configuration as read (before overrides).
+func (p *Pipeline) Digest() string { return p.digest }
+
+// workload is the workload section with the trace resolved against the
+// pipeline's directory.
+func (p *Pipeline) workload() traces.Spec {
+	s := p.Workload
+	if s.Trace != nil {
+		t := p.Resolve(*s.Trace)
+		s.Trace = &t
 	}
-	return out
+	return s
 }
 
-// extraInputArgs are target.extra_inputs as --extra-inputs key:JSON, in key
-// order.
-func (t targetSection) extraInputArgs() ([]string, error) {
-	keys := make([]string, 0, len(t.ExtraInputs))
-	for k := range t.ExtraInputs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var out []string
-	for _, k := range keys {
+// extraInputs are target.extra_inputs as request-body fields, in key order.
+func (t TargetSection) extraInputs() ([]loadgen.Extra, error) {
+	var out []loadgen.Extra
+	for _, k := range slices.Sorted(maps.Keys(t.ExtraInputs)) {
 		b, err := json.Marshal(t.ExtraInputs[k])
 		if err != nil {
-			return nil, usagef("target.extra_inputs.%s: %v", k, err)
+			return nil, usage.Errorf("target.extra_inputs.%s: %v", k, err)
 		}
-		out = append(out, "--extra-inputs", k+":"+string(b))
+		x, err := loadgen.ParseExtra(k + ":" + string(b))
+		if err != nil {
+			return nil, usage.Wrap(err)
+		}
+		out = append(out, x)
 	}
 	return out, nil
 }

@@ -1,0 +1,128 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/simbench/simbench/loadgen"
+	"github.com/simbench/simbench/sim"
+)
+
+// Options configure a validation; the hooks are the caller's presentation
+// of progress and interrupts.
+type Options struct {
+	Out     string // artifacts directory (required)
+	History string // history JSONL; "" = history.path, else OUT/history.jsonl
+	URL     string // overrides target.url when set
+	Quiet   bool   // no step lines, notes or progress on Log
+	Log     io.Writer
+	Now     func() time.Time // default time.Now
+
+	// RunProgress, when set and not Quiet, renders a silicon run's progress.
+	RunProgress func() (func(loadgen.Progress), time.Duration)
+	// SimProgress, when set and not Quiet, renders a simulated run's progress
+	// (total requests); done is called when the run ends. A nil option is none.
+	SimProgress func(total int) (opt sim.Option, done func())
+	// Interrupt, when set, derives the context of each silicon run (e.g.
+	// cancelled by Ctrl-C, so the run stops and still writes its files).
+	Interrupt func(context.Context) (context.Context, func())
+}
+
+// validation is one execution of a pipeline.
+type validation struct {
+	p       *Pipeline
+	opts    Options
+	out     string
+	history string
+}
+
+// Run executes the pipeline's steps and appends the validation's line to
+// the history, also when a step failed (its error is then returned). The
+// Outcome holds the verdicts, the files written and the history entry.
+func Run(ctx context.Context, p *Pipeline, opts Options) (*Outcome, error) {
+	v := newValidation(p, opts)
+	start := v.opts.Now()
+	res, runErr := v.execute(ctx)
+	entry := v.historyEntry(start, res, runErr)
+	if err := AppendHistory(v.history, entry); err != nil {
+		return nil, errors.Join(runErr, fmt.Errorf("history: %w", err))
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	res.Entry, res.HistoryPath = entry, v.history
+	return res, nil
+}
+
+func newValidation(p *Pipeline, opts Options) *validation {
+	if opts.URL != "" {
+		p.Target.URL = opts.URL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	v := &validation{p: p, opts: opts, out: opts.Out, history: opts.History}
+	if v.history == "" {
+		v.history = p.Resolve(p.History.Path)
+	}
+	if v.history == "" {
+		v.history = DefaultHistoryPath(opts.Out)
+	}
+	return v
+}
+
+// execute runs the steps up to the comparison's artifacts.
+func (v *validation) execute(ctx context.Context) (*Outcome, error) {
+	if err := os.MkdirAll(v.out, 0o755); err != nil {
+		return nil, err
+	}
+	v.logf("pipeline %s (config digest %s) → %s", v.p.path, v.p.digest[:12], v.out)
+	if err := v.healthCheck(ctx); err != nil {
+		return nil, err
+	}
+	if err := v.prepareSimConfig(ctx); err != nil {
+		return nil, err
+	}
+	if err := v.runArms(ctx); err != nil {
+		return nil, err
+	}
+	return v.compareArms()
+}
+
+// logf prints a step line on the log unless Quiet.
+func (v *validation) logf(format string, args ...any) {
+	if !v.opts.Quiet {
+		fmt.Fprintf(v.opts.Log, "validate: "+format+"\n", args...)
+	}
+}
+
+// logFile creates OUTPUT/logs/NAME.txt, where a step's report goes.
+func (v *validation) logFile(name string) (*os.File, error) {
+	logs := filepath.Join(v.out, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(filepath.Join(logs, name+".txt"))
+}
+
+// writeLog writes a step's report into OUTPUT/logs/NAME.txt.
+func (v *validation) writeLog(name string, write func(io.Writer) error) (err error) {
+	f, err := v.logFile(name)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return write(f)
+}
