@@ -1,21 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/json"
 	"fmt"
-	"io"
-	"maps"
-	"path/filepath"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/simbench/simbench/results"
-	"github.com/simbench/simbench/traces"
+	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/sweep"
 )
 
 func mergeCommand() *cli.Command {
@@ -42,268 +33,30 @@ func mergeCommand() *cli.Command {
 }
 
 func mergeAction(c *cli.Context) error {
-	dirs := c.Args().Slice()
+	dirs, out := c.Args().Slice(), c.String("output-dir")
 	if len(dirs) == 0 {
 		return usagef("merge needs the shard directories: simbench merge DIR... -o OUT")
 	}
-	if fileExists(filepath.Join(dirs[0], sweepSummaryName)) {
-		return mergeSweep(c, dirs, c.String("output-dir"))
-	}
-	shards, err := loadShards(dirs)
-	if err != nil {
+	if sweep.IsSweep(dirs[0]) {
+		written, err := sweep.Merge(dirs, out)
+		printWritten(c, written)
 		return err
 	}
-	if err := checkShardSet(shards); err != nil {
-		return err
-	}
-	recs, err := shardRecords(shards)
-	if err != nil {
-		return err
-	}
-	out := c.String("output-dir")
-	results.SortAsSent(recs)
-	p, err := results.WriteRecordsRun(out, recs, mergedMeta(shards, recs, out), nil)
+	m, err := realrun.Merge(dirs, out)
 	if err != nil {
 		return err
 	}
 	if !c.Bool("quiet") {
-		printMerge(c.App.Writer, shards, recs, p, out)
+		m.WriteText(c.App.Writer)
 	}
 	return nil
 }
 
-// shardDir is one shard's run directory.
-type shardDir struct {
-	dir       string
-	config    results.InputConfig
-	spec      traces.ShardSpec
-	digest    string // the whole workload's
-	cancelled bool
-	records   int
-}
-
-func loadShards(dirs []string) ([]*shardDir, error) {
-	out := make([]*shardDir, 0, len(dirs))
-	for _, d := range dirs {
-		s, err := loadShard(d)
-		if err != nil {
-			return nil, err
+// printWritten prints a "wrote FILE" line per file unless --quiet.
+func printWritten(c *cli.Context, files []string) {
+	for _, f := range files {
+		if !c.Bool("quiet") {
+			fmt.Fprintf(c.App.Writer, "wrote %s\n", f)
 		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func loadShard(dir string) (*shardDir, error) {
-	p, err := results.LoadProfileJSON(filepath.Join(dir, results.ProfileJSONName))
-	if err != nil {
-		return nil, fmt.Errorf("%s: not a run directory: %w", dir, err)
-	}
-	s := &shardDir{dir: dir, cancelled: p.WasCancelled}
-	if s.config, err = results.ParseInputConfig(p.InputConfig); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", dir, results.ProfileJSONName, err)
-	}
-	if s.config.Endpoint == nil && s.config.Simbench == nil {
-		return nil, fmt.Errorf("%s: %s has no input_config", dir, results.ProfileJSONName)
-	}
-	if s.config.Simbench == nil || s.config.Simbench.Shard == nil {
-		return nil, fmt.Errorf("%s: not a shard (input_config has no simbench.shard): was it run with --shard I/N?", dir)
-	}
-	sh := s.config.Simbench.Shard
-	s.spec = traces.ShardSpec{Index: sh.Index, Count: sh.Count}
-	if s.config.Workload != nil {
-		s.digest = s.config.Workload.Digest
-	}
-	return s, s.spec.Validate()
-}
-
-// checkShardSet checks the shards are the N shards of one run, each once.
-func checkShardSet(shards []*shardDir) error {
-	first := shards[0]
-	base, err := runIdentity(first.config)
-	if err != nil {
-		return err
-	}
-	byIndex := map[int]string{}
-	for _, s := range shards {
-		if err := sameRun(first, s, base); err != nil {
-			return err
-		}
-		if prev, dup := byIndex[s.spec.Index]; dup {
-			return fmt.Errorf("shard %s given twice: %s and %s", s.spec, prev, s.dir)
-		}
-		byIndex[s.spec.Index] = s.dir
-	}
-	return missingShards("run", byIndex, len(shards), first.spec.Count)
-}
-
-// missingShards refuses an incomplete set: every index 0..count−1 must be
-// among the given shards (what names a run or a sweep).
-func missingShards(what string, byIndex map[int]string, given, count int) error {
-	var missing []string
-	for i := range count {
-		if _, ok := byIndex[i]; !ok {
-			missing = append(missing, traces.ShardSpec{Index: i, Count: count}.String())
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("incomplete %s: shard %s missing (given %d of %d shards)", what, strings.Join(missing, ", "), given, count)
-	}
-	return nil
-}
-
-func sameRun(first, s *shardDir, base map[string]json.RawMessage) error {
-	diff := func(what string, a, b any) error {
-		return fmt.Errorf("%s and %s are shards of different runs: %s %v vs %v", first.dir, s.dir, what, a, b)
-	}
-	if s.digest != first.digest {
-		return diff("workload digest", first.digest, s.digest)
-	}
-	if s.spec.Count != first.spec.Count {
-		return diff("shard count", first.spec.Count, s.spec.Count)
-	}
-	id, err := runIdentity(s.config)
-	if err != nil {
-		return err
-	}
-	for _, k := range slices.Sorted(maps.Keys(mergeKeys(base, id))) {
-		if !bytes.Equal(base[k], id[k]) {
-			return diff("input_config."+k, string(base[k]), string(id[k]))
-		}
-	}
-	return nil
-}
-
-func mergeKeys(a, b map[string]json.RawMessage) map[string]json.RawMessage {
-	out := maps.Clone(a)
-	maps.Copy(out, b)
-	return out
-}
-
-// runIdentity is input_config without the per-shard fields (where each
-// shard ran, how late, which part), each section as JSON: equal for every
-// shard of one run.
-func runIdentity(ic results.InputConfig) (map[string]json.RawMessage, error) {
-	if ic.Output != nil {
-		o := *ic.Output
-		o.ArtifactDirectory = ""
-		ic.Output = &o
-	}
-	if ic.Simbench != nil {
-		sb := *ic.Simbench
-		sb.Host, sb.StartLateMs, sb.Shard = "", nil, nil
-		ic.Simbench = &sb
-	}
-	b, err := ic.Encode()
-	if err != nil {
-		return nil, err
-	}
-	var out map[string]json.RawMessage
-	return out, json.Unmarshal(b, &out)
-}
-
-// shardRecords loads every shard's records and checks that no request is
-// in two shards (by x_request_id, and by trace row across shards).
-func shardRecords(shards []*shardDir) ([]results.RecordMetrics, error) {
-	var all []results.RecordMetrics
-	ids := map[string]string{}
-	rows := map[int]string{}
-	for _, s := range shards {
-		recs, err := results.LoadJSONL(filepath.Join(s.dir, results.RecordsName))
-		if err != nil {
-			return nil, err
-		}
-		s.records = len(recs)
-		mine := map[int]bool{}
-		for i := range recs {
-			if err := claim(&recs[i], s, ids, rows, mine); err != nil {
-				return nil, err
-			}
-		}
-		all = append(all, recs...)
-	}
-	return all, nil
-}
-
-func claim(m *results.RecordMetrics, s *shardDir, ids map[string]string, rows map[int]string, mine map[int]bool) error {
-	if id := m.Meta.XRequestID; id != "" {
-		if prev, dup := ids[id]; dup {
-			return fmt.Errorf("request %s is in %s and in %s: a request must be in one shard only", id, prev, s.dir)
-		}
-		ids[id] = s.dir
-	}
-	if m.Ext == nil || m.Ext.TraceRow < 0 || mine[m.Ext.TraceRow] {
-		return nil // a shard may repeat its rows (a --benchmark-duration loop)
-	}
-	if prev, dup := rows[m.Ext.TraceRow]; dup {
-		return fmt.Errorf("trace row %d is in %s and in %s: a request must be in one shard only", m.Ext.TraceRow, prev, s.dir)
-	}
-	rows[m.Ext.TraceRow], mine[m.Ext.TraceRow] = s.dir, true
-	return nil
-}
-
-// mergedMeta is the merged run's metadata: the shards' common time origin
-// (--start-at) or the first send, the last response, and input_config with
-// the shards listed under simbench.merged.
-func mergedMeta(shards []*shardDir, recs []results.RecordMetrics, out string) results.RunMeta {
-	meta := results.RunMeta{InputConfig: mergedConfig(shards, len(recs), out)}
-	for i := range recs {
-		md := &recs[i].Meta
-		if meta.StartNs == 0 || md.RequestStartNs < meta.StartNs {
-			meta.StartNs = md.RequestStartNs
-		}
-		meta.EndNs = max(meta.EndNs, md.RequestEndNs)
-	}
-	if at := meta.InputConfig.Simbench.StartAt; at != "" {
-		if t, err := time.Parse(time.RFC3339Nano, at); err == nil {
-			meta.StartNs = t.UnixNano()
-		}
-	}
-	for _, s := range shards {
-		meta.WasCancelled = meta.WasCancelled || s.cancelled
-	}
-	return meta
-}
-
-// mergedConfig is the first shard's input_config with the merged run's
-// directory and, under simbench, the common --start-at and the shards.
-func mergedConfig(shards []*shardDir, records int, out string) *results.InputConfig {
-	cfg := shards[0].config
-	if cfg.Output != nil {
-		o := *cfg.Output
-		o.ArtifactDirectory = out
-		cfg.Output = &o
-	}
-	merged := &results.MergedInfo{Count: len(shards), Records: records, Shards: make([]results.MergedShard, 0, len(shards))}
-	for _, s := range slices.SortedFunc(slices.Values(shards), func(a, b *shardDir) int { return cmp.Compare(a.spec.Index, b.spec.Index) }) {
-		sb := s.config.Simbench
-		merged.Shards = append(merged.Shards, results.MergedShard{Shard: s.spec.String(), Dir: s.dir, Records: s.records,
-			Host: sb.Host, StartLateMs: sb.StartLateMs})
-	}
-	cfg.Simbench = &results.SimbenchInfo{StartAt: cfg.Simbench.StartAt, Merged: merged}
-	return &cfg
-}
-
-func printMerge(w io.Writer, shards []*shardDir, recs []results.RecordMetrics, p *results.Profile, out string) {
-	worst, worstDir := 0.0, ""
-	for _, s := range shards {
-		if late := s.config.Simbench.StartLateMs; late != nil && *late > worst {
-			worst, worstDir = *late, s.dir
-		}
-	}
-	fmt.Fprintf(w, "merged %d shards: %d records\n", len(shards), len(recs))
-	if d, ok := p.Value(results.TagBenchmarkDuration, "avg"); ok {
-		fmt.Fprintf(w, "benchmark_duration %.3f s across all shards\n", d)
-	}
-	if worstDir != "" {
-		fmt.Fprintf(w, "warning: %s started %.1f ms after --start-at\n", worstDir, worst)
-	}
-	for _, s := range shards {
-		if s.cancelled {
-			fmt.Fprintf(w, "warning: %s was interrupted: the merged run misses its unsent requests\n", s.dir)
-		}
-	}
-	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName} {
-		fmt.Fprintf(w, "wrote %s\n", filepath.Join(out, name))
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/sweep"
 )
 
 const testSweep = `parameters:
@@ -24,10 +26,10 @@ const testSweep = `parameters:
 func TestShardedSweepEqualsSweep(t *testing.T) {
 	dir := t.TempDir()
 	trace := writeRunTrace(t, 16, 20, 400, 12)
-	sweep := filepath.Join(dir, "sweep.yaml")
-	require.NoError(t, os.WriteFile(sweep, []byte(testSweep), 0o644))
+	grid := filepath.Join(dir, "sweep.yaml")
+	require.NoError(t, os.WriteFile(grid, []byte(testSweep), 0o644))
 	simArgs := func(out string, extra ...string) []string {
-		return append([]string{"sim", "--trace", trace, "--sweep", sweep, "--quiet", "-o", out}, extra...)
+		return append([]string{"sim", "--trace", trace, "--sweep", grid, "--quiet", "-o", out}, extra...)
 	}
 	whole := filepath.Join(dir, "whole")
 	code, _, errOut := runCmdLine(simArgs(whole)...)
@@ -42,11 +44,11 @@ func TestShardedSweepEqualsSweep(t *testing.T) {
 	merged := filepath.Join(dir, "merged")
 	code, out, errOut := runCmdLine(append(append([]string{"merge"}, shards...), "-o", merged)...)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, sweepParetoName)
+	assert.Contains(t, out, sweep.ParetoName)
 	assert.Equal(t, treeFiles(t, whole), treeFiles(t, merged))
 
-	var sum sweepSummary
-	b, err := os.ReadFile(filepath.Join(whole, sweepSummaryName))
+	var sum sweep.Summary
+	b, err := os.ReadFile(filepath.Join(whole, sweep.SummaryName))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &sum))
 	require.Len(t, sum.Results, 4)
@@ -55,7 +57,7 @@ func TestShardedSweepEqualsSweep(t *testing.T) {
 	for i, r := range sum.Results {
 		assert.Equal(t, i, r.Index)
 		assert.Equal(t, fmt.Sprintf("point_%04d", i), r.Dir)
-		assert.Contains(t, r.Metrics, sweepOutPerWorker)
+		assert.Contains(t, r.Metrics, sweep.KeyOutputPerWorker)
 		if r.ParetoTTFT {
 			front++
 		}

@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"encoding/json"
@@ -6,47 +6,48 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/urfave/cli/v2"
+	"github.com/simbench/simbench/traces"
 )
 
-// mergeSweep merges the shards of one `simbench sim --sweep --shard I/N`
+// Merge merges the shards of one `simbench sim --sweep --shard I/N`
 // into out: every point's run directory, copied as is, and the summary and
-// Pareto plot of the whole grid, as the unsharded sweep writes them.
-func mergeSweep(c *cli.Context, dirs []string, out string) error {
-	sums := make([]*sweepSummary, len(dirs))
+// Pareto plot of the whole grid, as the unsharded sweep writes them; it
+// returns the files written beside the points.
+func Merge(dirs []string, out string) ([]string, error) {
+	sums := make([]*Summary, len(dirs))
 	for i, d := range dirs {
-		s, err := loadSweepSummary(d)
+		s, err := loadSummary(d)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sums[i] = s
 	}
-	if err := checkSweepShards(dirs, sums); err != nil {
-		return err
+	if err := checkShards(dirs, sums); err != nil {
+		return nil, err
 	}
 	merged := *sums[0]
 	merged.Shard, merged.Results = nil, nil
 	for i, s := range sums {
 		for _, r := range s.Results {
 			if err := copyPointDir(dirs[i], out, r.Dir); err != nil {
-				return err
+				return nil, err
 			}
 			merged.Results = append(merged.Results, r)
 		}
 	}
 	if len(merged.Results) != merged.Points {
-		return fmt.Errorf("incomplete sweep: %d of %d points in the shards", len(merged.Results), merged.Points)
+		return nil, fmt.Errorf("incomplete sweep: %d of %d points in the shards", len(merged.Results), merged.Points)
 	}
-	return writeSweepOutputs(c.App.Writer, out, &merged, c.Bool("quiet"))
+	return writeOutputs(out, &merged)
 }
 
-func loadSweepSummary(dir string) (*sweepSummary, error) {
-	path := filepath.Join(dir, sweepSummaryName)
+func loadSummary(dir string) (*Summary, error) {
+	path := filepath.Join(dir, SummaryName)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a sweep shard: %w", dir, err)
 	}
-	var s sweepSummary
+	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -56,9 +57,9 @@ func loadSweepSummary(dir string) (*sweepSummary, error) {
 	return &s, nil
 }
 
-// checkSweepShards checks the summaries are the N shards of one sweep, each
+// checkShards checks the summaries are the N shards of one sweep, each
 // once, and no point is in two of them.
-func checkSweepShards(dirs []string, sums []*sweepSummary) error {
+func checkShards(dirs []string, sums []*Summary) error {
 	first, byIndex, points := sums[0], map[int]string{}, map[int]string{}
 	for i, s := range sums {
 		switch {
@@ -78,13 +79,13 @@ func checkSweepShards(dirs []string, sums []*sweepSummary) error {
 			points[r.Index] = dirs[i]
 		}
 	}
-	return missingShards("sweep", byIndex, len(sums), first.Shard.Count)
+	return traces.MissingShards("sweep", byIndex, len(sums), first.Shard.Count)
 }
 
 // copyPointDir copies a point's run directory from a shard into out.
 func copyPointDir(shard, out, name string) error {
 	if name == "" || filepath.Base(name) != name {
-		return fmt.Errorf("%s: bad point directory %q in %s", shard, name, sweepSummaryName)
+		return fmt.Errorf("%s: bad point directory %q in %s", shard, name, SummaryName)
 	}
 	dst := filepath.Join(out, name)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -96,7 +97,10 @@ func copyPointDir(shard, out, name string) error {
 	return nil
 }
 
-func fileExists(path string) bool {
+// IsSweep reports whether dir holds a sweep's (or a sweep shard's)
+// summary.
+func IsSweep(dir string) bool {
+	path := filepath.Join(dir, SummaryName)
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
 }

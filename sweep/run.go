@@ -1,0 +1,51 @@
+package sweep
+
+import (
+	"context"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/traces"
+)
+
+// Options describe a sweep.
+type Options struct {
+	File     string     // the grid's YAML file (its base name goes into the summary)
+	Sweep    *sim.Sweep // the grid
+	Base     sim.Config // the configuration every point starts from
+	Workload *traces.Workload
+	Input    *results.InputConfig // input_config's workload sections (sim.WorkloadInput)
+	// Shard, when set, runs only points Index, Index+Count, …
+	Shard *traces.ShardSpec
+	// OnPoint, when set, is called after each point's run.
+	OnPoint func(pt sim.SweepPoint, res Point)
+}
+
+// Run simulates every point of the grid (or of the shard) into
+// dir/point_NNNN and writes the summary (and, for a whole grid, the Pareto
+// plot); it returns the files written beside the points. Every point's
+// configuration is checked before the first one runs.
+func Run(ctx context.Context, dir string, o Options) ([]string, error) {
+	todo, err := plan(o.Sweep, o.Base, o.Shard)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := newSummary(o.File, o.Sweep, o.Base, o.Workload, o.Input)
+	if err != nil {
+		return nil, err
+	}
+	if o.Shard != nil {
+		sum.Shard = &Shard{Index: o.Shard.Index, Count: o.Shard.Count}
+	}
+	for _, pt := range todo {
+		res, err := runPoint(ctx, o.Sweep, pt, o.Workload, o.Input, dir)
+		if err != nil {
+			return nil, err
+		}
+		if o.OnPoint != nil {
+			o.OnPoint(pt.SweepPoint, res)
+		}
+		sum.Results = append(sum.Results, res)
+	}
+	return writeOutputs(dir, sum)
+}
