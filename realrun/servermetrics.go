@@ -23,6 +23,8 @@ type ServerMetricsOptions struct {
 	URLs []string
 	// Interval is the time between scrapes; 0 = loadgen.DefaultScrapeInterval.
 	Interval time.Duration
+	// Timeout bounds each scrape; 0 = loadgen's default, min(3 intervals, 5 s).
+	Timeout time.Duration
 }
 
 // serverMetrics is the server-metrics collection of one run; a nil
@@ -42,7 +44,8 @@ func newServerMetrics(ctx context.Context, baseURL string, o Options) (*serverMe
 	if o.ServerMetrics.Off {
 		return nil, nil
 	}
-	cfg := loadgen.ScraperConfig{Interval: o.ServerMetrics.Interval, URLs: slices.Clone(o.ServerMetrics.URLs)}
+	cfg := loadgen.ScraperConfig{Interval: o.ServerMetrics.Interval, Timeout: o.ServerMetrics.Timeout,
+		URLs: slices.Clone(o.ServerMetrics.URLs)}
 	if cfg.Interval == 0 {
 		cfg.Interval = loadgen.DefaultScrapeInterval
 	}

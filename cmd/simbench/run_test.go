@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -265,47 +264,6 @@ func TestWatchSignals(t *testing.T) {
 	sigs <- syscall.SIGTERM
 	require.Eventually(t, func() bool { return exited.Load() == exitInterrupted }, 5*time.Second, time.Millisecond)
 	assert.Contains(t, errw.String(), "again to exit at once")
-}
-
-// TestRunInterruptedFilesAreValid runs the whole command and interrupts it
-// through the signal watcher (no real signal) once the server has seen the
-// fourth request, while those streams are still running.
-func TestRunInterruptedFilesAreValid(t *testing.T) {
-	dir := runInterruptedAt(t, &openaitest.Server{TTFT: 30 * time.Millisecond, ITL: 30 * time.Millisecond}, 3)
-	run, err := results.LoadRun(dir)
-	require.NoError(t, err)
-	assert.True(t, run.Profile.WasCancelled)
-	n, _ := run.Profile.Value(results.TagErrorRequestCount, "avg")
-	assert.GreaterOrEqual(t, n, 4.0, "the requests in flight were cancelled")
-	require.NotEmpty(t, run.Profile.ErrorSummary)
-	assert.Equal(t, 499, run.Profile.ErrorSummary[0].Details.Code)
-	lines := strings.Split(strings.TrimSpace(string(runReadFile(t, filepath.Join(dir, results.RecordsName)))), "\n")
-	assert.Less(t, len(lines), 50, "later requests were never sent")
-}
-
-// runInterruptedAt runs `simbench run` on a 50-request trace against srv
-// and interrupts it through the signal watcher (no real signal) when the
-// server sees request n (0-based); it returns the run directory.
-func runInterruptedAt(t *testing.T, srv *openaitest.Server, n int, extra ...string) string {
-	t.Helper()
-	sigs := make(chan os.Signal, 1)
-	srv.FaultFor = func(i int) openaitest.Fault {
-		if i == n {
-			sigs <- os.Interrupt
-		}
-		return openaitest.None
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	dir := filepath.Join(t.TempDir(), "run")
-	trace := writeRunTrace(t, 50, 20, 8, 10)
-	ctx, stop := watchSignals(context.Background(), sigs, io.Discard, func(int) {})
-	defer stop()
-	app := newApp(io.Discard, io.Discard)
-	args := append([]string{"simbench", "run", "--url", ts.URL, "-m", "M", "--trace", trace, "-o", dir, "--quiet"}, extra...)
-	err := app.RunContext(ctx, args)
-	assert.Equal(t, exitInterrupted, exitCode(err, io.Discard))
-	return dir
 }
 
 // runSyncBuffer is a bytes.Buffer safe for concurrent use.

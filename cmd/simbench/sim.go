@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -104,12 +105,7 @@ func simAction(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("print-config") {
-		b, err := cfg.YAML()
-		if err != nil {
-			return err
-		}
-		_, err = c.App.Writer.Write(b)
-		return err
+		return printConfig(c.App.Writer, cfg)
 	}
 	dir := c.String("output-dir")
 	if dir == "" {
@@ -129,6 +125,16 @@ func simAction(c *cli.Context) error {
 		return usagef("--%s splits a --sweep: it needs --sweep", name)
 	}
 	return simRun(c, cfg, wl, input, dir)
+}
+
+// printConfig prints the effective configuration as YAML.
+func printConfig(w io.Writer, cfg sim.Config) error {
+	b, err := cfg.YAML()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.InputConfig, dir string) error {
