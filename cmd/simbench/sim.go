@@ -186,31 +186,24 @@ func simConfig(c *cli.Context) (sim.Config, error) {
 }
 
 func applyConfigFlags(c *cli.Context, cfg *sim.Config) {
-	setString(c, "engine", &cfg.Engine.Type)
-	setInt(c, "workers", &cfg.Workers)
-	setString(c, "router", &cfg.Router.Policy)
-	setFloat(c, "overlap-weight", &cfg.Router.OverlapWeight)
-	setFloat(c, "router-temperature", &cfg.Router.Temperature)
-	setString(c, "timing", &cfg.Timing.Model)
-	if c.IsSet("timing-table") {
-		cfg.Timing.Table.File = c.String("timing-table")
-		if !c.IsSet("timing") {
-			cfg.Timing.Model = "table"
+	for name, dst := range configFields(cfg) {
+		if !c.IsSet(name) {
+			continue
+		}
+		switch p := dst.(type) {
+		case *string:
+			*p = c.String(name)
+		case *int:
+			*p = c.Int(name)
+		case *float64:
+			*p = c.Float64(name)
+		case *bool:
+			*p = c.Bool(name)
 		}
 	}
-	setString(c, "gpu", &cfg.Hardware.GPU)
-	setString(c, "model", &cfg.Hardware.Model)
-	setInt(c, "tensor-parallel", &cfg.Hardware.TensorParallel)
-	setInt(c, "kv-block-size", &cfg.Engine.BlockSize)
-	setInt(c, "num-gpu-blocks", &cfg.Engine.NumGPUBlocks)
-	setInt(c, "max-num-seqs", &cfg.Engine.MaxNumSeqs)
-	setInt(c, "max-num-batched-tokens", &cfg.Engine.MaxNumBatchedTokens)
-	if c.IsSet("prefix-caching") {
-		cfg.Engine.EnablePrefixCaching = c.Bool("prefix-caching")
+	if c.IsSet("timing-table") && !c.IsSet("timing") {
+		cfg.Timing.Model = "table"
 	}
-	setFloat(c, "request-overhead-ms", &cfg.Frontend.RequestOverheadMs)
-	setFloat(c, "response-overhead-ms", &cfg.Frontend.ResponseOverheadMs)
-	setFloat(c, "client-gap-ms", &cfg.Frontend.ClientGapMs)
 	if c.IsSet("random-seed") {
 		cfg.Seed = c.Int64("random-seed")
 	}
@@ -219,22 +212,17 @@ func applyConfigFlags(c *cli.Context, cfg *sim.Config) {
 	}
 }
 
-func setString(c *cli.Context, name string, dst *string) {
-	if c.IsSet(name) {
-		*dst = c.String(name)
-	}
-}
-
-func setInt(c *cli.Context, name string, dst *int) {
-	if c.IsSet(name) {
-		*dst = c.Int(name)
-	}
-}
-
-func setFloat(c *cli.Context, name string, dst *float64) {
-	if c.IsSet(name) {
-		*dst = c.Float64(name)
-	}
+// configFields are the configuration fields the simConfigFlags override,
+// by flag name.
+func configFields(cfg *sim.Config) map[string]any {
+	return map[string]any{"engine": &cfg.Engine.Type, "workers": &cfg.Workers, "router": &cfg.Router.Policy,
+		"overlap-weight": &cfg.Router.OverlapWeight, "router-temperature": &cfg.Router.Temperature,
+		"timing": &cfg.Timing.Model, "timing-table": &cfg.Timing.Table.File, "gpu": &cfg.Hardware.GPU,
+		"model": &cfg.Hardware.Model, "tensor-parallel": &cfg.Hardware.TensorParallel,
+		"kv-block-size": &cfg.Engine.BlockSize, "num-gpu-blocks": &cfg.Engine.NumGPUBlocks,
+		"max-num-seqs": &cfg.Engine.MaxNumSeqs, "max-num-batched-tokens": &cfg.Engine.MaxNumBatchedTokens,
+		"prefix-caching": &cfg.Engine.EnablePrefixCaching, "request-overhead-ms": &cfg.Frontend.RequestOverheadMs,
+		"response-overhead-ms": &cfg.Frontend.ResponseOverheadMs, "client-gap-ms": &cfg.Frontend.ClientGapMs}
 }
 
 // simWorkload builds the workload (the flags shared with simbench run) and

@@ -208,3 +208,16 @@ func TestSimHelp(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 }
+
+// Every configuration flag overrides a configuration field.
+func TestSimConfigFlagsOverrideFields(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	fields := configFields(&cfg)
+	for _, f := range simConfigFlags() {
+		switch name := f.Names()[0]; name {
+		case "config", "sim-seed", "print-config":
+		default:
+			assert.Contains(t, fields, name)
+		}
+	}
+}
