@@ -12,18 +12,10 @@ import (
 
 func calibrateCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "calibrate",
-		Usage:     "fit the simulator's timing model to one or more real runs and write a sim config",
-		UsageText: "simbench calibrate --real RUN [--real RUN…] [--config base.yaml] -o sim.yaml",
-		Description: "Rebuilds the workload each real run replayed (simbench's workload.jsonl, or AIPerf's\n" +
-			"input_config: concurrency, request and warmup counts, ISL/OSL), then fits the linear step-time\n" +
-			"model (base + per prefill token + per decoding sequence + per context token) and the\n" +
-			"per-request frontend overhead so that simulated TTFT, TTST, ITL, request latency and output\n" +
-			"throughput match the real ones at avg and tail percentiles (Nelder–Mead on the simulator).\n" +
-			"Engine, workers, router and KV settings come from --config (default: the built-in defaults).\n" +
-			"Runs at several loads (a concurrency sweep) pin the per-sequence cost; one run cannot.\n\n" +
-			"Example:\n  simbench calibrate --real artifacts/c1 -o sim.yaml\n" +
-			"  simbench sim --config sim.yaml --concurrency 4 --request-count 64 --isl 100 --osl 200 -o artifacts/pred-c4",
+		Name:        "calibrate",
+		Usage:       "fit the simulator's timing model to one or more real runs and write a sim config",
+		UsageText:   "simbench calibrate --real RUN [--real RUN…] [--config base.yaml] -o sim.yaml",
+		Description: help("calibrate"),
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "real", Usage: "real run `DIR` (simbench's or AIPerf's run directory); repeatable", Required: true},
 			&cli.StringFlag{Name: "config", Usage: "base simulator config `FILE` (YAML); its timing section is replaced"},

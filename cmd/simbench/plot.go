@@ -12,18 +12,11 @@ import (
 
 func plotCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "plot",
-		Usage:     "draw PNG plots of one run: latency CDFs, token-gap timeline with stalls, throughput over time",
-		ArgsUsage: "RUN",
-		UsageText: "simbench plot RUN -o DIR [--stall-k 5] [--stall-floor-ms 50]",
-		Description: "RUN is a run directory, a profile_export.jsonl (AIPerf's or simbench's) or a DynoSim\n" +
-			"--per-request-jsonl file; the plots need per-request records. Writes into DIR:\n" +
-			"  cdf_time_to_first_token.png, cdf_inter_token_latency.png, cdf_request_latency.png,\n" +
-			"  cdf_token_gap.png   CDFs on a log x axis\n" +
-			"  token_gap_timeline.png   largest and mean token gap per second, stalls marked\n" +
-			"  output_throughput.png    output tokens per second in 1 s bins\n" +
-			"A stall is a token gap larger than both k × the run's median gap and the floor.\n\n" +
-			"Example:\n  simbench plot artifacts/real -o artifacts/real/plots",
+		Name:        "plot",
+		Usage:       "draw PNG plots of one run: latency CDFs, token-gap timeline with stalls, throughput over time",
+		ArgsUsage:   "RUN",
+		UsageText:   "simbench plot RUN -o DIR [--stall-k 5] [--stall-floor-ms 50]",
+		Description: help("plot"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "directory to write the PNGs into", Required: true},
 			&cli.StringFlag{Name: "records", Usage: "per-request JSONL to use when RUN has none beside it (e.g. DynoSim's --per-request-jsonl)"},

@@ -35,29 +35,9 @@ func runCommand() *cli.Command {
 			"       --trace conversation_trace.jsonl --limit 200 --extra-inputs ignore_eos:true -o artifacts/real\n" +
 			"   simbench run --url localhost:11434 --model tiny --use-legacy-max-tokens \\\n" +
 			"       --concurrency 4 --request-count 64 --isl 100 --osl 200 -o artifacts/ollama",
-		Description: "Each request goes out at its intended time (trace timestamps, or as soon as a --concurrency\n" +
-			"slot frees in closed-loop mode); turn n+1 of a session follows turn n's completion plus its delay.\n" +
-			"Every request is appended to DIR/profile_export.jsonl as it finishes, with the arrival time of\n" +
-			"every streamed chunk; the aggregates (profile_export_aiperf.json/.csv) are written at the end.\n" +
-			"Lateness is data: each record keeps its intended and actual send time (metrics send_lag,\n" +
-			"time_to_first_token_from_intended, request_latency_from_intended), and the summary reports the\n" +
-			"requested vs achieved rate and the share of sends more than 1 ms late.\n\n" +
-			"Prompts are built from the trace's hash_ids (same id, same block of text or token ids), so a\n" +
-			"server prefix cache sees the trace's reuse. Failed requests (HTTP errors, cut streams, timeouts)\n" +
-			"are error records; the exit code is 0 whenever the run completed, unless --max-error-rate is\n" +
-			"exceeded (exit 1). Ctrl-C stops sending, cancels requests in flight (recorded as cancelled,\n" +
-			"code 499), writes the files and exits 130; a second Ctrl-C exits at once.\n\n" +
-			"The API key comes from --api-key or $" + apiKeyEnv + " and is never written anywhere.\n" +
-			"Ollama ignores max_completion_tokens: use --use-legacy-max-tokens with it.\n\n" +
-			"Scaling out: --shard I/N runs a deterministic part of the schedule (whole sessions, every\n" +
-			"N-th session from the I-th; concurrency divided among the shards) and --start-at gives all\n" +
-			"shards one time origin, so N processes on N hosts send together what one would have sent:\n" +
-			"   simbench run --url URL --model M --trace T --shard 0/3 --start-at 2026-11-30T07:00:00Z -o out/s0\n" +
-			"   (… shards 1/3 and 2/3 elsewhere, same flags), then: simbench merge out/s0 out/s1 out/s2 -o out/all\n" +
-			"In a Kubernetes Indexed Job give --shard-count N and the index comes from $" + jobIndexEnv + ".\n\n" +
-			serverMetricsDescription,
-		Flags:  append(append(append(runFlags(), serverMetricsFlags()...), shardFlags()...), workloadFlags()...),
-		Action: runAction,
+		Description: help("run"),
+		Flags:       append(append(append(runFlags(), serverMetricsFlags()...), shardFlags()...), workloadFlags()...),
+		Action:      runAction,
 	}
 }
 

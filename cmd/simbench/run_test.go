@@ -327,3 +327,11 @@ func TestRunTokenIDPromptsHaveExactLength(t *testing.T) {
 		}
 	}
 }
+
+// The run command's description (help/run.txt) names the environment
+// variables the code reads.
+func TestRunHelpNamesTheEnvironment(t *testing.T) {
+	for _, env := range []string{apiKeyEnv, jobIndexEnv} {
+		assert.Contains(t, runCommand().Description, "$"+env)
+	}
+}

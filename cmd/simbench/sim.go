@@ -26,31 +26,9 @@ func simCommand() *cli.Command {
 		UsageText: "simbench sim --trace FILE -o DIR [--workers N] [--router kv] [--engine vllm] [--config sim.yaml] ...\n" +
 			"simbench sim --concurrency N --request-count N --isl T --osl T -o DIR ...\n" +
 			"simbench sim --print-config [--config sim.yaml] [flags]",
-		Description: "Simulates the workload on --workers identical engine replicas (--engine vllm, sglang or\n" +
-			"llamacpp) behind a router, with a paged KV cache and prefix caching, on a virtual clock, and\n" +
-			"writes the files a real run writes (profile_export.jsonl, profile_export_aiperf.json/.csv,\n" +
-			"so `simbench compare` needs nothing special) plus sim_summary.json (steps, preemptions,\n" +
-			"prefix-cache reuse, per-worker busy share, KV peak). Every record carries the worker, queue\n" +
-			"wait, prefill start/end, cached tokens, preemptions and a TTFT breakdown (simbench extension).\n" +
-			"The simulated servers also expose Prometheus metrics (Dynamo's frontend, with its exclusive\n" +
-			"TTFT stages, and each worker's vLLM, SGLang or llama.cpp families), scraped on the virtual\n" +
-			"clock every server_metrics.interval_ms into server_metrics_export.json; the frontend's\n" +
-			"TTFT breakdown is printed and written to ttft_breakdown.json (server_metrics.enabled: false\n" +
-			"turns this off).\n\n" +
-			"The workload is a Mooncake trace (--trace; replayed on its timestamps, filtered as in\n" +
-			"`simbench trace filter`), or synthetic with AIPerf's flags (--concurrency for a closed loop,\n" +
-			"--request-rate for Poisson/constant/gamma arrivals). The engine, router, timing model and\n" +
-			"hardware come from --config (YAML; see `simbench sim --print-config` for every key and its\n" +
-			"default), and flags override it. --seed also seeds the simulator (random and kv router\n" +
-			"choices); the same inputs and --seed always write identical files.\n\n" +
-			"Examples:\n" +
-			"  simbench sim --trace conversation_trace.jsonl --workers 4 --router kv --seed 7 -o runs/sim\n" +
-			"  simbench sim --concurrency 4 --request-count 64 --isl 100 --osl 200 -o runs/sim-c4\n" +
-			"  simbench sim --config sim.yaml --trace t.jsonl --repeat 5 -o runs/sim   # runs/sim/run_0001 … run_0005\n" +
-			"  simbench sim --print-config --engine sglang > sglang.yaml\n" +
-			"  simbench sim --trace t.jsonl --sweep sweep.yaml -o runs/sweep   # runs/sweep/point_0000 …, sweep_summary.json, sweep_pareto.png",
-		Flags:  simFlags(),
-		Action: simAction,
+		Description: help("sim"),
+		Flags:       simFlags(),
+		Action:      simAction,
 	}
 }
 

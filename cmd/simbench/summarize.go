@@ -10,15 +10,11 @@ import (
 
 func summarizeCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "summarize",
-		Usage:     "recompute profile_export_aiperf.json and .csv from a per-request export",
-		ArgsUsage: "FILE.jsonl",
-		UsageText: "simbench summarize profile_export.jsonl -o DIR [--goodput \"time_to_first_token:200\"]",
-		Description: "Reads a per-request profile_export.jsonl (AIPerf's own, or simbench's) and writes the\n" +
-			"aggregate files AIPerf would write for it: profile_export_aiperf.json and\n" +
-			"profile_export_aiperf.csv, with numpy-linear percentiles and population std.\n" +
-			"Warmup and failed requests are excluded exactly as AIPerf excludes them.\n\n" +
-			"Example:\n  simbench summarize artifacts/run/profile_export.jsonl -o artifacts/run-resummarized",
+		Name:        "summarize",
+		Usage:       "recompute profile_export_aiperf.json and .csv from a per-request export",
+		ArgsUsage:   "FILE.jsonl",
+		UsageText:   "simbench summarize profile_export.jsonl -o DIR [--goodput \"time_to_first_token:200\"]",
+		Description: help("summarize"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "directory to write the aggregate files into", Required: true},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs as AIPerf's --goodput, e.g. \"time_to_first_token:200 inter_token_latency:10\" (ms)"},

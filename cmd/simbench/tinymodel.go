@@ -12,19 +12,11 @@ import (
 func tinyModelCommand() *cli.Command {
 	d := tinygguf.Default()
 	return &cli.Command{
-		Name:      "tiny-model",
-		Hidden:    true,
-		Usage:     "write a random-weight llama model (GGUF v3) for the CPU real-engine tests",
-		UsageText: "simbench tiny-model -o tiny.gguf [--seed N] [--layers 4 --hidden 512 --ff 1536 --heads 8 --kv-heads 4 --vocab 4096]",
-		Description: "Writes a deterministic llama model with random weights and a SentencePiece-style\n" +
-			"vocabulary that llama.cpp and Ollama load. Hidden channel 0 carries a constant, so the\n" +
-			"output matrix holds a per-token logit bias: byte, UNK, BOS and (by default) EOS tokens are\n" +
-			"never sampled, so every generation runs exactly to max_tokens and streams one non-empty\n" +
-			"chunk per token. --eos-bias > 0 lets EOS through: with 0.5, answers averaged ~40 tokens\n" +
-			"(12 trials, 2 to 145 tokens); larger values stop sooner.\n" +
-			"The defaults are 16.8M parameters (34 MB F16); a slower \"medium\" model is\n" +
-			"--layers 8 --hidden 1024 --ff 2816 --heads 16 --kv-heads 4 --vocab 8192.\n\n" +
-			"Example:\n  simbench tiny-model -o /tmp/tiny.gguf --seed 7",
+		Name:        "tiny-model",
+		Hidden:      true,
+		Usage:       "write a random-weight llama model (GGUF v3) for the CPU real-engine tests",
+		UsageText:   "simbench tiny-model -o tiny.gguf [--seed N] [--layers 4 --hidden 512 --ff 1536 --heads 8 --kv-heads 4 --vocab 4096]",
+		Description: help("tiny-model"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "GGUF file to write", Required: true},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the random weights (same seed, same file)"},

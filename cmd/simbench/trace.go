@@ -21,13 +21,7 @@ func traceCommand() *cli.Command {
 		UsageText: "simbench trace info FILE [--format text|json]\n" +
 			"simbench trace filter FILE -o OUT.jsonl [--start-offset-ms MS] [--end-offset-ms MS] [--speedup X] ...\n" +
 			"simbench trace synth -o OUT.jsonl (--concurrency N | --request-rate R) [--request-count N] [--isl T] ...",
-		Description: "A trace is a JSONL file, one request per line, in the Mooncake format AIPerf replays with\n" +
-			"--custom-dataset-type mooncake_trace: timestamp (ms), input_length, output_length and hash_ids\n" +
-			"(prefix-block ids, 512 tokens per block), optionally session_id, delay and text_input.\n\n" +
-			"Examples:\n" +
-			"  simbench trace info conversation_trace.jsonl\n" +
-			"  simbench trace filter conversation_trace.jsonl -o first10min.jsonl --end-offset-ms 600000\n" +
-			"  simbench trace synth -o poisson.jsonl --request-rate 4 --request-count 200 --isl 2000 --osl 200",
+		Description:     help("trace"),
 		HideHelpCommand: true,
 		Subcommands:     []*cli.Command{traceInfoCommand(), traceFilterCommand(), traceSynthCommand()},
 		Action: func(c *cli.Context) error {
@@ -44,16 +38,11 @@ func traceCommand() *cli.Command {
 
 func traceInfoCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "info",
-		Usage:     "print request count, schedule span and rate, ISL/OSL statistics and prefix reuse of a trace",
-		ArgsUsage: "FILE",
-		UsageText: "simbench trace info FILE [--format text|json]",
-		Description: "Loads a Mooncake JSONL trace, checks every row (a bad row is reported as FILE:LINE: field \"…\": …)\n" +
-			"and prints what it would replay: request and session counts, the schedule's span and mean\n" +
-			"arrival rate, ISL and OSL min/percentiles/max/avg/std (numpy-linear percentiles, population\n" +
-			"std), total tokens, and the prefix-reuse ratio: the share of input tokens an infinite prefix\n" +
-			"cache would serve when the requests arrive in order.\n\n" +
-			"Example:\n  simbench trace info conversation_trace.jsonl --format json",
+		Name:        "info",
+		Usage:       "print request count, schedule span and rate, ISL/OSL statistics and prefix reuse of a trace",
+		ArgsUsage:   "FILE",
+		UsageText:   "simbench trace info FILE [--format text|json]",
+		Description: help("trace_info"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: text or json"},
 		},
@@ -87,19 +76,13 @@ func traceInfoAction(c *cli.Context) error {
 
 func traceFilterCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "filter",
-		Usage:     "cut a trace by time window, length or count, rescale it, and write it as Mooncake JSONL",
-		ArgsUsage: "FILE",
-		UsageText: "simbench trace filter FILE -o OUT.jsonl [flags]",
-		Description: "Steps run in this order: time window (by each session's first timestamp, bounds inclusive,\n" +
-			"as AIPerf's --fixed-schedule-start-offset/--fixed-schedule-end-offset), length scaling and caps\n" +
-			"(hash_ids are cut or extended with the new ISL), --max-total-tokens, --limit, then time: the\n" +
-			"start offset (or, with --auto-offset, the first timestamp) becomes time zero and --speedup\n" +
-			"divides timestamps and delays. Multi-turn sessions are kept or dropped whole.\n\n" +
-			"Example (the first 10 minutes, twice as fast, ISL at most 16k):\n" +
-			"  simbench trace filter conversation_trace.jsonl -o fast.jsonl --end-offset-ms 600000 --speedup 2 --max-isl 16384",
-		Flags:  append([]cli.Flag{outputFlag()}, filterFlags("")...),
-		Action: traceFilterAction,
+		Name:        "filter",
+		Usage:       "cut a trace by time window, length or count, rescale it, and write it as Mooncake JSONL",
+		ArgsUsage:   "FILE",
+		UsageText:   "simbench trace filter FILE -o OUT.jsonl [flags]",
+		Description: help("trace_filter"),
+		Flags:       append([]cli.Flag{outputFlag()}, filterFlags("")...),
+		Action:      traceFilterAction,
 	}
 }
 
@@ -140,21 +123,12 @@ func traceFilterAction(c *cli.Context) error {
 
 func traceSynthCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "synth",
-		Usage:     "generate a seeded synthetic workload (closed loop or Poisson/gamma/constant arrivals) as Mooncake JSONL",
-		UsageText: "simbench trace synth -o OUT.jsonl (--concurrency N | --request-rate R [--arrival-pattern poisson]) [flags]",
-		Description: "Flags follow AIPerf's names. With --request-rate the requests get timestamps from the arrival\n" +
-			"pattern (poisson by default; --concurrency is then a cap). With --concurrency alone there are no\n" +
-			"timestamps: the workload is closed-loop, and since the JSONL cannot record the concurrency you\n" +
-			"must give it again when replaying. Lengths are normal draws (clamped >= 1); every request's\n" +
-			"first --shared-prefix-tokens tokens share hash_ids within one of --num-prefix-groups groups.\n" +
-			"The same flags and --random-seed always give the same file.\n\n" +
-			"Examples:\n" +
-			"  simbench trace synth -o poisson.jsonl --request-rate 4 --request-count 200 --isl 2000 --osl 200\n" +
-			"  simbench trace synth -o chat.jsonl --concurrency 8 --request-count 100 --turns 4 --turn-delay-ms 2000 \\\n" +
-			"      --shared-prefix-tokens 1024 --num-prefix-groups 4",
-		Flags:  synthFlags(),
-		Action: traceSynthAction,
+		Name:        "synth",
+		Usage:       "generate a seeded synthetic workload (closed loop or Poisson/gamma/constant arrivals) as Mooncake JSONL",
+		UsageText:   "simbench trace synth -o OUT.jsonl (--concurrency N | --request-rate R [--arrival-pattern poisson]) [flags]",
+		Description: help("trace_synth"),
+		Flags:       synthFlags(),
+		Action:      traceSynthAction,
 	}
 }
 

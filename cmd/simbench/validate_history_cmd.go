@@ -10,16 +10,10 @@ import (
 
 func validateHistoryCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "history",
-		Usage:     "tabulate and plot the error % per metric across the validations of a history file",
-		UsageText: "simbench validate history [--history artifacts/history.jsonl] [-o DIR] [--last 10]",
-		Description: "Reads the JSONL history `simbench validate` appends to (one line per validation) and\n" +
-			"prints one column per validation (the last --last of them): its time, commit and verdict,\n" +
-			"then the signed error % of every recorded statistic (– where a validation has none, e.g.\n" +
-			"one that failed). With -o it also draws, for every metric, its statistics' error % across\n" +
-			"all validations into DIR/history_METRIC.png (dashed lines at ± the bound when the latest\n" +
-			"validation gated that metric with one bound).\n\n" +
-			"Example:\n  simbench validate history --history nightly/history.jsonl -o artifacts/history",
+		Name:        "history",
+		Usage:       "tabulate and plot the error % per metric across the validations of a history file",
+		UsageText:   "simbench validate history [--history artifacts/history.jsonl] [-o DIR] [--last 10]",
+		Description: help("validate_history"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Value: validate.DefaultHistoryPath("artifacts"), Usage: "history JSONL `FILE`"},
 			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "write one PNG per metric into `DIR`"},
