@@ -53,7 +53,10 @@ type Spec struct {
 // value out of range), as opposed to a trace that cannot be read.
 type SpecError struct{ Err error }
 
+// Error is the wrapped error's message.
 func (e *SpecError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *SpecError) Unwrap() error { return e.Err }
 
 func specErrorf(format string, args ...any) error {

@@ -12,7 +12,10 @@ import (
 // Error is a usage mistake; its message is the wrapped error's.
 type Error struct{ Err error }
 
+// Error is the wrapped error's message.
 func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns a usage error formatted as fmt.Errorf would.
