@@ -2,18 +2,97 @@ package traces
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"strconv"
 	"unicode/utf8"
 )
 
-// fastDecode fills raw from one JSONL line without reflection. It handles
-// the shapes real traces use and returns false for anything it does not
-// treat exactly as json.Unmarshal would (escaped or non-ASCII keys, keys
-// matching a field only case-insensitively, hash_ids that are not plain
-// int64 literals, text_input with escapes, invalid JSON, …); the caller then
-// falls back to json.Unmarshal, which also produces the error messages.
-// FuzzFastDecode checks that both agree whenever fastDecode succeeds.
-func fastDecode(line []byte, raw *rawRow) bool {
+// fastDecode decodes one JSONL line straight into a Request, without
+// reflection and without a second pass over the values: each known member
+// is converted once from its token. It handles the shapes real traces use
+// and returns ok false for anything it does not decode exactly as
+// parseRowSlow (encoding/json and the checks on raw values) would: escaped
+// or non-ASCII keys, keys matching a field only case-insensitively, values
+// of another type than the field's, hash_ids that are not plain int64
+// literals, invalid JSON, and every row that fails a check. The caller then
+// runs parseRowSlow, which also produces the error messages. FuzzFastDecode
+// checks that both agree whenever fastDecode succeeds.
+func fastDecode(line []byte) (req Request, missingOutput, ok bool) {
+	var row fastRow
+	if !row.decode(line) {
+		return req, false, false
+	}
+	return row.request()
+}
+
+// Numeric members of a row, indexing fastRow.num.
+const (
+	fTimestamp = iota
+	fCreatedTime
+	fInputLength
+	fInputTokens
+	fOutputLength
+	fOutputTokens
+	fDelay
+	fDelayMs
+)
+
+// fastRow is one row's known members, converted. A repeated member keeps
+// its last value and null is absent, as with encoding/json.
+type fastRow struct {
+	num           [8]float64
+	has           uint8 // bit i: num[i] was given (not null)
+	hashIDs       []int64
+	session, text string
+	hasText       bool
+	warmup        bool
+}
+
+func (r *fastRow) given(f int) bool { return r.has&(1<<f) != 0 }
+
+// alias returns whichever of a field and its alias was given, and false when
+// both were (pick's conflict).
+func (r *fastRow) alias(a, b int) (v float64, given, ok bool) {
+	switch {
+	case r.given(a) && r.given(b):
+		return 0, false, false
+	case r.given(b):
+		return r.num[b], true, true
+	}
+	return r.num[a], r.given(a), true
+}
+
+// request applies parseRowSlow's checks to the converted row.
+func (r *fastRow) request() (req Request, missingOutput, ok bool) {
+	req.TimestampMs, req.HasTimestamp, ok = r.alias(fTimestamp, fCreatedTime)
+	if !ok || req.TimestampMs < 0 {
+		return req, false, false
+	}
+	if req.DelayMs, _, ok = r.alias(fDelay, fDelayMs); !ok || req.DelayMs < 0 {
+		return req, false, false
+	}
+	in, hasIn, ok := r.alias(fInputLength, fInputTokens)
+	if !ok || !hasIn && !r.hasText || !isTokenCount(in) {
+		return req, false, false
+	}
+	out, hasOut, ok := r.alias(fOutputLength, fOutputTokens)
+	if !ok || !isTokenCount(out) {
+		return req, false, false
+	}
+	req.InputLength, req.OutputLength, req.TextInput = int(in), int(out), r.text
+	if n := len(r.hashIDs); n > 0 {
+		if !hasIn || !hashIDsConsistent(req.InputLength, n, MooncakeBlockSize) {
+			return req, false, false
+		}
+		req.HashIDs = r.hashIDs
+	}
+	req.SessionID, req.Warmup = r.session, r.warmup
+	return req, !hasOut, true
+}
+
+// decode reads the line's object into r.
+func (r *fastRow) decode(line []byte) bool {
 	p := parser{b: line}
 	p.ws()
 	if !p.eat('{') {
@@ -25,7 +104,7 @@ func fastDecode(line []byte, raw *rawRow) bool {
 	}
 	for {
 		key, ok := p.key()
-		if !ok || !p.field(key, raw) {
+		if !ok || !p.field(key, r) {
 			return false
 		}
 		p.ws()
@@ -94,21 +173,44 @@ func (p *parser) key() (string, bool) {
 var rowKeys = []string{"timestamp", "created_time", "input_length", "input_tokens", "output_length",
 	"output_tokens", "hash_ids", "session_id", "delay", "delay_ms", "text_input", "warmup"}
 
-// field decodes the value of key into raw.
-func (p *parser) field(key string, raw *rawRow) bool {
+// numField maps the numeric members to their index in fastRow.num.
+func numField(key string) int {
+	switch key {
+	case "timestamp":
+		return fTimestamp
+	case "created_time":
+		return fCreatedTime
+	case "input_length":
+		return fInputLength
+	case "input_tokens":
+		return fInputTokens
+	case "output_length":
+		return fOutputLength
+	case "output_tokens":
+		return fOutputTokens
+	case "delay":
+		return fDelay
+	case "delay_ms":
+		return fDelayMs
+	}
+	return -1
+}
+
+// field decodes the value of key into r.
+func (p *parser) field(key string, r *fastRow) bool {
 	p.ws()
-	if dst := raw.rawField(key); dst != nil {
-		v, ok := p.value()
-		*dst = v // aliases line: parseRow is done with raw before the next line
-		return ok
+	if f := numField(key); f >= 0 {
+		return p.optNumber(f, r)
 	}
 	switch key {
 	case "hash_ids":
-		return p.int64s(&raw.HashIDs)
+		return p.int64s(&r.hashIDs)
 	case "text_input":
-		return p.plainString(&raw.TextInput)
+		return p.optString(&r.text, &r.hasText)
+	case "session_id":
+		return p.sessionID(r)
 	case "warmup":
-		return p.boolPtr(&raw.Warmup)
+		return p.optBool(&r.warmup)
 	}
 	for _, k := range rowKeys {
 		if bytes.EqualFold([]byte(k), []byte(key)) {
@@ -119,29 +221,49 @@ func (p *parser) field(key string, raw *rawRow) bool {
 	return ok
 }
 
-func (raw *rawRow) rawField(key string) *[]byte {
-	var m *[]byte
-	switch key {
-	case "timestamp":
-		m = (*[]byte)(&raw.Timestamp)
-	case "created_time":
-		m = (*[]byte)(&raw.CreatedTime)
-	case "input_length":
-		m = (*[]byte)(&raw.InputLength)
-	case "input_tokens":
-		m = (*[]byte)(&raw.InputTokens)
-	case "output_length":
-		m = (*[]byte)(&raw.OutputLength)
-	case "output_tokens":
-		m = (*[]byte)(&raw.OutputTokens)
-	case "session_id":
-		m = (*[]byte)(&raw.SessionID)
-	case "delay":
-		m = (*[]byte)(&raw.Delay)
-	case "delay_ms":
-		m = (*[]byte)(&raw.DelayMs)
+// optNumber reads null or a finite number into r.num[f], as number does
+// (the sign of -0 dropped).
+func (p *parser) optNumber(f int, r *fastRow) bool {
+	r.has &^= 1 << f
+	if p.literal("null") {
+		r.num[f] = 0
+		return true
 	}
-	return m
+	v, _, ok := p.float()
+	if ok {
+		r.num[f] = v
+		r.has |= 1 << f
+	}
+	return ok
+}
+
+// float reads a number token and converts it with strconv; infinities
+// (1e400) are refused as number refuses them.
+func (p *parser) float() (float64, []byte, bool) {
+	start := p.i
+	if !p.number() {
+		return 0, nil, false
+	}
+	tok := p.b[start:p.i]
+	v, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil || math.IsInf(v, 0) {
+		return 0, nil, false
+	}
+	if v == 0 {
+		v = 0
+	}
+	return v, tok, true
+}
+
+// sessionID reads null, a string, or a number kept as its literal text.
+func (p *parser) sessionID(r *fastRow) bool {
+	if p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i]-'0' <= 9) {
+		_, tok, ok := p.float()
+		r.session = string(tok)
+		return ok
+	}
+	var given bool
+	return p.optString(&r.session, &given)
 }
 
 // value skips one JSON value, validating it, and returns its bytes.
@@ -383,46 +505,37 @@ func (p *parser) int64() (int64, bool) {
 	return v, true
 }
 
-// plainString reads null or a string without escapes in valid UTF-8.
-func (p *parser) plainString(dst **string) bool {
+// optString reads null or a string; given reports a string. Strings with
+// escapes or invalid UTF-8 go through encoding/json, which alone knows how
+// it unescapes and replaces them.
+func (p *parser) optString(dst *string, given *bool) bool {
+	*dst, *given = "", false
 	if p.literal("null") {
-		*dst = nil
 		return true
 	}
-	if !p.eat('"') {
+	start := p.i
+	if !p.skipString() {
 		return false
 	}
-	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		if c == '"' {
-			s := p.b[start:p.i]
-			p.i++
-			if !utf8.Valid(s) {
-				return false
-			}
-			str := string(s)
-			*dst = &str
-			return true
-		}
-		if c == '\\' || c < 0x20 {
-			return false
-		}
-		p.i++
+	raw := p.b[start:p.i]
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		*dst, *given = string(body), true
+		return true
 	}
-	return false
+	*given = json.Unmarshal(raw, dst) == nil
+	return *given
 }
 
-func (p *parser) boolPtr(dst **bool) bool {
+// optBool reads null (false), true or false.
+func (p *parser) optBool(dst *bool) bool {
 	switch {
 	case p.literal("null"):
-		*dst = nil
+		*dst = false
 	case p.literal("true"):
-		t := true
-		*dst = &t
+		*dst = true
 	case p.literal("false"):
-		f := false
-		*dst = &f
+		*dst = false
 	default:
 		return false
 	}

@@ -3,7 +3,6 @@ package traces
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"os"
 	"testing"
 
@@ -52,17 +51,18 @@ func FuzzReadMooncake(f *testing.F) {
 	})
 }
 
-// FuzzFastDecode: whenever the fast decoder accepts a line, encoding/json
-// accepts it too and decodes the same values.
+// FuzzFastDecode: whenever the fast decoder accepts a line, the encoding/json
+// path accepts it too and decodes the same request.
 func FuzzFastDecode(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, line []byte) {
-		var fast rawRow
-		if !fastDecode(line, &fast) {
+		fast, fastMissing, ok := fastDecode(line)
+		if !ok {
 			return
 		}
-		var slow rawRow
-		require.NoError(t, json.Unmarshal(line, &slow), "fast path accepted invalid input %q", line)
+		slow, slowMissing, err := parseRowSlow(line, "fuzz.jsonl", 1)
+		require.NoError(t, err, "fast path accepted input the slow path rejects: %q", line)
 		assert.Equal(t, slow, fast, "line %q", line)
+		assert.Equal(t, slowMissing, fastMissing, "missing output_length of %q", line)
 	})
 }

@@ -158,9 +158,12 @@ func newReader(file string) *reader {
 }
 
 func (rd *reader) add(line []byte, lineNo int) error {
-	req, missingOutput, err := parseRow(line, rd.file, lineNo)
-	if err != nil {
-		return err
+	req, missingOutput, ok := fastDecode(line)
+	if !ok {
+		var err error
+		if req, missingOutput, err = parseRowSlow(line, rd.file, lineNo); err != nil {
+			return err
+		}
 	}
 	req.Row = len(rd.reqs)
 	req.Line = lineNo
@@ -217,18 +220,16 @@ func (rd *reader) warnings() []Warning {
 	return ws
 }
 
-// parseRow decodes and validates one non-blank line. missingOutput reports
-// an absent output_length.
-func parseRow(line []byte, file string, lineNo int) (req Request, missingOutput bool, err error) {
+// parseRowSlow decodes and validates one non-blank line with
+// encoding/json: the reference rowDecoder must match, and the path that
+// reports errors. missingOutput reports an absent output_length.
+func parseRowSlow(line []byte, file string, lineNo int) (req Request, missingOutput bool, err error) {
 	fail := func(field, format string, args ...any) error {
 		return &RowError{File: file, Line: lineNo, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	var raw rawRow
-	if !fastDecode(line, &raw) {
-		raw = rawRow{}
-		if err := json.Unmarshal(line, &raw); err != nil {
-			return req, false, decodeError(err, fail)
-		}
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return req, false, decodeError(err, fail)
 	}
 	if err := parseTimes(&raw, &req, fail); err != nil {
 		return req, false, err
@@ -394,7 +395,7 @@ func nonNegInt(v json.RawMessage, name string, fail failFunc) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+	if !isTokenCount(math.Abs(f)) {
 		return 0, fail(name, "must be an integer token count, got %s", clip(v))
 	}
 	if f < 0 {
@@ -402,6 +403,9 @@ func nonNegInt(v json.RawMessage, name string, fail failFunc) (int, error) {
 	}
 	return int(f), nil
 }
+
+// isTokenCount reports whether f is a non-negative integer token count.
+func isTokenCount(f float64) bool { return f >= 0 && f == math.Trunc(f) && f <= math.MaxInt32 }
 
 // sessionID accepts a string or a number (kept as its literal text).
 func sessionID(v json.RawMessage, fail failFunc) (string, error) {
