@@ -29,6 +29,11 @@ type Extension struct {
 	RequestedOutputTokens int        `json:"requested_output_tokens,omitempty"`
 	Usage                 *Usage     `json:"usage,omitempty"`
 	Sim                   *SimDetail `json:"sim,omitempty"`
+	// ChunkNs holds the content chunks' arrival times in ns after
+	// request_start_ns, exactly: one per chunk of inter_chunk_latency plus
+	// one, and absent when time_to_first_token or inter_chunk_latency is.
+	// ChunkTimesNs reads them instead of summing the ms values back.
+	ChunkNs []int64 `json:"chunk_ns,omitempty"`
 }
 
 // NamedValue is a per-request metric simbench does not define, kept as read
@@ -109,17 +114,27 @@ func (m *RecordMetrics) TokenGaps() []float64 {
 	return m.ICL
 }
 
-// ChunkTimesNs reconstructs content-chunk arrival times (wall ns) from the
-// request start, TTFT and the chunk gaps. It returns nil when TTFT is absent.
+// ChunkTimesNs returns the content-chunk arrival times (wall ns): simbench's
+// exact chunk_ns when the line has them, else reconstructed from the request
+// start, TTFT and the chunk gaps. It returns nil when TTFT is absent.
 func (m *RecordMetrics) ChunkTimesNs() []int64 {
 	ttft, ok := m.get(idTTFT)
 	if !ok {
 		return nil
 	}
-	// Offsets are summed in ms relative to the start, where float64 keeps
-	// sub-ns precision, and only then added to the wall-clock start.
+	start := m.Meta.RequestStartNs
+	if m.Ext != nil && len(m.Ext.ChunkNs) == len(m.ICL)+1 {
+		out := make([]int64, len(m.Ext.ChunkNs))
+		for i, off := range m.Ext.ChunkNs {
+			out[i] = start + off
+		}
+		return out
+	}
+	// Without them (AIPerf's files) offsets are summed in ms relative to
+	// the start, where float64 keeps sub-ns precision, and only then added
+	// to the wall-clock start.
 	out := make([]int64, 0, len(m.ICL)+1)
-	start, rel := m.Meta.RequestStartNs, ttft
+	rel := ttft
 	out = append(out, start+int64(math.Round(rel*nsPerMs)))
 	for _, g := range m.ICL {
 		rel += g
@@ -236,6 +251,18 @@ func computeLatencies(r *Record, m *RecordMetrics) {
 		}
 	}
 	m.ICL, m.TokenGap = chunkGaps(r.Chunks)
+	if m.Ext != nil && (m.ICL != nil || len(r.Chunks) == 1) {
+		m.Ext.ChunkNs = chunkOffsets(r)
+	}
+}
+
+// chunkOffsets returns the chunks' arrival times after the request start.
+func chunkOffsets(r *Record) []int64 {
+	out := make([]int64, len(r.Chunks))
+	for i, c := range r.Chunks {
+		out[i] = c.AtNs - r.StartNs
+	}
+	return out
 }
 
 // chunkGaps returns inter_chunk_latency and token_gap.

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -161,10 +162,47 @@ func TestExtensionJSONMatchesTags(t *testing.T) {
 			Sim: &SimDetail{QueueWaitNs: 4, PrefillStartNs: 5, PrefillEndNs: 6, CachedTokens: 7, Preemptions: 1,
 				TTFTBreakdown: []Stage{{Name: "queue_wait", Ns: 4}, {Name: "prefill", Ns: 2}}}},
 		{TraceRow: 0, Usage: &Usage{ReasoningTokens: 9}, Sim: &SimDetail{}},
+		{TraceRow: 1, ChunkNs: []int64{5, 7, -1}},
 	}
 	for _, e := range exts {
 		want, err := json.Marshal(e)
 		require.NoError(t, err)
 		assert.JSONEq(t, string(want), string(appendExtension(nil, e)))
+	}
+}
+
+// TestChunkTimesExact: a written line keeps every chunk time in exact ns
+// (simbench.chunk_ns), ChunkTimesNs reads them back unchanged, and the
+// reconstruction from the ms values that AIPerf's files need agrees.
+func TestChunkTimesExact(t *testing.T) {
+	recs := genRecords(200, 40)
+	recs = append(recs,
+		Record{StartNs: 10, EndNs: 50, Chunks: []Chunk{{AtNs: 40, Tokens: 3}}, OutputTokens: 3},
+		Record{StartNs: 10, EndNs: 50, Chunks: []Chunk{{AtNs: 40, Tokens: 1}, {AtNs: 30, Tokens: 1}}, OutputTokens: 2},
+		Record{StartNs: 10, EndNs: 50, NonStreaming: true, Chunks: []Chunk{{AtNs: 40, Tokens: 5}}, OutputTokens: 5})
+	for i := range recs {
+		r := &recs[i]
+		m := ComputeMetrics(r)
+		read, err := ReadJSONL(bytes.NewReader(AppendJSONL(nil, &m)), "t")
+		require.NoError(t, err)
+		require.Len(t, read, 1)
+		got := read[0].ChunkTimesNs()
+		switch {
+		case r.Error != nil || r.NonStreaming:
+			assert.Nil(t, got, "record %d", i)
+			assert.Nil(t, read[0].Ext.ChunkNs, "record %d", i)
+			continue
+		case i == len(recs)-2: // a negative gap drops inter_chunk_latency and chunk_ns
+			assert.Nil(t, read[0].Ext.ChunkNs)
+			assert.Equal(t, []int64{40}, got)
+			continue
+		}
+		want := make([]int64, len(r.Chunks))
+		for c, ch := range r.Chunks {
+			want[c] = ch.AtNs
+		}
+		assert.Equal(t, want, got, "record %d", i)
+		read[0].Ext.ChunkNs = nil
+		assert.Equal(t, want, read[0].ChunkTimesNs(), "record %d reconstructed from ms", i)
 	}
 }

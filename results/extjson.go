@@ -25,6 +25,16 @@ func appendExtension(b []byte, e *Extension) []byte {
 		b = append(b, `,"sim":`...)
 		b = appendSimDetail(b, e.Sim)
 	}
+	if len(e.ChunkNs) > 0 {
+		b = append(b, `,"chunk_ns":[`...)
+		for i, v := range e.ChunkNs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, v, 10)
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }
 

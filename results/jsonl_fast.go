@@ -101,10 +101,11 @@ const (
 	extRequestedOutputTokens
 	extUsage
 	extSim
+	extChunkNs
 )
 
 var extKeys = keyTable{"trace_row", "intended_send_ns", "worker",
-	"requested_output_tokens", "usage", "sim"}
+	"requested_output_tokens", "usage", "sim", "chunk_ns"}
 
 const (
 	usPrompt = iota
@@ -267,6 +268,8 @@ func (d *jdec) extension(dst **Extension) bool {
 			return d.usage(&e.Usage)
 		case extSim:
 			return d.sim(&e.Sim)
+		case extChunkNs:
+			return d.int64s(&e.ChunkNs)
 		}
 		return ok
 	})
@@ -349,6 +352,29 @@ func (d *jdec) stage(st *Stage) bool {
 		}
 		return ok
 	})
+}
+
+// int64s reads null or an array of integers (null elements read as 0, as
+// json.Unmarshal leaves them).
+func (d *jdec) int64s(dst *[]int64) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	if !d.peek('[') {
+		return false
+	}
+	out := make([]int64, 0, d.listLen())
+	ok := d.array(func() bool {
+		v, ok := int64(0), d.null()
+		if !ok {
+			v, ok = d.integer(64)
+		}
+		out = append(out, v)
+		return ok
+	})
+	*dst = out
+	return ok
 }
 
 // Metric slots beyond the scalar recordIDs, for duplicate detection.

@@ -98,6 +98,9 @@ var acceptedLines = []string{
 	`{"metadata":{"session_num":2},"error":{"code":499,"type":"CancelledError","message":"m","cause":{"x":[1,2]},"details":null},"metrics":{"error_isl":{"value":40,"unit":"tokens"}}}`,
 	`{"metadata":{"session_num":2},"simbench":{"trace_row":-1,"usage":null,"sim":{"ttft_breakdown":[null,{"stage":"q","ns":5,"x":1}],"queue_wait_ns":1},"future":"x"}}`,
 	`{"metadata":{"session_num":2},"simbench":{"trace_row":3,"usage":{"prompt_tokens":1,"reasoning_tokens":2},"sim":{"ttft_breakdown":[]}}}`,
+	`{"metadata":{},"simbench":{"chunk_ns":[0, -5,null,9223372036854775807 ]},"x":{"chunk_ns":[1.5]}}`,
+	`{"metadata":{},"simbench":{"chunk_ns":[]}}`,
+	`{"metadata":{},"simbench":{"chunk_ns":null}}`,
 	`{"metadata":{"session_num":9223372036854775807,"request_start_ns":-9223372036854775808},"metrics":{"x":{"value":1e-400},"y":{"value":0.1,"unit":null}}}`,
 	`{"metadata":{},"metrics":{"a":{"value":-0},"b":{"value":[-0.0, 0.30000000000000004, 123456789012345678901234, 9007199254740993, 1E+2, 0.0000000000000000000001]},"c":{"value":-1.5e-3}}}`,
 	"{\"metadata\":{\"x_request_id\":\"\xff\xfe\"},\"metrics\":{\"t\xc3\xa9\":{\"value\":1,\"unit\":\"\xed\xa0\x80\"}}}",
@@ -165,6 +168,9 @@ func TestFastJSONLFallsBack(t *testing.T) {
 		"{\"metadata\":{},\"metrics\":{\"\xff\":{\"value\":1}}}",
 		`{"metadata":{},"error":"boom"}`, `{"metadata":{},"error":{"code":"500"}}`,
 		`{"metadata":{},"simbench":{"sim":{"ttft_breakdown":[1]}}}`,
+		`{"metadata":{},"simbench":{"chunk_ns":[1.5]}}`, `{"metadata":{},"simbench":{"chunk_ns":[1e3]}}`,
+		`{"metadata":{},"simbench":{"chunk_ns":["1"]}}`, `{"metadata":{},"simbench":{"chunk_ns":5}}`,
+		`{"metadata":{},"simbench":{"chunk_ns":[9223372036854775808]}}`, `{"metadata":{},"simbench":{"chunk_ns":[1,]}}`,
 		`{"metadata":{},"x":"\q"}`, `{"metadata":{},"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
 	} {
 		_, ok := parseFast([]byte(line))
@@ -572,10 +578,26 @@ func (g *lineGen) extension() {
 			g.orNull(4, func() { g.object(usageKeys, func(string) { g.intVal() }) })
 		case "sim":
 			g.orNull(4, g.sim)
+		case "chunk_ns":
+			g.orNull(4, g.intList)
 		default:
 			g.intVal()
 		}
 	})
+}
+
+// intList writes a list of integers (chunk_ns), with the odd null element
+// and, rarely, one that is not an integer.
+func (g *lineGen) intList() {
+	g.put("[")
+	for i := range g.rng.IntN(5) {
+		if i > 0 {
+			g.sep(",")
+		}
+		g.intVal()
+	}
+	g.ws()
+	g.put("]")
 }
 
 func (g *lineGen) sim() {
