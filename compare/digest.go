@@ -74,7 +74,8 @@ type Digest struct {
 	opts      StallOptions
 	lastKey   int64
 	lastBin   *timeBin
-	poolGaps  bool // false when an aggregator pools the same token gaps
+	poolGaps  bool    // false when an aggregator pools the same token gaps
+	chunkBuf  []int64 // the current record's chunk times, reused
 }
 
 func newDigest(name string, opts StallOptions) *Digest {
@@ -93,7 +94,8 @@ func (d *Digest) add(m *results.RecordMetrics) {
 		return
 	}
 	req := d.request(m)
-	ct := m.ChunkTimesNs()
+	d.chunkBuf = m.AppendChunkTimesNs(d.chunkBuf[:0])
+	ct := d.chunkBuf
 	if len(ct) > 0 {
 		req.FirstNs = ct[0]
 	}

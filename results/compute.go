@@ -1,6 +1,9 @@
 package results
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Metadata is AIPerf's MetricRecordMetadata: who a request was and when it
 // ran. *_ns values are wall-clock nanoseconds.
@@ -29,10 +32,11 @@ type Extension struct {
 	RequestedOutputTokens int        `json:"requested_output_tokens,omitempty"`
 	Usage                 *Usage     `json:"usage,omitempty"`
 	Sim                   *SimDetail `json:"sim,omitempty"`
-	// ChunkNs holds the content chunks' arrival times in ns after
-	// request_start_ns, exactly: one per chunk of inter_chunk_latency plus
-	// one, and absent when time_to_first_token or inter_chunk_latency is.
-	// ChunkTimesNs reads them instead of summing the ms values back.
+	// ChunkNs holds the content chunks' arrival times exactly: the first
+	// chunk's ns after request_start_ns (time_to_first_token), then the ns
+	// since the previous chunk for each further one (inter_chunk_latency).
+	// It is absent when time_to_first_token or inter_chunk_latency is.
+	// ChunkTimesNs reads it instead of summing the ms values back.
 	ChunkNs []int64 `json:"chunk_ns,omitempty"`
 }
 
@@ -117,30 +121,35 @@ func (m *RecordMetrics) TokenGaps() []float64 {
 // ChunkTimesNs returns the content-chunk arrival times (wall ns): simbench's
 // exact chunk_ns when the line has them, else reconstructed from the request
 // start, TTFT and the chunk gaps. It returns nil when TTFT is absent.
-func (m *RecordMetrics) ChunkTimesNs() []int64 {
+func (m *RecordMetrics) ChunkTimesNs() []int64 { return m.AppendChunkTimesNs(nil) }
+
+// AppendChunkTimesNs appends ChunkTimesNs to dst (nothing when TTFT is
+// absent), so that a streaming reader can reuse one buffer.
+func (m *RecordMetrics) AppendChunkTimesNs(dst []int64) []int64 {
 	ttft, ok := m.get(idTTFT)
 	if !ok {
-		return nil
+		return dst
 	}
 	start := m.Meta.RequestStartNs
+	dst = slices.Grow(dst, len(m.ICL)+1)
 	if m.Ext != nil && len(m.Ext.ChunkNs) == len(m.ICL)+1 {
-		out := make([]int64, len(m.Ext.ChunkNs))
-		for i, off := range m.Ext.ChunkNs {
-			out[i] = start + off
+		t := start
+		for _, d := range m.Ext.ChunkNs {
+			t += d
+			dst = append(dst, t)
 		}
-		return out
+		return dst
 	}
 	// Without them (AIPerf's files) offsets are summed in ms relative to
 	// the start, where float64 keeps sub-ns precision, and only then added
 	// to the wall-clock start.
-	out := make([]int64, 0, len(m.ICL)+1)
 	rel := ttft
-	out = append(out, start+int64(math.Round(rel*nsPerMs)))
+	dst = append(dst, start+int64(math.Round(rel*nsPerMs)))
 	for _, g := range m.ICL {
 		rel += g
-		out = append(out, start+int64(math.Round(rel*nsPerMs)))
+		dst = append(dst, start+int64(math.Round(rel*nsPerMs)))
 	}
-	return out
+	return dst
 }
 
 const nsPerMs = 1e6
@@ -252,15 +261,17 @@ func computeLatencies(r *Record, m *RecordMetrics) {
 	}
 	m.ICL, m.TokenGap = chunkGaps(r.Chunks)
 	if m.Ext != nil && (m.ICL != nil || len(r.Chunks) == 1) {
-		m.Ext.ChunkNs = chunkOffsets(r)
+		m.Ext.ChunkNs = chunkNs(r)
 	}
 }
 
-// chunkOffsets returns the chunks' arrival times after the request start.
-func chunkOffsets(r *Record) []int64 {
+// chunkNs returns Extension.ChunkNs: the first chunk's time after the
+// request start, then each chunk's time after the previous one.
+func chunkNs(r *Record) []int64 {
 	out := make([]int64, len(r.Chunks))
+	prev := r.StartNs
 	for i, c := range r.Chunks {
-		out[i] = c.AtNs - r.StartNs
+		out[i], prev = c.AtNs-prev, c.AtNs
 	}
 	return out
 }

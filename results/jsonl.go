@@ -197,13 +197,17 @@ func (e *LineError) Error() string {
 func (e *LineError) Unwrap() error { return e.Err }
 
 // JSONLReader streams records from profile_export.jsonl (AIPerf's or
-// simbench's). Blank lines are skipped; unknown keys are ignored.
+// simbench's). Blank lines are skipped; unknown keys are ignored. The number
+// lists of the records it returns are carved from shared arrays of a few
+// thousand values (never overlapping), so one list kept keeps its 64 KiB
+// array alive.
 type JSONLReader struct {
 	sc   *bufio.Scanner
 	name string
 	line int
 	rec  RecordMetrics
 	err  error
+	slab slab // backs the records' number lists
 }
 
 // NewJSONLReader reads from r; name is used in error messages.
@@ -222,7 +226,7 @@ func (jr *JSONLReader) Next() bool {
 		if len(trimSpace(b)) == 0 {
 			continue
 		}
-		rec, err := parseJSONLLine(b)
+		rec, err := parseJSONLLine(b, &jr.slab)
 		if err != nil {
 			var fe *fieldError
 			field := ""
@@ -286,8 +290,10 @@ type jsonMetricValue struct {
 	Unit  string          `json:"unit"`
 }
 
-func parseJSONLLine(b []byte) (RecordMetrics, error) {
-	if m, ok := parseFast(b); ok {
+// parseJSONLLine decodes a line, its number lists carved from s when the
+// fast path takes it (s may be nil).
+func parseJSONLLine(b []byte, s *slab) (RecordMetrics, error) {
+	if m, ok := parseFastIn(b, s); ok {
 		return m, nil
 	}
 	return parseJSONLSlow(b)

@@ -23,8 +23,12 @@ import (
 // invalid JSON. The caller then falls back to parseJSONLSlow, which also
 // produces the error messages. FuzzFastJSONL and FuzzFastJSONLGen check that
 // both agree whenever parseFast succeeds.
-func parseFast(b []byte) (RecordMetrics, bool) {
-	d := jdec{b: b}
+func parseFast(b []byte) (RecordMetrics, bool) { return parseFastIn(b, nil) }
+
+// parseFastIn is parseFast with the number lists carved from s (a nil s
+// allocates each list on its own).
+func parseFastIn(b []byte, s *slab) (RecordMetrics, bool) {
+	d := jdec{b: b, slab: s}
 	var m RecordMetrics
 	var seen keySet
 	ok := d.object(func(k []byte) bool { return d.topField(k, &m, &seen) })
@@ -39,6 +43,47 @@ type jdec struct {
 	b        []byte
 	i        int
 	keyASCII bool // the last key read is ASCII
+	slab     *slab
+}
+
+// slab hands out the number lists of the records one reader decodes from
+// shared backing arrays: one allocation per few thousand values instead of
+// one per list, the bulk of a line's allocations. Lists never overlap and
+// the reader never reuses one; a list kept alive keeps its slab alive.
+type slab struct {
+	f []float64
+	i []int64
+}
+
+// slabLen is the length of one slab (64 KiB); longer lists get their own.
+const slabLen = 8192
+
+// carve returns an empty slice of capacity n from the free part of *free,
+// which it renews when too short.
+func carve[T any](free *[]T, n int) []T {
+	if n == 0 || n > slabLen/8 {
+		return make([]T, 0, n) // an empty list is not nil, as with encoding/json
+	}
+	if cap(*free)-len(*free) < n {
+		*free = make([]T, 0, slabLen)
+	}
+	f := *free
+	*free = f[:len(f)+n]
+	return f[len(f) : len(f) : len(f)+n]
+}
+
+func (s *slab) floats(n int) []float64 {
+	if s == nil {
+		return make([]float64, 0, n)
+	}
+	return carve(&s.f, n)
+}
+
+func (s *slab) ints(n int) []int64 {
+	if s == nil {
+		return make([]int64, 0, n)
+	}
+	return carve(&s.i, n)
 }
 
 // maxSkipDepth bounds the nesting of skipped values; deeper lines fall back.
@@ -355,7 +400,7 @@ func (d *jdec) stage(st *Stage) bool {
 }
 
 // int64s reads null or an array of integers (null elements read as 0, as
-// json.Unmarshal leaves them).
+// json.Unmarshal leaves them): chunk_ns, a list per line.
 func (d *jdec) int64s(dst *[]int64) bool {
 	if d.null() {
 		*dst = nil
@@ -364,17 +409,33 @@ func (d *jdec) int64s(dst *[]int64) bool {
 	if !d.peek('[') {
 		return false
 	}
-	out := make([]int64, 0, d.listLen())
-	ok := d.array(func() bool {
+	out := d.slab.ints(d.listLen())
+	d.i++ // '['
+	d.ws()
+	if d.eat(']') {
+		*dst = out
+		return true
+	}
+	for {
+		d.ws()
 		v, ok := int64(0), d.null()
 		if !ok {
-			v, ok = d.integer(64)
+			if v, ok = d.integer(64); !ok {
+				return false
+			}
 		}
 		out = append(out, v)
-		return ok
-	})
-	*dst = out
-	return ok
+		if !d.eat(',') {
+			d.ws()
+			if d.eat(']') {
+				*dst = out
+				return true
+			}
+			if !d.eat(',') {
+				return false
+			}
+		}
+	}
 }
 
 // Metric slots beyond the scalar recordIDs, for duplicate detection.
@@ -527,7 +588,7 @@ func (d *jdec) value(mv *metricVal) bool {
 // floats reads an array of numbers (null elements read as 0, as
 // json.Unmarshal leaves them); it is the hot loop of a line.
 func (d *jdec) floats(dst *[]float64) bool {
-	out := make([]float64, 0, d.listLen())
+	out := d.slab.floats(d.listLen())
 	d.i++ // '['
 	d.ws()
 	if d.eat(']') {

@@ -176,7 +176,7 @@ func TestFastJSONLFallsBack(t *testing.T) {
 		_, ok := parseFast([]byte(line))
 		assert.False(t, ok, "fast path accepted %s", line)
 		want, wantErr := parseJSONLSlow([]byte(line))
-		got, err := parseJSONLLine([]byte(line))
+		got, err := parseJSONLLine([]byte(line), &slab{})
 		assert.Equal(t, want, got, line)
 		assert.Equal(t, wantErr, err, line)
 	}
@@ -257,10 +257,11 @@ func BenchmarkReadJSONL(b *testing.B) {
 		{"simbench", writeJSONL(genRecords(10_000, 100))},
 		{"aiperf", bytes.Repeat([]byte(strings.Join(fixtureLines(b), "\n")+"\n"), 1000)},
 	}
+	var sl slab // as a JSONLReader holds one
 	parsers := []struct {
 		name  string
 		parse func([]byte) (RecordMetrics, error)
-	}{{"fast", parseJSONLLine}, {"slow", parseJSONLSlow}}
+	}{{"fast", func(b []byte) (RecordMetrics, error) { return parseJSONLLine(b, &sl) }}, {"slow", parseJSONLSlow}}
 	for _, in := range inputs {
 		want := bytes.Count(in.data, []byte("\n"))
 		for _, p := range parsers {
@@ -663,7 +664,26 @@ func checkFastLine(t *testing.T, line string) bool {
 	want, err := parseJSONLSlow([]byte(line))
 	require.NoError(t, err, "fast path accepted a line encoding/json rejects: %q", line)
 	requireSame(t, want, got, line)
+	inSlab, ok := parseFastIn([]byte(line), &slab{f: make([]float64, slabLen-3, slabLen)})
+	require.True(t, ok, "%q", line)
+	requireSame(t, want, inSlab, line)
 	return true
+}
+
+// TestJSONLReaderSlab: records read through one reader, their lists carved
+// from shared slabs across many renewals, equal encoding/json's decoding of
+// each line (overlapping lists would have overwritten earlier records).
+func TestJSONLReaderSlab(t *testing.T) {
+	data := writeJSONL(genRecords(600, 40))
+	got, err := ReadJSONL(bytes.NewReader(data), "slab")
+	require.NoError(t, err)
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	require.Len(t, got, len(lines))
+	for i, line := range lines {
+		want, err := parseJSONLSlow(line)
+		require.NoError(t, err)
+		requireSame(t, want, got[i], string(line))
+	}
 }
 
 // TestFastJSONLGenerated compares both paths on generated lines; enough of
