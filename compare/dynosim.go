@@ -224,7 +224,7 @@ func dynoRecord(line []byte, index int) (results.RecordMetrics, error) {
 		rec.Chunks = dynoChunks(d)
 	}
 	m := results.ComputeMetrics(rec)
-	m.ICL, m.TokenGap = nil, nil
+	m.ICL, m.TokenGap, m.Ext.ChunkNs = nil, nil, nil // placed chunks, not measured ones
 	return m, nil
 }
 
