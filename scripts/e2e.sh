@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# make e2e: the CPU real-engine tier. Starts Ollama (built from the Go module
-# proxy, cached) serving the generated tiny model, then on the same
-# workloads runs `simbench run` against it and `simbench sim --engine
-# llamacpp` with 4 slots, and compares each pair:
+# make e2e: the CPU real-engine tier, calibrate → predict. Starts Ollama
+# (built from the Go module proxy, cached) serving the generated tiny model,
+# then:
 #
-#   sweep-c1 … sweep-c8   closed loop, concurrency 1, 2, 4, 8, fixed ISL/OSL
-#   trace                 testdata/e2e/conversation_slice.jsonl (40 Mooncake
-#                         rows), lengths scaled to what a 2-core CPU serves
+#   1. `simbench calibrate --url` on the live engine, from a base config that
+#      names only the engine structure (testdata/e2e/base-llamacpp.yaml): its
+#      plan's runs land in calibration/, the fitted config in calibrated.yaml;
+#   2. held-out workloads, none of them in the plan, each run on the engine
+#      (real), on the calibrated simulator (sim) and on the a-priori config
+#      testdata/e2e/sim-ollama.yaml (sim-uncal):
+#        sweep-c1 … sweep-c8   closed loop, concurrency 1, 2, 4, 8, ISL 128, OSL 64
+#        isl384-c3             concurrency 3, ISL 384, OSL 96
+#        trace                 testdata/e2e/conversation_slice.jsonl (40 Mooncake
+#                              rows), lengths scaled to what a 2-core CPU serves
+#   3. sweep-c4 once more on the engine (real-repeat): the real-vs-real spread.
 #
-# Artifacts go to artifacts/e2e/<workload>/{real,sim,compare.txt,
+# Artifacts go to artifacts/e2e/<workload>/{real,sim,sim-uncal,compare.txt,
 # compare.json,plots/}. The assertions (every request ok with exact OSL and
 # one chunk per token, ISL = intended + chat template, TTFT rises from
 # concurrency 4 to 8, compare files and PNGs present) live in
-# cmd/simbench/e2e_test.go, which also prints the sim-vs-real table
-# (reported, not gated). The engine is stopped by PID on exit, also on
-# failure.
+# cmd/simbench/e2e_test.go, which also writes the fidelity table
+# (fidelity.txt, fidelity.json: per workload and field the calibrated and
+# uncalibrated errors beside the real-vs-real spread; reported, not gated).
+# The engine is stopped by PID on exit, also on failure.
 #
 #   scripts/e2e.sh [SIMBENCH_BINARY]      default bin/simbench (built if missing)
 # Knobs (environment): E2E_ARTIFACTS, E2E_REQUESTS, E2E_ISL, E2E_OSL,
@@ -26,7 +34,7 @@ cd "$(dirname "$0")/.."
 
 SB="${1:-bin/simbench}"
 ART="${E2E_ARTIFACTS:-artifacts/e2e}"
-REQUESTS="${E2E_REQUESTS:-24}"
+REQUESTS="${E2E_REQUESTS:-48}"
 ISL="${E2E_ISL:-128}"
 OSL="${E2E_OSL:-64}"
 CONCURRENCY="${E2E_CONCURRENCY:-1 2 4 8}"
@@ -36,7 +44,9 @@ TRACE="testdata/e2e/conversation_slice.jsonl"
 # bursts (10 to 16 requests at one instant); --speedup 0.1 stretches the
 # schedule to 120 s, keeping the bursts, so the run takes about two minutes.
 read -r -a TRACE_FLAGS <<<"${E2E_TRACE_FLAGS:---scale-lengths 0.1 --max-isl 1536 --max-osl 96 --speedup 0.1}"
-SIM_CONFIG="testdata/e2e/sim-ollama.yaml"
+UNCAL_CONFIG="testdata/e2e/sim-ollama.yaml"
+BASE_CONFIG="testdata/e2e/base-llamacpp.yaml"
+SIM_CONFIG="$ART/calibrated.yaml"
 
 start=$(date +%s)
 work="$(mktemp -d "${TMPDIR:-/tmp}/simbench-e2e.XXXXXX")"
@@ -57,22 +67,30 @@ mkdir -p "$ART"
 
 engine_up "$work/engine" "$SB"
 
-# Both sides get the same workload flags; run adds the Ollama specifics:
-# max_tokens (Ollama ignores max_completion_tokens), server token counts
-# (usage.completion_tokens is exact; the client cannot tokenize), and no
+# Ollama's endpoint flags: max_tokens (Ollama ignores max_completion_tokens),
+# server token counts (usage.completion_tokens is exact; the client cannot
+# tokenize).
+ENDPOINT=(--url "$ENGINE_URL" --model tiny --use-legacy-max-tokens --use-server-token-count)
+
+engine_log "calibrate on the live engine (plan runs in $ART/calibration)"
+"$SB" calibrate "${ENDPOINT[@]}" --config "$BASE_CONFIG" -o "$SIM_CONFIG" --artifacts "$ART/calibration" |
+	tee "$ART/calibrate.txt"
+
+# Both sides get the same workload flags; run adds the endpoint and no
 # grace-period cancellation of requests still streaming.
 real() {
-	local dir="$1"
-	shift
-	engine_log "run  $dir: $*"
-	"$SB" run --url "$ENGINE_URL" --model tiny --use-legacy-max-tokens --use-server-token-count \
-		--benchmark-grace-period 0 --quiet -o "$ART/$dir/real" "$@" | tee "$ART/$dir/real.txt"
+	local dir="$1" name="$2"
+	shift 2
+	engine_log "run  $dir/$name: $*"
+	"$SB" run "${ENDPOINT[@]}" --benchmark-grace-period 0 --quiet -o "$ART/$dir/$name" "$@" |
+		tee "$ART/$dir/$name.txt"
 }
 
 simulate() {
 	local dir="$1"
 	shift
-	"$SB" sim --config "$SIM_CONFIG" --engine llamacpp --quiet -o "$ART/$dir/sim" "$@" >"$ART/$dir/sim.txt"
+	"$SB" sim --config "$SIM_CONFIG" --quiet -o "$ART/$dir/sim" "$@" >"$ART/$dir/sim.txt" 2>&1
+	"$SB" sim --config "$UNCAL_CONFIG" --engine llamacpp --quiet -o "$ART/$dir/sim-uncal" "$@" >"$ART/$dir/sim-uncal.txt"
 }
 
 compare_pair() {
@@ -81,19 +99,22 @@ compare_pair() {
 	"$SB" compare "$dir/real" "$dir/sim" --format json -o "$dir/compare.json" --plots "$dir/plots" >/dev/null
 }
 
-for c in $CONCURRENCY; do
-	d="sweep-c$c"
+workload() {
+	local d="$1"
+	shift
 	mkdir -p "$ART/$d"
-	flags=(--concurrency "$c" --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1)
-	real "$d" "${flags[@]}"
-	simulate "$d" "${flags[@]}"
+	real "$d" real "$@"
+	simulate "$d" "$@"
 	compare_pair "$d"
-done
+}
 
-mkdir -p "$ART/trace"
-real trace --trace "$TRACE" "${TRACE_FLAGS[@]}"
-simulate trace --trace "$TRACE" "${TRACE_FLAGS[@]}"
-compare_pair trace
+for c in $CONCURRENCY; do
+	workload "sweep-c$c" --concurrency "$c" --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
+done
+workload isl384-c3 --concurrency 3 --request-count "$((REQUESTS / 2))" --isl 384 --osl 96 --seed 2
+workload trace --trace "$TRACE" "${TRACE_FLAGS[@]}"
+# The same workload again on the engine: silicon's own run-to-run spread.
+real sweep-c4 real-repeat --concurrency 4 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
 
 engine_stop
 engine_log "real and simulated runs done in $(($(date +%s) - start))s; checking"

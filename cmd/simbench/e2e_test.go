@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simbench/simbench/fidelity"
 	"github.com/simbench/simbench/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,6 +55,39 @@ func TestE2EArtifacts(t *testing.T) {
 	table := formatE2ETable(rows)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.txt"), []byte(table), 0o644))
 	t.Log("sim vs real (reported, not gated):\n" + table)
+	t.Log("fidelity (reported, not gated):\n" + writeFidelity(t, dir, names))
+}
+
+// writeFidelity writes dir/fidelity.txt and dir/fidelity.json: every
+// workload's calibrated (sim) and uncalibrated (sim-uncal) errors beside the
+// real-vs-real spread where the workload was run twice (real-repeat).
+func writeFidelity(t *testing.T, dir string, names []string) string {
+	var ws []fidelity.Workload
+	load := func(path string) *results.Profile {
+		if _, err := os.Stat(path); err != nil {
+			return nil
+		}
+		run, err := results.LoadRun(path)
+		require.NoError(t, err)
+		return run.Profile
+	}
+	for _, name := range names {
+		wd := filepath.Join(dir, name)
+		w := fidelity.Workload{Name: name, Real: load(filepath.Join(wd, "real")), Repeat: load(filepath.Join(wd, "real-repeat"))}
+		for _, c := range []struct{ name, sub string }{{"calibrated", "sim"}, {"uncalibrated", "sim-uncal"}} {
+			if p := load(filepath.Join(wd, c.sub)); p != nil {
+				w.Candidates = append(w.Candidates, fidelity.Candidate{Name: c.name, Profile: p})
+			}
+		}
+		ws = append(ws, w)
+	}
+	tab := fidelity.Build(ws, nil)
+	var txt, js bytes.Buffer
+	require.NoError(t, tab.WriteText(&txt))
+	require.NoError(t, tab.WriteJSON(&js))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fidelity.txt"), txt.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fidelity.json"), js.Bytes(), 0o644))
+	return txt.String()
 }
 
 // e2eWorkloads lists the subdirectories holding a real and a sim run.

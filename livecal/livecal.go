@@ -1,0 +1,168 @@
+// Package livecal calibrates the simulator against a live server in one
+// step: it learns what it can about the model from the server, chooses a
+// short calibration plan (calibrate.Plan), runs it with the load generator
+// (realrun), keeps the run directories, and fits on them (calibrate.Fit).
+package livecal
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/simbench/simbench/loadgen"
+	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/sim/calibrate"
+	"github.com/simbench/simbench/traces"
+)
+
+// Options configure Calibrate.
+type Options struct {
+	// Base names the engine structure (type, slots, budgets) and, when
+	// known, the hardware; what it leaves at the defaults is learnt from
+	// the server where it can be.
+	Base sim.Config
+	// Config is the load generator's: the endpoint (URL, model, flags) and
+	// progress. Its workload-specific settings are set per plan run.
+	Config    loadgen.Config
+	Artifacts string // the plan's run directories go under it
+	Plan      calibrate.PlanOptions
+	Basis     string // calibrate.Options.Basis
+	Log       io.Writer
+	Quiet     bool
+}
+
+// Result is a live calibration.
+type Result struct {
+	Plan []calibrate.PlanRun
+	Dirs []string
+	Fit  *calibrate.Result
+	// Notes say where the model and hardware came from.
+	Notes []string
+}
+
+// Calibrate runs the plan against the server and fits the simulator.
+func Calibrate(ctx context.Context, opts Options) (*Result, error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	base, notes := discover(ctx, opts)
+	res := &Result{Plan: calibrate.Plan(base, opts.Plan), Notes: notes}
+	if !opts.Quiet {
+		for _, n := range notes {
+			fmt.Fprintln(opts.Log, n)
+		}
+		calibrate.WritePlan(opts.Log, res.Plan)
+	}
+	targets := make([]calibrate.Target, 0, len(res.Plan))
+	for _, pr := range res.Plan {
+		dir, err := run(ctx, opts, pr)
+		if err != nil {
+			return nil, err
+		}
+		t, err := calibrate.LoadTarget(dir)
+		if err != nil {
+			return nil, err
+		}
+		res.Dirs, targets = append(res.Dirs, dir), append(targets, t)
+	}
+	fit, err := calibrate.Fit(ctx, targets, calibrate.Options{Base: base, Basis: opts.Basis})
+	if err != nil {
+		return nil, err
+	}
+	res.Fit = fit
+	return res, nil
+}
+
+// run sends one plan run and returns its directory.
+func run(ctx context.Context, opts Options, pr calibrate.PlanRun) (string, error) {
+	wl, err := traces.Synthesize(pr.Spec)
+	if err != nil {
+		return "", fmt.Errorf("calibration plan %s: %w", pr.Name, err)
+	}
+	dir := filepath.Join(opts.Artifacts, pr.Name)
+	if !opts.Quiet {
+		fmt.Fprintf(opts.Log, "calibration run %s → %s\n", pr.Name, dir)
+	}
+	r, err := realrun.WriteRun(ctx, dir, wl, realrun.Options{Config: opts.Config, Spec: traces.Spec{Synth: pr.Spec},
+		Log: opts.Log, Quiet: true})
+	if err != nil {
+		return "", fmt.Errorf("calibration run %s: %w", pr.Name, err)
+	}
+	if err := r.Check(0); err != nil {
+		return "", fmt.Errorf("calibration run %s: %w", pr.Name, err)
+	}
+	return dir, nil
+}
+
+// discover fills in the model from the server (Ollama's /api/show) when the
+// base config does not name one, and the device when the server runs on
+// this machine's loopback and none is named: then it is this CPU.
+func discover(ctx context.Context, opts Options) (sim.Config, []string) {
+	base := opts.Base
+	def := sim.DefaultConfig().Hardware
+	var notes []string
+	if base.Hardware.Model == def.Model && base.Hardware.CustomModel == nil {
+		info, ok, err := loadgen.FetchModelInfo(ctx, http.DefaultClient, &opts.Config.Endpoint)
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("model: the server did not say (%v)", err))
+		case !ok:
+			notes = append(notes, "model: the server does not describe it (no /api/show): the plan's data pin the step costs")
+		default:
+			m, err := sim.ModelFromGGUF(info.Architecture, info.Number, 0)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("model: %v", err))
+				break
+			}
+			base.Hardware.Model, base.Hardware.CustomModel = "custom", &m
+			base.Hardware.DType = dtypeOf(info.Quantization)
+			notes = append(notes, fmt.Sprintf("model: %s from the server: %d layers, hidden %d, %d/%d heads, ff %d, vocab %d, %s",
+				info.Architecture, m.Layers, m.Hidden, m.Heads, m.KVHeads, m.Intermediate, m.Vocab, info.Quantization))
+		}
+	}
+	named := base.Hardware.CPU != "" || base.Hardware.GPU != def.GPU || base.Hardware.CustomGPU != nil
+	if !named && base.Hardware.Model != def.Model && loopback(opts.Config.Endpoint.URL) {
+		cpu := sim.LocalCPU()
+		base.Hardware.CPU, base.Hardware.CustomCPU = "custom", &cpu
+		notes = append(notes, fmt.Sprintf("hardware: this machine's CPU (the server is on loopback): %d cores × %g FLOP/cycle × %.2f GHz",
+			cpu.Cores, cpu.FLOPsPerCycle, cpu.ClockGHz))
+	}
+	return base, notes
+}
+
+// dtypeOf maps a GGUF quantisation to the simulator's dtype by bytes per
+// weight: F32, BF16, F16, and 8-bit or smaller as one byte.
+func dtypeOf(q string) string {
+	switch strings.ToUpper(q) {
+	case "F32":
+		return "fp32"
+	case "BF16":
+		return "bf16"
+	case "F16", "":
+		return "fp16"
+	}
+	return "fp8"
+}
+
+func loopback(raw string) bool {
+	s := raw
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
