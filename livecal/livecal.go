@@ -121,6 +121,11 @@ func discover(ctx context.Context, opts Options) (sim.Config, []string) {
 				break
 			}
 			base.Hardware.Model, base.Hardware.CustomModel = "custom", &m
+			if base.Engine.Type == "llamacpp" && base.Engine.LlamaCpp.Batch == "" {
+				// /api/show is Ollama's: its runner gives every slot n_batch.
+				base.Engine.LlamaCpp.Batch = sim.LlamaCppBatchPerSlot
+				notes = append(notes, "engine: Ollama's runner (n_batch per slot)")
+			}
 			base.Hardware.DType = dtypeOf(info.Quantization)
 			notes = append(notes, fmt.Sprintf("model: %s from the server: %d layers, hidden %d, %d/%d heads, ff %d, vocab %d, %s",
 				info.Architecture, m.Layers, m.Hidden, m.Heads, m.KVHeads, m.Intermediate, m.Vocab, info.Quantization))
