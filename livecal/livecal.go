@@ -89,7 +89,7 @@ func run(ctx context.Context, opts Options, pr calibrate.PlanRun) (string, error
 	if !opts.Quiet {
 		fmt.Fprintf(opts.Log, "calibration run %s → %s\n", pr.Name, dir)
 	}
-	r, err := realrun.WriteRun(ctx, dir, wl, realrun.Options{Config: opts.Config, Spec: traces.Spec{Synth: pr.Spec},
+	r, err := realrun.WriteRun(ctx, dir, wl, realrun.Options{Config: opts.Config, Spec: specOf(pr.Spec),
 		Log: opts.Log, Quiet: true})
 	if err != nil {
 		return "", fmt.Errorf("calibration run %s: %w", pr.Name, err)
@@ -170,4 +170,11 @@ func loopback(raw string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// specOf describes a synthetic plan run as the workload flags that make it,
+// for the run's input_config.
+func specOf(s traces.SynthSpec) traces.Spec {
+	return traces.Spec{Concurrency: &s.Concurrency, RequestCount: &s.RequestCount, WarmupRequestCount: &s.WarmupCount,
+		ISL: &s.ISL, ISLStddev: &s.ISLStddev, OSL: &s.OSL, OSLStddev: &s.OSLStddev, RandomSeed: &s.Seed}
 }

@@ -3,9 +3,13 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/simbench/simbench/livecal"
+	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/calibrate"
 )
@@ -13,17 +17,20 @@ import (
 func calibrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "calibrate",
-		Usage:       "fit the simulator's timing model to one or more real runs and write a sim config",
-		UsageText:   "simbench calibrate --real RUN [--real RUN…] [--config base.yaml] -o sim.yaml",
+		Usage:       "fit the simulator's timing model to real runs, or to a live server, and write a sim config",
+		UsageText:   "simbench calibrate (--real RUN [--real RUN…] | --url URL --model M [endpoint flags]) [--config base.yaml] -o sim.yaml",
 		Description: help("calibrate"),
-		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "real", Usage: "real run `DIR` (simbench's or AIPerf's run directory); repeatable", Required: true},
+		Flags: append([]cli.Flag{
+			&cli.StringSliceFlag{Name: "real", Usage: "real run `DIR` (simbench's or AIPerf's run directory); repeatable"},
+			&cli.StringFlag{Name: "artifacts", Usage: "--url: keep the plan's run directories under `DIR` (default: beside -o, <name>-runs)"},
+			&cli.IntFlag{Name: "plan-requests", Value: 24, Usage: "--url: measured requests per plan run at concurrency 1 (loaded runs get twice as many)"},
 			&cli.StringFlag{Name: "config", Usage: "base simulator config `FILE` (YAML); its timing section is replaced"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the fitted sim config (YAML) to `FILE`", Required: true},
 			&cli.StringFlag{Name: "timing", Value: "auto", Usage: "step-time model to fit: physics (from hardware.model and hardware.gpu/cpu), linear, or auto (physics when --config names the hardware)"},
 			&cli.IntFlag{Name: "max-evals", Value: calibrate.DefaultMaxEvals, Usage: "simulator runs that may fit the frontend overhead"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "fit report on stdout: text or json"},
-		},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "--url: no plan or progress on stderr"},
+		}, endpointFlags(false)...),
 		Action: calibrateAction,
 	}
 }
@@ -32,6 +39,9 @@ func calibrateAction(c *cli.Context) error {
 	if f := c.String("format"); f != "text" && f != "json" {
 		return usagef("--format must be text or json, got %q", f)
 	}
+	if (len(c.StringSlice("real")) > 0) == (c.String("url") != "") {
+		return usagef("give either --real runs or --url (a live server to run the calibration plan on)")
+	}
 	base := sim.DefaultConfig()
 	if path := c.String("config"); path != "" {
 		var err error
@@ -39,11 +49,7 @@ func calibrateAction(c *cli.Context) error {
 			return err
 		}
 	}
-	targets, err := calibrate.LoadTargets(c.StringSlice("real"))
-	if err != nil {
-		return err
-	}
-	res, err := calibrate.Fit(c.Context, targets, calibrate.Options{Base: base, MaxEvals: c.Int("max-evals"), Basis: basisFlag(c.String("timing"))})
+	res, err := fitFromFlags(c, base)
 	if err != nil {
 		return err
 	}
@@ -51,6 +57,33 @@ func calibrateAction(c *cli.Context) error {
 		return err
 	}
 	return printFit(c.App.Writer, c.String("format"), res)
+}
+
+// fitFromFlags fits on the --real runs, or runs the plan on --url first.
+func fitFromFlags(c *cli.Context, base sim.Config) (*calibrate.Result, error) {
+	basis := basisFlag(c.String("timing"))
+	if c.String("url") == "" {
+		targets, err := calibrate.LoadTargets(c.StringSlice("real"))
+		if err != nil {
+			return nil, err
+		}
+		return calibrate.Fit(c.Context, targets, calibrate.Options{Base: base, MaxEvals: c.Int("max-evals"), Basis: basis})
+	}
+	ep, err := endpointFromFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	art := c.String("artifacts")
+	if art == "" {
+		art = strings.TrimSuffix(c.String("output"), filepath.Ext(c.String("output"))) + "-runs"
+	}
+	res, err := livecal.Calibrate(c.Context, livecal.Options{Base: base, Config: loadgen.Config{Endpoint: ep, Spin: -1},
+		Artifacts: art, Plan: calibrate.PlanOptions{Requests: c.Int("plan-requests"), Seed: 1}, Basis: basis,
+		Log: c.App.ErrWriter, Quiet: c.Bool("quiet")})
+	if err != nil {
+		return nil, err
+	}
+	return res.Fit, nil
 }
 
 func printFit(w io.Writer, format string, res *calibrate.Result) error {

@@ -42,10 +42,23 @@ func runCommand() *cli.Command {
 }
 
 func runFlags() []cli.Flag {
-	return []cli.Flag{
+	return append(append([]cli.Flag{
 		&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "run directory to write the AIPerf files into", Required: true},
-		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Usage: "server base URL; the scheme is optional (http:// assumed)", Required: true},
-		&cli.StringFlag{Name: "model", Aliases: []string{"m", "model-names"}, Usage: "model name sent in every request", Required: true},
+	}, endpointFlags(true)...),
+		&cli.Float64Flag{Name: "benchmark-duration", DefaultText: "off", Usage: "stop sending after this many seconds"},
+		&cli.Float64Flag{Name: "benchmark-grace-period", Value: 30, Usage: "after --benchmark-duration, seconds requests in flight may still finish"},
+		&cli.StringFlag{Name: "max-error-rate", DefaultText: "off", Usage: "exit 1 when more than this share of requests failed (0.05 or 5%)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output on stderr"},
+		&cli.DurationFlag{Name: "progress-interval", Hidden: true, Usage: "progress period (default 250ms on a terminal, 10s otherwise)"},
+		&cli.DurationFlag{Name: "spin", Hidden: true, Value: loadgen.DefaultSpin, Usage: "busy-wait before each deadline (negative: none)"},
+	)
+}
+
+// endpointFlags are the server and request flags (run, calibrate --url).
+func endpointFlags(required bool) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Usage: "server base URL; the scheme is optional (http:// assumed)", Required: required},
+		&cli.StringFlag{Name: "model", Aliases: []string{"m", "model-names"}, Usage: "model name sent in every request", Required: required},
 		&cli.StringFlag{Name: "endpoint-type", Value: loadgen.EndpointChat, Usage: "chat (/v1/chat/completions) or completions (/v1/completions)"},
 		&cli.StringFlag{Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "request path instead of the endpoint type's default"},
 		&cli.BoolFlag{Name: "streaming", Value: true, Usage: "stream the response (SSE); --streaming=false for whole responses (no TTFT/ITL)"},
@@ -56,12 +69,6 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "use-server-token-count", Usage: "take token counts from the server's usage (asks for stream_options.include_usage)"},
 		&cli.BoolFlag{Name: "prompt-token-ids", Usage: "completions: send prompts as token-id arrays (exact ISL; vLLM and SGLang accept them)"},
 		&cli.IntFlag{Name: "vocab-size", Value: 32000, Usage: "--prompt-token-ids: ids are drawn from [100, vocab-size)"},
-		&cli.Float64Flag{Name: "benchmark-duration", DefaultText: "off", Usage: "stop sending after this many seconds"},
-		&cli.Float64Flag{Name: "benchmark-grace-period", Value: 30, Usage: "after --benchmark-duration, seconds requests in flight may still finish"},
-		&cli.StringFlag{Name: "max-error-rate", DefaultText: "off", Usage: "exit 1 when more than this share of requests failed (0.05 or 5%)"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output on stderr"},
-		&cli.DurationFlag{Name: "progress-interval", Hidden: true, Usage: "progress period (default 250ms on a terminal, 10s otherwise)"},
-		&cli.DurationFlag{Name: "spin", Hidden: true, Value: loadgen.DefaultSpin, Usage: "busy-wait before each deadline (negative: none)"},
 	}
 }
 

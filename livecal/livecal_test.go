@@ -1,0 +1,71 @@
+package livecal
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/loadgen"
+	"github.com/simbench/simbench/loadgen/openaitest"
+	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/sim/calibrate"
+)
+
+// TestCalibrateAgainstScriptedServer runs the calibration plan against the
+// in-process server, which answers every request after a fixed 20 ms and
+// then streams a token every 4 ms, each request on its own clock (it is not
+// a batching engine, so the steps seen in the token stream are only
+// roughly batches): the fit must give a 4 ms step for one sequence, put
+// the rest of the TTFT into the frontend overhead, reproduce the ITLs, and
+// keep the plan's runs.
+func TestCalibrateAgainstScriptedServer(t *testing.T) {
+	srv := &openaitest.Server{TTFT: 20 * time.Millisecond, ITL: 4 * time.Millisecond, Ollama: true}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	base := sim.DefaultConfig()
+	base.Engine.Type = "llamacpp"
+	base.Engine.LlamaCpp = sim.LlamaCppConfig{Parallel: 2, CtxSize: 4096, NBatch: 512}
+	var log bytes.Buffer
+	art := t.TempDir()
+	res, err := Calibrate(context.Background(), Options{Base: base, Artifacts: art, Log: &log,
+		Plan: calibrate.PlanOptions{Requests: 8, Seed: 1},
+		Config: loadgen.Config{Endpoint: loadgen.Endpoint{URL: ts.URL, Model: "m", Type: loadgen.EndpointChat,
+			Streaming: true, LegacyMaxTokens: true}, Spin: -1}})
+	require.NoError(t, err)
+	assert.Contains(t, log.String(), "calibration plan: 3 runs")
+	assert.Contains(t, log.String(), "no /api/show")
+	require.Len(t, res.Dirs, 3)
+	for _, d := range res.Dirs {
+		_, err := os.Stat(filepath.Join(d, "profile_export.jsonl"))
+		assert.NoError(t, err, d)
+	}
+	fit := res.Fit
+	assert.Equal(t, "linear", fit.Model, "no model shape known: the linear basis")
+	byName := map[string]sim.CalibratedParam{}
+	for _, p := range fit.Params {
+		byName[p.Name] = p
+	}
+	one := byName["base_ms"].Value + byName["decode_seq_ms"].Value
+	assert.InEpsilon(t, 4, one, 0.15, "step of one sequence: %+v", fit.Params)
+	assert.InDelta(t, 16, byName["request_overhead_ms"].Value, 4, "%+v", byName["request_overhead_ms"])
+	assert.Equal(t, [2]int{1, 2}, fit.Range.Concurrency)
+	for _, r := range fit.Rows {
+		if r.Metric == "inter_token_latency" && r.Stat == "avg" {
+			assert.InDelta(t, 0, r.ErrorPct, 15, "%s", r.Target)
+		}
+	}
+}
+
+func TestLoopback(t *testing.T) {
+	for url, want := range map[string]bool{"http://127.0.0.1:8000": true, "localhost:11434": true,
+		"http://[::1]:80/v1": true, "gpu-node:8000": false, "http://10.0.0.2": false} {
+		assert.Equal(t, want, loopback(url), url)
+	}
+}
