@@ -48,3 +48,32 @@ func TestCalibrateOnSimbenchRun(t *testing.T) {
 	code = run([]string{"simbench", "calibrate", "--real", t.TempDir(), "-o", cfgPath}, &out, &errOut)
 	assert.Equal(t, exitFailure, code)
 }
+
+// TestCalibrateThenSimWarnsOutsideRange: the config calibrate writes
+// records its range; sim warns when a workload leaves it, and not inside.
+func TestCalibrateThenSimWarnsOutsideRange(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "sim.yaml")
+	var out, errOut bytes.Buffer
+	code := run([]string{"simbench", "calibrate", "--real", "../../testdata/aiperf/qwen_concurrency1",
+		"--config", "../../testdata/sim/qwen3-0.6b-rtx-6000-ada.yaml", "-o", cfgPath}, &out, &errOut)
+	require.Equal(t, exitOK, code, errOut.String())
+	assert.Contains(t, out.String(), "step_overhead_ms")
+	assert.Contains(t, out.String(), "calibrated range: ISL 100–100, OSL 200–200, concurrency 1–1")
+
+	code, _, stderr := runSim(t, "--config", cfgPath, "--concurrency", "1", "--request-count", "4",
+		"--isl", "100", "--osl", "200", "--quiet", "-o", filepath.Join(t.TempDir(), "in"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, stderr, "warning")
+	code, _, stderr = runSim(t, "--config", cfgPath, "--concurrency", "4", "--request-count", "4",
+		"--isl", "1000", "--osl", "200", "--quiet", "-o", filepath.Join(t.TempDir(), "out"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "warning: ISL 1000–1000 leaves the calibrated range 100–100: the fit extrapolates")
+	assert.Contains(t, stderr, "warning: concurrency 4–4 leaves the calibrated range 1–1")
+}
+
+func TestCalibrateNeedsRealOrURL(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"simbench", "calibrate", "-o", filepath.Join(t.TempDir(), "x.yaml")}, &out, &errOut)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut.String(), "either --real runs or --url")
+}

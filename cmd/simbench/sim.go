@@ -89,7 +89,7 @@ func simAction(c *cli.Context) error {
 	if dir == "" {
 		return usagef("sim needs -o DIR (the run directory to write)")
 	}
-	wl, input, err := simWorkload(c)
+	wl, input, err := simWorkload(c, cfg)
 	if err != nil {
 		return err
 	}
@@ -205,10 +205,15 @@ func configFields(cfg *sim.Config) map[string]any {
 
 // simWorkload builds the workload (the flags shared with simbench run) and
 // the input_config describing it.
-func simWorkload(c *cli.Context) (*traces.Workload, *results.InputConfig, error) {
+// simWorkload builds the workload from the flags and warns on stderr
+// where it leaves the range cfg was calibrated on.
+func simWorkload(c *cli.Context, cfg sim.Config) (*traces.Workload, *results.InputConfig, error) {
 	wl, err := workloadFromFlags(c)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, w := range cfg.RangeWarnings(wl) {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
 	}
 	input, err := sim.WorkloadInput(workloadSpec(c), wl)
 	return wl, input, err
