@@ -67,9 +67,11 @@ type TargetSection struct {
 type SimSection struct {
 	Config    string `yaml:"config"`
 	Calibrate bool   `yaml:"calibrate"`
-	// CalibrateFrom is a real run directory, or "silicon" (the default):
+	// CalibrateFrom is a real run directory, "silicon" (the default):
 	// this pipeline's own silicon run (the warm-up round's with repeat > 1,
-	// so that the measured runs are held out).
+	// so that the measured runs are held out), or "live": a calibration
+	// plan of short runs on the target first (simbench calibrate --url),
+	// none of them the pipeline's workload.
 	CalibrateFrom string `yaml:"calibrate_from"`
 	MaxEvals      int    `yaml:"max_evals"`
 }
@@ -77,6 +79,10 @@ type SimSection struct {
 // CalibrateFromSilicon is sim.calibrate_from's value for this pipeline's
 // own silicon run.
 const CalibrateFromSilicon = "silicon"
+
+// CalibrateFromLive is sim.calibrate_from's value for a calibration plan
+// run on the target before the pipeline's own runs.
+const CalibrateFromLive = "live"
 
 // CompareSection sets the bounds and the stall detection of the
 // comparison (`simbench compare`'s flags).

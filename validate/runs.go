@@ -12,6 +12,7 @@ import (
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/livecal"
 	"github.com/simbench/simbench/sim/calibrate"
 	"github.com/simbench/simbench/traces"
 )
@@ -196,6 +197,9 @@ func (v *validation) simConfigPath() string { return filepath.Join(v.out, "sim.y
 // this pipeline's silicon run happens later (calibrateOn).
 func (v *validation) prepareSimConfig(ctx context.Context) error {
 	s := v.p.Sim
+	if s.Calibrate && s.CalibrateFrom == CalibrateFromLive {
+		return v.calibrateLive(ctx)
+	}
 	if s.Calibrate && s.CalibrateFrom != CalibrateFromSilicon {
 		return v.calibrateOn(ctx, v.p.Resolve(s.CalibrateFrom))
 	}
@@ -212,18 +216,54 @@ func (v *validation) prepareSimConfig(ctx context.Context) error {
 	return os.WriteFile(v.simConfigPath(), b, 0o644)
 }
 
+// baseConfig is the calibration's base: sim.config when given, else the
+// defaults.
+func (v *validation) baseConfig() (sim.Config, error) {
+	if c := v.p.Sim.Config; c != "" {
+		return sim.LoadConfig(v.p.Resolve(c))
+	}
+	return sim.DefaultConfig(), nil
+}
+
+// calibrateLive runs the calibration plan on the target (runs kept under
+// OUTPUT/calibration) and fits OUTPUT/sim.yaml, as simbench calibrate
+// --url does; the plan and the fit report go to OUTPUT/logs/calibrate.txt.
+func (v *validation) calibrateLive(ctx context.Context) error {
+	v.logf("calibrating the simulator on a plan of runs on %s → %s", v.p.Target.URL, v.simConfigPath())
+	err := v.writeLog("calibrate", func(w io.Writer) error {
+		base, err := v.baseConfig()
+		if err != nil {
+			return err
+		}
+		ep, err := v.endpoint()
+		if err != nil {
+			return err
+		}
+		res, err := livecal.Calibrate(ctx, livecal.Options{Base: base, Config: loadgen.Config{Endpoint: ep, Spin: -1},
+			Artifacts: filepath.Join(v.out, "calibration"), Log: w})
+		if err != nil {
+			return err
+		}
+		if err := calibrate.WriteConfig(v.simConfigPath(), res.Fit.Config); err != nil {
+			return err
+		}
+		return res.Fit.WriteText(w)
+	})
+	if err != nil {
+		return fmt.Errorf("live calibration on %s: %w", v.p.Target.URL, err)
+	}
+	return nil
+}
+
 // calibrateOn fits the simulator to the real run in dir (as simbench
 // calibrate does, on sim.config as base when given) into OUTPUT/sim.yaml;
 // the fit report goes to OUTPUT/logs/calibrate.txt.
 func (v *validation) calibrateOn(ctx context.Context, dir string) error {
 	v.logf("calibrating the simulator on %s → %s", dir, v.simConfigPath())
 	err := v.writeLog("calibrate", func(w io.Writer) error {
-		base := sim.DefaultConfig()
-		if c := v.p.Sim.Config; c != "" {
-			var err error
-			if base, err = sim.LoadConfig(v.p.Resolve(c)); err != nil {
-				return err
-			}
+		base, err := v.baseConfig()
+		if err != nil {
+			return err
 		}
 		targets, err := calibrate.LoadTargets([]string{dir})
 		if err != nil {
