@@ -26,17 +26,33 @@ func WriteProfileFiles(dir string, p *Profile) error {
 	return writeFile(filepath.Join(dir, ProfileCSVName), func(w io.Writer) error { return WriteProfileCSV(w, p) })
 }
 
-// writeFile creates path and fills it with write.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+func writeFile(path string, write func(io.Writer) error) error { return WriteFileAtomic(path, write) }
+
+// WriteFileAtomic writes path with write through a temporary file in the
+// same directory, renamed into place once complete: the file is whole or
+// absent, never half-written (a failed or interrupted write removes the
+// temporary file).
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
-	if err := write(f); err != nil {
-		f.Close()
+	tmp := f.Name()
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return f.Close()
+	return nil
 }
 
 // SummarizeJSONL streams a per-request export and aggregates it.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/simbench/simbench/results"
 )
 
 // WriteJSON writes e with AIPerf's layout (indent 2).
@@ -68,15 +70,7 @@ func LoadJSON(path string) (*Export, error) {
 	return e, nil
 }
 
-// writeFile creates path and writes it with write.
+// writeFile writes path atomically (results.WriteFileAtomic).
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
+	return results.WriteFileAtomic(path, write)
 }

@@ -3,9 +3,9 @@ package calibrate
 import (
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 )
 
@@ -34,7 +34,10 @@ func WriteConfig(path string, cfg sim.Config) error {
 		return err
 	}
 	head := "# simbench sim config written by `simbench calibrate`; use with simbench sim --config\n"
-	return os.WriteFile(path, append([]byte(head), b...), 0o644)
+	return results.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(append([]byte(head), b...))
+		return err
+	})
 }
 
 // WriteText prints the fit: the model and its parameters, the calibrated
