@@ -221,6 +221,14 @@ func LoadConfig(path string) (Config, error) {
 	return cfg, nil
 }
 
+// LoadConfigOrDefault is LoadConfig, or DefaultConfig when path is "".
+func LoadConfigOrDefault(path string) (Config, error) {
+	if path == "" {
+		return DefaultConfig(), nil
+	}
+	return LoadConfig(path)
+}
+
 // ParseConfig parses a YAML document over DefaultConfig. It does not
 // validate values; call Validate.
 func ParseConfig(b []byte) (Config, error) {

@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,7 +20,7 @@ func calibrateCommand() *cli.Command {
 		Description: help("calibrate"),
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "real", Usage: "real run `DIR` (simbench's or AIPerf's run directory); repeatable"},
-			&cli.StringFlag{Name: "artifacts", Usage: "--url: keep the plan's run directories under `DIR` (default: beside -o, <name>-runs)"},
+			&cli.StringFlag{Name: "artifacts", Value: "artifacts/calibration", Usage: "--url: keep the plan's run directories under `DIR`"},
 			&cli.IntFlag{Name: "plan-requests", Value: 24, Usage: "--url: measured requests per plan run at concurrency 1 (loaded runs get twice as many)"},
 			&cli.StringFlag{Name: "config", Usage: "base simulator config `FILE` (YAML); its timing section is replaced"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the fitted sim config (YAML) to `FILE`", Required: true},
@@ -42,12 +40,9 @@ func calibrateAction(c *cli.Context) error {
 	if (len(c.StringSlice("real")) > 0) == (c.String("url") != "") {
 		return usagef("give either --real runs or --url (a live server to run the calibration plan on)")
 	}
-	base := sim.DefaultConfig()
-	if path := c.String("config"); path != "" {
-		var err error
-		if base, err = sim.LoadConfig(path); err != nil {
-			return err
-		}
+	base, err := sim.LoadConfigOrDefault(c.String("config"))
+	if err != nil {
+		return err
 	}
 	res, err := fitFromFlags(c, base)
 	if err != nil {
@@ -61,7 +56,7 @@ func calibrateAction(c *cli.Context) error {
 
 // fitFromFlags fits on the --real runs, or runs the plan on --url first.
 func fitFromFlags(c *cli.Context, base sim.Config) (*calibrate.Result, error) {
-	basis := basisFlag(c.String("timing"))
+	basis := c.String("timing")
 	if c.String("url") == "" {
 		targets, err := calibrate.LoadTargets(c.StringSlice("real"))
 		if err != nil {
@@ -73,12 +68,8 @@ func fitFromFlags(c *cli.Context, base sim.Config) (*calibrate.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	art := c.String("artifacts")
-	if art == "" {
-		art = strings.TrimSuffix(c.String("output"), filepath.Ext(c.String("output"))) + "-runs"
-	}
 	res, err := livecal.Calibrate(c.Context, livecal.Options{Base: base, Config: loadgen.Config{Endpoint: ep, Spin: -1},
-		Artifacts: art, Plan: calibrate.PlanOptions{Requests: c.Int("plan-requests"), Seed: 1}, Basis: basis,
+		Artifacts: c.String("artifacts"), Plan: calibrate.PlanOptions{Requests: c.Int("plan-requests"), Seed: 1}, Basis: basis,
 		Log: c.App.ErrWriter, Quiet: c.Bool("quiet")})
 	if err != nil {
 		return nil, err
@@ -93,11 +84,4 @@ func printFit(w io.Writer, format string, res *calibrate.Result) error {
 		return enc.Encode(res)
 	}
 	return res.WriteText(w)
-}
-
-func basisFlag(v string) string {
-	if v == "auto" {
-		return ""
-	}
-	return v
 }

@@ -125,7 +125,7 @@ func param(post *posterior, i int, name string, mean, sd []float64) sim.Calibrat
 // explicit physics timing), linear otherwise; opts.Basis overrides.
 func newBasis(opts Options) (basis, error) {
 	kind := opts.Basis
-	if kind == "" {
+	if kind == "" || kind == "auto" {
 		kind = "linear"
 		if opts.Base.Hardware != sim.DefaultConfig().Hardware || opts.Base.Timing.Model == "physics" {
 			kind = "physics"
@@ -141,5 +141,5 @@ func newBasis(opts Options) (basis, error) {
 		}
 		return physicsBasis{phys: p}, nil
 	}
-	return nil, fmt.Errorf("calibrate: unknown timing basis %q (physics or linear)", kind)
+	return nil, fmt.Errorf("calibrate: unknown timing basis %q (physics, linear or auto)", kind)
 }

@@ -53,8 +53,8 @@ type Options struct {
 	Base  sim.Config // engine, workers, router, KV and hardware are kept; timing is fitted
 	Terms []Term     // statistics in the report and its loss; default DefaultTerms
 	// Basis is the step-time model fitted: "physics" (needs hardware.model
-	// and a device), "linear", or "" to choose physics when the base config
-	// names its hardware.
+	// and a device), "linear", or "" (or "auto") to choose physics when the
+	// base config names its hardware.
 	Basis string
 	// Jitter is the step-time coefficient of variation to simulate; 0
 	// takes the regression's residual spread, < 0 turns it off.
