@@ -74,6 +74,9 @@ type SimSection struct {
 	// none of them the pipeline's workload.
 	CalibrateFrom string `yaml:"calibrate_from"`
 	MaxEvals      int    `yaml:"max_evals"`
+	// PlanRequests sizes a live calibration's runs (calibrate --url's
+	// --plan-requests; 0 = its default).
+	PlanRequests int `yaml:"plan_requests"`
 }
 
 // CalibrateFromSilicon is sim.calibrate_from's value for this pipeline's

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/simbench/simbench/compare"
+	"github.com/simbench/simbench/fidelity"
 	"github.com/simbench/simbench/figures"
 	"github.com/simbench/simbench/results"
 )
@@ -17,7 +18,11 @@ const (
 	CompareMDName   = "compare.md"
 	CompareTextName = "compare.txt"
 	JUnitName       = "junit.xml"
-	PlotsDirName    = "plots"
+	// FidelityTextName and FidelityJSONName hold, with repeated runs, the
+	// sim error beside the real-vs-real spread of the first two silicon runs.
+	FidelityTextName = "fidelity.txt"
+	FidelityJSONName = "fidelity.json"
+	PlotsDirName     = "plots"
 )
 
 // Outcome is what a validation leaves: the verdicts, the files written
@@ -66,12 +71,41 @@ func (v *validation) compareArms() (*Outcome, error) {
 			res.pValues[c.Metric+"."+c.Stat] = c.Test.P
 		}
 	}
-	return res, v.writeReports(res, map[string]func(io.Writer) error{
+	files := map[string]func(io.Writer) error{
 		CompareJSONName: func(w io.Writer) error { return compare.WriteJSON(w, rep) },
 		CompareMDName:   func(w io.Writer) error { return compare.WriteMarkdown(w, rep, links) },
 		CompareTextName: func(w io.Writer) error { return compare.WriteText(w, rep) },
 		JUnitName:       func(w io.Writer) error { return compare.WriteJUnit(w, rep) },
-	})
+	}
+	if len(refs) > 1 {
+		tab, err := noiseTable(refs, cands)
+		if err != nil {
+			return nil, err
+		}
+		files[FidelityTextName] = tab.WriteText
+		files[FidelityJSONName] = tab.WriteJSON
+		for _, s := range tab.Summaries {
+			v.logf("sim error beside silicon's own spread: median |error| %.2f %%, median |real-vs-real| %.2f %% (see %s)",
+				s.MedianAbsPct, tab.NoiseFloorPct, FidelityTextName)
+		}
+	}
+	return res, v.writeReports(res, files)
+}
+
+// noiseTable puts the simulator's error beside silicon's own run-to-run
+// spread: the first silicon run against the second, and the first
+// simulated run against the first silicon run, field by field.
+func noiseTable(refs, cands []string) (*fidelity.Table, error) {
+	var profs [3]*results.Profile
+	for i, dir := range []string{refs[0], refs[1], cands[0]} {
+		run, err := results.LoadRun(dir)
+		if err != nil {
+			return nil, err
+		}
+		profs[i] = run.Profile
+	}
+	return fidelity.Build([]fidelity.Workload{{Name: "pipeline", Real: profs[0], Repeat: profs[1],
+		Candidates: []fidelity.Candidate{{Name: "sim", Profile: profs[2]}}}}, nil), nil
 }
 
 func (v *validation) armPath(arm int) string { return filepath.Join(v.out, armNames[arm]) }
@@ -91,7 +125,10 @@ func compareRuns(refs, cands []string, opts compare.Options) (*compare.Report, e
 
 // writeReports writes every report file, in a fixed order.
 func (v *validation) writeReports(res *Outcome, writers map[string]func(io.Writer) error) error {
-	for _, name := range []string{CompareJSONName, CompareMDName, CompareTextName, JUnitName} {
+	for _, name := range []string{CompareJSONName, CompareMDName, CompareTextName, JUnitName, FidelityTextName, FidelityJSONName} {
+		if writers[name] == nil {
+			continue
+		}
 		path := filepath.Join(v.out, name)
 		if err := results.WriteFile(path, writers[name]); err != nil {
 			return err

@@ -240,7 +240,8 @@ func (v *validation) calibrateLive(ctx context.Context) error {
 			return err
 		}
 		res, err := livecal.Calibrate(ctx, livecal.Options{Base: base, Config: loadgen.Config{Endpoint: ep, Spin: -1},
-			Artifacts: filepath.Join(v.out, "calibration"), Log: w})
+			Artifacts: filepath.Join(v.out, "calibration"), Log: w,
+			Plan: calibrate.PlanOptions{Requests: v.p.Sim.PlanRequests, Seed: 1}})
 		if err != nil {
 			return err
 		}

@@ -17,8 +17,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/simbench/simbench/fidelity"
 	"github.com/simbench/simbench/loadgen/openaitest"
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
 	"github.com/simbench/simbench/validate"
 )
@@ -227,6 +229,32 @@ func TestValidateRepeatInterleaved(t *testing.T) {
 	assert.InDelta(t, 2.0/70, hist[0].PValues["inter_token_latency.avg"], 1e-12)
 	assert.Contains(t, stdout, "BREACH")
 	assert.FileExists(t, filepath.Join(out, "plots", "error_pct.png"))
+	// The sim's error beside silicon's own spread (rounds 1 and 2).
+	var fid fidelity.Table
+	require.NoError(t, json.Unmarshal(runReadFile(t, filepath.Join(out, validate.FidelityJSONName)), &fid))
+	assert.Equal(t, []string{"sim"}, fid.Candidates)
+	assert.Positive(t, fid.Repeats)
+	assert.Contains(t, stderr, "sim error beside silicon's own spread")
+	assert.Contains(t, string(runReadFile(t, filepath.Join(out, validate.FidelityTextName))), "real-vs-real")
+}
+
+// TestValidateCalibratesLive: calibrate_from: live runs the calibration
+// plan on the target first, keeps its runs, and predicts with the fit.
+func TestValidateCalibratesLive(t *testing.T) {
+	ts, _ := validateServer(t, http.StatusOK)
+	out := filepath.Join(t.TempDir(), "artifacts")
+	p := writePipeline(t, ts.URL, "  calibrate: true\n  calibrate_from: live\n  plan_requests: 4\ncompare:\n  plots: false\n")
+	code, _, stderr := validateCLI("--config", p, "-o", out)
+	require.Contains(t, []int{0, 3}, code, stderr)
+	assert.Contains(t, stderr, "calibrating the simulator on a plan of runs")
+	for _, d := range []string{"c1-short", "c1-long"} {
+		assert.FileExists(t, filepath.Join(out, "calibration", d, results.ProfileJSONName))
+	}
+	cfg, err := sim.LoadConfig(filepath.Join(out, "sim.yaml"))
+	require.NoError(t, err)
+	require.NotNil(t, cfg.Calibration)
+	assert.Len(t, cfg.Calibration.FittedOn, 4)
+	assert.Contains(t, string(runReadFile(t, filepath.Join(out, "logs", "calibrate.txt"))), "calibration plan: 4 runs")
 }
 
 // TestValidateCalibratesOnItsSiliconRun fits sim.yaml to the pipeline's
