@@ -155,7 +155,7 @@ func withDefaults(o Options) Options {
 		o.Terms = DefaultTerms
 	}
 	if o.MaxEvals <= 0 {
-		o.MaxEvals = 40
+		o.MaxEvals = DefaultMaxEvals
 	}
 	return o
 }
