@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
@@ -100,6 +101,10 @@ func run(ctx context.Context, opts Options, pr calibrate.PlanRun) (string, error
 	return dir, nil
 }
 
+// showTimeout bounds the question about the model: a server that does not
+// answer it is not asked again, and the plan runs without.
+const showTimeout = 30 * time.Second
+
 // discover fills in the model from the server (Ollama's /api/show) when the
 // base config does not name one, and the device when the server runs on
 // this machine's loopback and none is named: then it is this CPU.
@@ -108,7 +113,7 @@ func discover(ctx context.Context, opts Options) (sim.Config, []string) {
 	def := sim.DefaultConfig().Hardware
 	var notes []string
 	if base.Hardware.Model == def.Model && base.Hardware.CustomModel == nil {
-		info, ok, err := loadgen.FetchModelInfo(ctx, http.DefaultClient, &opts.Config.Endpoint)
+		info, ok, err := loadgen.FetchModelInfo(ctx, &http.Client{Timeout: showTimeout}, &opts.Config.Endpoint)
 		switch {
 		case err != nil:
 			notes = append(notes, fmt.Sprintf("model: the server did not say (%v)", err))

@@ -20,39 +20,10 @@ func WriteProfileFiles(dir string, p *Profile) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, ProfileJSONName), func(w io.Writer) error { return WriteProfileJSON(w, p) }); err != nil {
+	if err := WriteFile(filepath.Join(dir, ProfileJSONName), func(w io.Writer) error { return WriteProfileJSON(w, p) }); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, ProfileCSVName), func(w io.Writer) error { return WriteProfileCSV(w, p) })
-}
-
-func writeFile(path string, write func(io.Writer) error) error { return WriteFileAtomic(path, write) }
-
-// WriteFileAtomic writes path with write through a temporary file in the
-// same directory, renamed into place once complete: the file is whole or
-// absent, never half-written (a failed or interrupted write removes the
-// temporary file).
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return WriteFile(filepath.Join(dir, ProfileCSVName), func(w io.Writer) error { return WriteProfileCSV(w, p) })
 }
 
 // SummarizeJSONL streams a per-request export and aggregates it.

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestWriteFileAtomic(t *testing.T) {
+func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.json")
-	require.NoError(t, WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write([]byte("one")); return err }))
-	err := WriteFileAtomic(path, func(w io.Writer) error {
+	require.NoError(t, WriteFile(path, func(w io.Writer) error { _, err := w.Write([]byte("one")); return err }))
+	err := WriteFile(path, func(w io.Writer) error {
 		_, _ = w.Write([]byte("half"))
 		return errors.New("disk full")
 	})

@@ -24,12 +24,12 @@ func WriteJSON(w io.Writer, e *Export) error {
 // dir and, when the export breaks TTFT down, ttft_breakdown.json with its
 // best breakdown, which it returns (nil when there is none).
 func WriteFiles(dir string, e *Export) (*TTFTBreakdown, error) {
-	if err := writeFile(filepath.Join(dir, JSONName), func(w io.Writer) error {
+	if err := results.WriteFile(filepath.Join(dir, JSONName), func(w io.Writer) error {
 		return WriteJSON(w, e)
 	}); err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(dir, CSVName), func(w io.Writer) error {
+	if err := results.WriteFile(filepath.Join(dir, CSVName), func(w io.Writer) error {
 		return writeCSV(w, e)
 	}); err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func WriteFiles(dir string, e *Export) (*TTFTBreakdown, error) {
 	if len(bs) == 0 {
 		return nil, nil
 	}
-	return bs[0], writeFile(filepath.Join(dir, TTFTBreakdownName), func(w io.Writer) error {
+	return bs[0], results.WriteFile(filepath.Join(dir, TTFTBreakdownName), func(w io.Writer) error {
 		return WriteTTFTBreakdownJSON(w, bs[0])
 	})
 }
@@ -68,9 +68,4 @@ func LoadJSON(path string) (*Export, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return e, nil
-}
-
-// writeFile writes path atomically (results.WriteFileAtomic).
-func writeFile(path string, write func(io.Writer) error) error {
-	return results.WriteFileAtomic(path, write)
 }

@@ -11,12 +11,49 @@ import (
 // tensor-parallel group, with the all-reduce traffic counted as memory
 // time.
 type Work struct {
-	FLOPs       float64 // floating-point operations of the whole step (all TP ranks)
-	Bytes       float64 // bytes read and written by the whole step (all TP ranks)
-	ComputeSec  float64 // FLOPs / (peak × TP)
-	MemorySec   float64 // Bytes / (bandwidth × TP) + all-reduce bytes / link bandwidth
-	Sequences   int64   // sequences in the step (prompt chunks and decodes)
-	TokensTotal int64   // tokens computed (prompt tokens + one per decoding sequence)
+	FLOPs      float64 // floating-point operations of the whole step (all TP ranks)
+	Bytes      float64 // bytes read and written by the whole step (all TP ranks)
+	ComputeSec float64 // FLOPs / (peak × TP)
+	MemorySec  float64 // Bytes / (bandwidth × TP) + all-reduce bytes / link bandwidth
+	Sequences  int64   // sequences in the step (prompt chunks and decodes)
+}
+
+// stepCosts are a model's per-step cost coefficients (the formulas are
+// Physics'): FLOPs per token, per sequence and per query–key pair, and KV
+// and all-reduce bytes per token. The roofline and physics timing models
+// share them; they differ in the weight bytes and how the terms combine.
+type stepCosts struct {
+	layerFlopsPerTok float64 // 2 × all layers' weights
+	headFlopsPerSeq  float64 // LM head
+	attnFlopsPerPair float64
+	kvBytesPerTok    float64
+	arBytesPerTok    float64 // all-reduce payload per token, all layers
+}
+
+func newStepCosts(m ModelSpec, dt float64) stepCosts {
+	return stepCosts{
+		layerFlopsPerTok: 2 * float64(m.Layers) * m.layerParams(),
+		headFlopsPerSeq:  2 * float64(m.Vocab) * float64(m.Hidden),
+		attnFlopsPerPair: 4 * float64(m.Layers) * float64(m.Heads) * float64(m.headDim()),
+		kvBytesPerTok:    m.kvBytesPerToken(dt),
+		arBytesPerTok:    2 * float64(m.Layers) * float64(m.Hidden) * dt,
+	}
+}
+
+// flops are the step's floating-point operations (all TP ranks).
+func (c stepCosts) flops(s StepShape) float64 {
+	return c.layerFlopsPerTok*float64(s.PrefillTokens+s.DecodeSeqs) + c.headFlopsPerSeq*float64(s.PrefillSeqs+s.DecodeSeqs) +
+		c.attnFlopsPerPair*float64(s.PrefillAttn+s.DecodeContext)
+}
+
+// kvBytes is the KV traffic: the context read and the tokens written.
+func (c stepCosts) kvBytes(s StepShape) float64 {
+	return float64(s.contextRead()+s.PrefillTokens+s.DecodeSeqs) * c.kvBytesPerTok
+}
+
+// allReduceBytes is the tensor-parallel all-reduce payload of the step.
+func (c stepCosts) allReduceBytes(s StepShape) float64 {
+	return c.arBytesPerTok * float64(s.PrefillTokens+s.DecodeSeqs)
 }
 
 // Physics counts the FLOPs and bytes of a step from a model's shape and a
@@ -34,14 +71,10 @@ type Work struct {
 // where the query–key pairs are the prompt chunks' causal pairs
 // (StepShape.PrefillAttn) plus every decoding sequence's context.
 type Physics struct {
-	layerFlopsPerTok float64
-	headFlopsPerSeq  float64
-	attnFlopsPerPair float64
-	weightBytes      float64
-	kvBytesPerTok    float64
-	arBytesPerTok    float64
-	peak, bw, link   float64 // FLOP/s, bytes/s, bytes/s of one device
-	tp               float64
+	stepCosts
+	weightBytes    float64
+	peak, bw, link float64 // FLOP/s, bytes/s, bytes/s of one device
+	tp             float64
 }
 
 // NewPhysics builds the step cost model of cfg's hardware: the model
@@ -61,30 +94,22 @@ func NewPhysics(h HardwareConfig) (*Physics, error) {
 		return nil, fmt.Errorf("hardware.dtype: unknown %q", h.DType)
 	}
 	return &Physics{
-		layerFlopsPerTok: 2 * float64(m.Layers) * m.layerParams(),
-		headFlopsPerSeq:  2 * float64(m.Vocab) * float64(m.Hidden),
-		attnFlopsPerPair: 4 * float64(m.Layers) * float64(m.Heads) * float64(m.headDim()),
-		weightBytes:      (float64(m.Layers)*m.layerParams() + float64(m.Vocab)*float64(m.Hidden)) * dt,
-		kvBytesPerTok:    m.kvBytesPerToken(dt),
-		arBytesPerTok:    2 * float64(m.Layers) * float64(m.Hidden) * dt,
-		peak:             d.peakFLOPS(h.DType),
-		bw:               d.MemBWGBs * 1e9,
-		link:             d.LinkBWGBs * 1e9,
-		tp:               float64(h.TensorParallel),
+		stepCosts:   newStepCosts(m, dt),
+		weightBytes: (float64(m.Layers)*m.layerParams() + float64(m.Vocab)*float64(m.Hidden)) * dt,
+		peak:        d.peakFLOPS(h.DType),
+		bw:          d.MemBWGBs * 1e9,
+		link:        d.LinkBWGBs * 1e9,
+		tp:          float64(h.TensorParallel),
 	}, nil
 }
 
 // Work returns the cost of the step s.
 func (p *Physics) Work(s StepShape) Work {
-	tokens := s.PrefillTokens + s.DecodeSeqs
-	seqs := s.PrefillSeqs + s.DecodeSeqs
-	flops := p.layerFlopsPerTok*float64(tokens) + p.headFlopsPerSeq*float64(seqs) +
-		p.attnFlopsPerPair*float64(s.PrefillAttn+s.DecodeContext)
-	bytes := p.weightBytes + float64(s.contextRead()+tokens)*p.kvBytesPerTok
-	w := Work{FLOPs: flops, Bytes: bytes, Sequences: seqs, TokensTotal: tokens,
+	flops, bytes := p.flops(s), p.weightBytes+p.kvBytes(s)
+	w := Work{FLOPs: flops, Bytes: bytes, Sequences: s.PrefillSeqs + s.DecodeSeqs,
 		ComputeSec: flops / (p.peak * p.tp), MemorySec: bytes / (p.bw * p.tp)}
 	if p.tp > 1 && p.link > 0 {
-		w.MemorySec += p.arBytesPerTok * float64(tokens) * 2 * (p.tp - 1) / p.tp / p.link
+		w.MemorySec += p.allReduceBytes(s) * 2 * (p.tp - 1) / p.tp / p.link
 	}
 	return w
 }
@@ -111,13 +136,13 @@ func newPhysicsTiming(c *Config) (*physicsTiming, error) {
 func (t *physicsTiming) stepMs(s StepShape) float64 {
 	w := t.phys.Work(s)
 	c, m := t.kc*w.ComputeSec*1e3, t.km*w.MemorySec*1e3
-	return Combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
+	return combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
 }
 
-// Combine joins a step's compute and memory times (ms) as the physics
+// combine joins a step's compute and memory times (ms) as the physics
 // timing's combine mode says: "sum" (they do not overlap), "max" (a
 // roofline: they overlap fully) or "smooth" (the 2-norm, between the two).
-func Combine(mode string, compute, memory float64) float64 {
+func combine(mode string, compute, memory float64) float64 {
 	switch mode {
 	case "max":
 		return max(compute, memory)

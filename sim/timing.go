@@ -114,15 +114,11 @@ func (l linearTiming) stepMs(s StepShape) float64 {
 //	time  = max(flops/(peak·eff), bytes/(bandwidth·eff))/tp
 //	        + 2·layers·(tokens·hidden·dtype)·2(tp−1)/tp / link bandwidth + overhead
 type roofline struct {
-	layerFlopsPerTok float64 // 2 × all layers' weights
-	headFlopsPerSeq  float64 // LM head
-	attnFlopsPerPair float64
-	weightBytes      float64
-	kvBytesPerTok    float64
-	arBytesPerTok    float64 // all-reduce payload per token, all layers
-	peak, bw, link   float64 // FLOP/s, bytes/s, bytes/s (already × efficiency)
-	tp               float64
-	overheadMs       float64
+	stepCosts
+	weightBytes    float64
+	peak, bw, link float64 // FLOP/s, bytes/s, bytes/s (already × efficiency)
+	tp             float64
+	overheadMs     float64
 }
 
 func newRoofline(c *Config) (*roofline, error) {
@@ -138,27 +134,18 @@ func newRoofline(c *Config) (*roofline, error) {
 	eff := c.Timing.Roofline.Efficiency
 	peak := g.peakFLOPS(c.Hardware.DType)
 	return &roofline{
-		layerFlopsPerTok: 2 * float64(m.Layers) * m.layerParams(),
-		headFlopsPerSeq:  2 * float64(m.Vocab) * float64(m.Hidden),
-		attnFlopsPerPair: 4 * float64(m.Layers) * float64(m.Heads) * float64(m.headDim()),
-		weightBytes:      m.Params() * dt,
-		kvBytesPerTok:    m.kvBytesPerToken(dt),
-		arBytesPerTok:    2 * float64(m.Layers) * float64(m.Hidden) * dt,
-		peak:             peak * eff, bw: g.MemBWGBs * 1e9 * eff, link: g.LinkBWGBs * 1e9 * eff,
+		stepCosts:   newStepCosts(m, dt),
+		weightBytes: m.Params() * dt,
+		peak:        peak * eff, bw: g.MemBWGBs * 1e9 * eff, link: g.LinkBWGBs * 1e9 * eff,
 		tp:         float64(c.Hardware.TensorParallel),
 		overheadMs: c.Timing.Roofline.StepOverheadMs,
 	}, nil
 }
 
 func (r *roofline) stepMs(s StepShape) float64 {
-	tokens := float64(s.PrefillTokens + s.DecodeSeqs)
-	seqs := float64(s.PrefillSeqs + s.DecodeSeqs)
-	flops := r.layerFlopsPerTok*tokens + r.headFlopsPerSeq*seqs +
-		r.attnFlopsPerPair*float64(s.PrefillAttn+s.DecodeContext)
-	bytes := r.weightBytes + float64(s.contextRead()+s.PrefillTokens+s.DecodeSeqs)*r.kvBytesPerTok
-	sec := max(flops/r.peak, bytes/r.bw) / r.tp
+	sec := max(r.flops(s)/r.peak, (r.weightBytes+r.kvBytes(s))/r.bw) / r.tp
 	if r.tp > 1 {
-		sec += r.arBytesPerTok * tokens * 2 * (r.tp - 1) / r.tp / r.link
+		sec += r.allReduceBytes(s) * 2 * (r.tp - 1) / r.tp / r.link
 	}
 	return sec*1e3 + r.overheadMs
 }

@@ -32,24 +32,36 @@ func ClientGap(p *results.Profile, wl *traces.Workload) float64 {
 // k-th completion, so the gap is the mean of start[C+k] − end[k] (sorted
 // starts and ends, wall ns), in ms. ok is false when there are too few.
 func ClientGapFromRecords(recs []results.RecordMetrics, concurrency int) (float64, bool) {
-	if concurrency <= 0 || len(recs) <= concurrency {
+	gaps := sendGaps(recs, concurrency)
+	if len(gaps) == 0 {
 		return 0, false
+	}
+	sum := 0.0
+	for _, g := range gaps {
+		sum += g
+	}
+	return max(0, sum/float64(len(gaps))), true
+}
+
+// sendGaps are start[C+k] − end[k] (ms) over the sorted starts and ends
+// of a closed-loop run: the gap before each send that a completion freed.
+func sendGaps(recs []results.RecordMetrics, concurrency int) []float64 {
+	if concurrency <= 0 || len(recs) <= concurrency {
+		return nil
 	}
 	starts := make([]int64, 0, len(recs))
 	ends := make([]int64, 0, len(recs))
 	for i := range recs {
-		m := &recs[i]
-		starts = append(starts, m.Meta.RequestStartNs)
-		ends = append(ends, m.Meta.RequestEndNs)
+		starts = append(starts, recs[i].Meta.RequestStartNs)
+		ends = append(ends, recs[i].Meta.RequestEndNs)
 	}
 	slices.Sort(starts)
 	slices.Sort(ends)
-	sum := 0.0
-	n := len(recs) - concurrency
-	for k := range n {
-		sum += float64(starts[concurrency+k] - ends[k])
+	gaps := make([]float64, 0, len(recs)-concurrency)
+	for k := range len(recs) - concurrency {
+		gaps = append(gaps, float64(starts[concurrency+k]-ends[k])/1e6)
 	}
-	return max(0, sum/float64(n)/1e6), true
+	return gaps
 }
 
 func hasTimestamps(wl *traces.Workload) bool {
@@ -79,24 +91,12 @@ func meanISL(wl *traces.Workload) float64 {
 	return float64(s) / float64(len(wl.Requests))
 }
 
-// ClientGaps are a closed-loop run's individual client gaps (ms): the k-th
-// send after the first C follows the k-th completion, so gap k is
-// start[C+k] − end[k] over the sorted starts and ends.
+// ClientGaps are a closed-loop run's individual client gaps (ms, at
+// least 0; see sendGaps).
 func ClientGaps(recs []results.RecordMetrics, concurrency int) []float64 {
-	if concurrency <= 0 || len(recs) <= concurrency {
-		return nil
-	}
-	starts := make([]int64, 0, len(recs))
-	ends := make([]int64, 0, len(recs))
-	for i := range recs {
-		starts = append(starts, recs[i].Meta.RequestStartNs)
-		ends = append(ends, recs[i].Meta.RequestEndNs)
-	}
-	slices.Sort(starts)
-	slices.Sort(ends)
-	gaps := make([]float64, 0, len(recs)-concurrency)
-	for k := range len(recs) - concurrency {
-		gaps = append(gaps, max(0, float64(starts[concurrency+k]-ends[k])/1e6))
+	gaps := sendGaps(recs, concurrency)
+	for i, g := range gaps {
+		gaps[i] = max(0, g)
 	}
 	return gaps
 }

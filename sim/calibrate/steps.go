@@ -28,6 +28,9 @@ type stream struct {
 	at   []float64
 }
 
+// sent is when the request was sent: its first token less its TTFT.
+func (s stream) sent() float64 { return s.at[0] - s.ttft }
+
 type arrival struct {
 	ms     float64
 	stream int
@@ -180,7 +183,7 @@ func buildSteps(streams []stream, arr []arrival, ends []int, opts StepsOptions) 
 			tl.end[k] = a.ms
 		}
 		if a.tok == 0 {
-			prompts = append(prompts, prompt{sent: s.at[0] - firstTokenMs(s), isl: s.isl, k: k})
+			prompts = append(prompts, prompt{sent: s.sent(), isl: s.isl, k: k})
 			continue
 		}
 		tl.shapes[k].DecodeSeqs++
@@ -220,10 +223,6 @@ func newTimeline(n, chunk int) *timeline {
 	tl.chunk = budget
 	return tl
 }
-
-// firstTokenMs is the request's TTFT as its stream records it: the stream
-// keeps arrivals only, so the send time rides along as at[0] − ttft.
-func firstTokenMs(s stream) float64 { return s.ttft }
 
 // bookPrompt books p's prompt tokens on the steps that computed them. The
 // engine fills each step's token budget with decodes first, then prompt
@@ -338,13 +337,12 @@ func IdlePrefills(recs []results.RecordMetrics, opts StepsOptions) []Prefill {
 	for i := range idx {
 		idx[i] = i
 	}
-	sent := func(s stream) float64 { return s.at[0] - s.ttft }
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(sent(streams[a]), sent(streams[b])) })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(streams[a].sent(), streams[b].sent()) })
 	var out []Prefill
 	lastEnd := math.Inf(-1) // latest last token among the streams sent before
 	for n, i := range idx {
 		s := streams[i]
-		alone := lastEnd < sent(s) && (n+1 == len(idx) || sent(streams[idx[n+1]]) > s.at[0])
+		alone := lastEnd < s.sent() && (n+1 == len(idx) || streams[idx[n+1]].sent() > s.at[0])
 		if alone && s.isl > 0 {
 			out = append(out, Prefill{TTFTMs: s.ttft, Chunks: soloChunks(s.isl, opts.ChunkTokens)})
 		}

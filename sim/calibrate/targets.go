@@ -34,7 +34,7 @@ func WriteConfig(path string, cfg sim.Config) error {
 		return err
 	}
 	head := "# simbench sim config written by `simbench calibrate`; use with simbench sim --config\n"
-	return results.WriteFileAtomic(path, func(w io.Writer) error {
+	return results.WriteFile(path, func(w io.Writer) error {
 		_, err := w.Write(append([]byte(head), b...))
 		return err
 	})
