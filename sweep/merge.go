@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/simbench/simbench/capacity"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -46,6 +47,15 @@ func loadSummary(dir string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a sweep shard: %w", dir, err)
+	}
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if head.Kind != "" && head.Kind != capacity.KindConfigGrid {
+		return nil, fmt.Errorf("%s: kind %q: a load sweep (simbench run or sim --sweep-concurrency/--sweep-rate), not a config-grid sweep shard", path, head.Kind)
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/simbench/simbench/capacity"
 	"github.com/simbench/simbench/internal/usage"
 	"github.com/simbench/simbench/plots"
 	"github.com/simbench/simbench/results"
@@ -37,6 +38,9 @@ const (
 // Summary is sweep_summary.json: every point's parameters and headline
 // metrics. A shard's summary lists only its points and has no Pareto flags.
 type Summary struct {
+	// Kind is "config_grid"; a load sweep's summary (package capacity)
+	// is "load_sweep". Summaries written before kind existed have none.
+	Kind           string   `json:"kind"`
 	Sweep          string   `json:"sweep"`
 	Digest         string   `json:"sweep_digest"`
 	WorkloadDigest string   `json:"workload_digest"`
@@ -103,7 +107,7 @@ func newSummary(file string, sw *sim.Sweep, base sim.Config, wl *traces.Workload
 		return nil, err
 	}
 	h.Write(y)
-	sum := &Summary{Sweep: filepath.Base(file), Digest: hex.EncodeToString(h.Sum(nil)), WorkloadDigest: wl.Digest,
+	sum := &Summary{Kind: capacity.KindConfigGrid, Sweep: filepath.Base(file), Digest: hex.EncodeToString(h.Sum(nil)), WorkloadDigest: wl.Digest,
 		Points: len(sw.Points()), Results: []Point{}}
 	for _, p := range sw.Parameters {
 		sum.Parameters = append(sum.Parameters, p.Key)
