@@ -24,14 +24,19 @@ func Scan(in *Input, opts StallOptions) (*Digest, error) {
 		agg = results.NewAggregator(nil)
 		d.poolGaps = false // the aggregator pools them; see below
 	}
+	n := 0
 	err := in.eachRecord(func(m *results.RecordMetrics) {
 		if agg != nil {
 			agg.Add(m)
 		}
 		d.add(m)
+		n++
 	})
 	if err != nil {
 		return nil, err
+	}
+	if agg != nil && n == 0 {
+		return nil, fmt.Errorf("%s: %w: nothing to compare", in.RecordsPath, results.ErrNoRecords)
 	}
 	if agg != nil {
 		in.Profile = agg.Profile()

@@ -56,8 +56,10 @@ type Aggregator struct {
 	split    bool
 	other    map[string]*otherAcc
 	errISL   []float64
-	errors   map[ErrorDetails]int
+	errors   map[ErrorDetails]int // by code, type and errorShape(message)
 	errKeys  []ErrorDetails
+	// errExample is the first message of each error_summary row.
+	errExample map[ErrorDetails]string
 
 	valid, failed, good      int
 	minStart, maxEnd         int64
@@ -75,7 +77,7 @@ type otherAcc struct {
 // NewAggregator returns an empty aggregator; slos enable goodput.
 func NewAggregator(slos []SLO) *Aggregator {
 	return &Aggregator{slos: slos, other: map[string]*otherAcc{},
-		errors: map[ErrorDetails]int{}, minStart: math.MaxInt64, maxEnd: math.MinInt64}
+		errors: map[ErrorDetails]int{}, errExample: map[ErrorDetails]string{}, minStart: math.MaxInt64, maxEnd: math.MinInt64}
 }
 
 // Add accumulates one request.
@@ -119,12 +121,39 @@ func (a *Aggregator) addError(m *RecordMetrics) {
 	if m.ErrorISL > 0 {
 		a.errISL = append(a.errISL, float64(m.ErrorISL))
 	}
-	key := *m.Error
+	key := ErrorDetails{Code: m.Error.Code, Type: m.Error.Type, Message: errorShape(m.Error.Message)}
 	if _, seen := a.errors[key]; !seen {
 		a.errKeys = append(a.errKeys, key)
+		a.errExample[key] = m.Error.Message
 	}
 	a.errors[key]++
 }
+
+// errorShape is an error message with every number masked: the grouping
+// key of error_summary. AIPerf groups by code, type and message; its
+// messages carry no per-request figures, ours (and servers') do ("timed out
+// after 0.502 seconds", "cancelled after 1.3 seconds"), so one failure would
+// split into a row per value. Messages that differ in words stay apart.
+func errorShape(msg string) string {
+	if strings.IndexFunc(msg, isDigit) < 0 {
+		return msg
+	}
+	var b strings.Builder
+	b.Grow(len(msg))
+	for i := 0; i < len(msg); i++ {
+		if !isDigit(rune(msg[i])) {
+			b.WriteByte(msg[i])
+			continue
+		}
+		b.WriteByte('#')
+		for i+1 < len(msg) && (isDigit(rune(msg[i+1])) || msg[i+1] == '.' && i+2 < len(msg) && isDigit(rune(msg[i+2]))) {
+			i++
+		}
+	}
+	return b.String()
+}
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 
 func (a *Aggregator) addOther(others []NamedValue) {
 	for _, o := range others {
@@ -241,7 +270,9 @@ func (a *Aggregator) addScalars(p *Profile) {
 func (a *Aggregator) errorSummary() []ErrorCount {
 	out := make([]ErrorCount, 0, len(a.errKeys))
 	for _, k := range a.errKeys {
-		out = append(out, ErrorCount{Details: k, Count: a.errors[k]})
+		d := k
+		d.Message = a.errExample[k]
+		out = append(out, ErrorCount{Details: d, Count: a.errors[k]})
 	}
 	slices.SortStableFunc(out, func(a, b ErrorCount) int { return cmp.Compare(b.Count, a.Count) })
 	return out

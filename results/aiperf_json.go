@@ -223,7 +223,9 @@ func (p *Profile) setTopLevel(k string, raw json.RawMessage) error {
 
 // addRawMetric parses one metric object; objects without "unit" are
 // skipped, and so are statistics simbench does not know (e.g. one 2026
-// version's adj_p50 inside the object).
+// version's adj_p50 inside the object). A known statistic that is not a
+// finite number (a string, an object, 1e999) is an error: dropping it would
+// compare a run without it silently.
 func (p *Profile) addRawMetric(tag string, raw json.RawMessage) error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil
@@ -244,15 +246,21 @@ func (p *Profile) addRawMetric(tag string, raw json.RawMessage) error {
 			continue
 		}
 		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil {
-			continue // non-numeric extras (e.g. nested objects) are not statistics
+		if err != nil || !finite(f) {
+			return fmt.Errorf("%s: want a finite number, got %s", st, clipRaw(v))
 		}
-		if finite(f) {
-			m.Stats[st] = f
-		}
+		m.Stats[st] = f
 	}
 	if len(m.Stats) > 0 {
 		p.Metrics = append(p.Metrics, m)
 	}
 	return nil
+}
+
+// clipRaw is raw JSON for an error message, at most 40 bytes.
+func clipRaw(raw json.RawMessage) string {
+	if len(raw) > 40 {
+		return string(raw[:40]) + "…"
+	}
+	return string(raw)
 }

@@ -21,6 +21,14 @@ type JSONLWriter struct {
 	w   io.Writer
 	buf []byte
 	n   int
+	off int64 // bytes of whole lines written
+}
+
+// truncater is a file the writer can cut back to its last whole line after
+// a failed write (*os.File is one).
+type truncater interface {
+	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
 }
 
 // NewJSONLWriter returns a writer on w.
@@ -34,11 +42,33 @@ func (jw *JSONLWriter) Write(m *RecordMetrics) error {
 	jw.mu.Lock()
 	defer jw.mu.Unlock()
 	jw.buf = AppendJSONL(jw.buf[:0], m)
-	if _, err := jw.w.Write(jw.buf); err != nil {
-		return fmt.Errorf("writing record %d: %w", m.Meta.SessionNum, err)
+	n, err := jw.w.Write(jw.buf)
+	if err != nil {
+		err = fmt.Errorf("writing record %d: %w", m.Meta.SessionNum, err)
+		if n > 0 {
+			err = jw.cutTorn(err)
+		}
+		return err
 	}
 	jw.n++
+	jw.off += int64(n)
 	return nil
+}
+
+// cutTorn truncates a partly written line away, so the file ends with a
+// whole line; err is the write's error, annotated when the cut failed too.
+func (jw *JSONLWriter) cutTorn(err error) error {
+	t, ok := jw.w.(truncater)
+	if !ok {
+		return err
+	}
+	if terr := t.Truncate(jw.off); terr != nil {
+		return fmt.Errorf("%w (and its partial line stays: %v)", err, terr)
+	}
+	if _, serr := t.Seek(jw.off, io.SeekStart); serr != nil {
+		return fmt.Errorf("%w (and seeking back failed: %v)", err, serr)
+	}
+	return err
 }
 
 // Count is the number of records written.
@@ -208,13 +238,30 @@ type JSONLReader struct {
 	rec  RecordMetrics
 	err  error
 	slab slab // backs the records' number lists
+	n    int  // records returned
+
+	// AllowTorn drops a last line that has no newline and does not parse
+	// (a write cut short: a full disk, a killed writer) instead of failing;
+	// Torn then reports it.
+	AllowTorn    bool
+	torn         *LineError
+	unterminated bool // the line being scanned ended at EOF without a newline
 }
 
 // NewJSONLReader reads from r; name is used in error messages.
 func NewJSONLReader(r io.Reader, name string) *JSONLReader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<30)
-	return &JSONLReader{sc: sc, name: name}
+	jr := &JSONLReader{sc: sc, name: name}
+	sc.Split(jr.splitLines)
+	return jr
+}
+
+// splitLines is bufio.ScanLines noting a last line without its newline.
+func (jr *JSONLReader) splitLines(data []byte, atEOF bool) (int, []byte, error) {
+	adv, tok, err := bufio.ScanLines(data, atEOF)
+	jr.unterminated = atEOF && tok != nil && adv == len(data) && (len(data) == 0 || data[len(data)-1] != '\n')
+	return adv, tok, err
 }
 
 // Next reads the next record; it returns false at the end or on an error
@@ -233,10 +280,16 @@ func (jr *JSONLReader) Next() bool {
 			if errors.As(err, &fe) {
 				field, err = fe.field, fe.err
 			}
-			jr.err = &LineError{File: jr.name, Line: jr.line, Field: field, Err: err}
+			le := &LineError{File: jr.name, Line: jr.line, Field: field, Err: err}
+			if jr.AllowTorn && jr.unterminated {
+				jr.torn = le
+			} else {
+				jr.err = le
+			}
 			return false
 		}
 		jr.rec = rec
+		jr.n++
 		return true
 	}
 	if err := jr.sc.Err(); err != nil {
@@ -250,6 +303,12 @@ func (jr *JSONLReader) Record() *RecordMetrics { return &jr.rec }
 
 // Err returns the first error met, if any.
 func (jr *JSONLReader) Err() error { return jr.err }
+
+// Count is the number of records read so far.
+func (jr *JSONLReader) Count() int { return jr.n }
+
+// Torn is the last line dropped under AllowTorn, nil when there was none.
+func (jr *JSONLReader) Torn() *LineError { return jr.torn }
 
 // ReadJSONL reads every record of a JSONL stream.
 func ReadJSONL(r io.Reader, name string) ([]RecordMetrics, error) {
@@ -308,6 +367,9 @@ func parseJSONLSlow(b []byte) (RecordMetrics, error) {
 	}
 	if l.Metadata == nil {
 		return RecordMetrics{}, &fieldError{"metadata", errors.New("missing")}
+	}
+	if l.Metrics == nil { // AIPerf writes it on every line, {} at least
+		return RecordMetrics{}, &fieldError{"metrics", errors.New("missing")}
 	}
 	m := RecordMetrics{Meta: *l.Metadata, Error: l.Error, Ext: l.Simbench}
 	tags := make([]string, 0, len(l.Metrics))

@@ -19,7 +19,8 @@ import (
 // non-ASCII names of struct members, names matching a field only
 // case-insensitively, repeated fields or metric tags (encoding/json keeps
 // the last, merging objects), values of another type than the field's,
-// numbers that do not fit, negative gaps, a missing or null "metadata",
+// numbers that do not fit, negative gaps, a missing or null "metadata" or
+// "metrics",
 // invalid JSON. The caller then falls back to parseJSONLSlow, which also
 // produces the error messages. FuzzFastJSONL and FuzzFastJSONLGen check that
 // both agree whenever parseFast succeeds.
@@ -32,7 +33,7 @@ func parseFastIn(b []byte, s *slab) (RecordMetrics, bool) {
 	var m RecordMetrics
 	var seen keySet
 	ok := d.object(func(k []byte) bool { return d.topField(k, &m, &seen) })
-	if !ok || !d.end() || !seen.has(topMetadata) {
+	if !ok || !d.end() || !seen.has(topMetadata) || !seen.has(topMetrics) {
 		return RecordMetrics{}, false
 	}
 	return m, true
@@ -471,7 +472,7 @@ type metricsState struct {
 // metrics reads the "metrics" object into m with setRaw's semantics.
 func (d *jdec) metrics(m *RecordMetrics) bool {
 	if d.null() {
-		return true
+		return false // missing: the slow path reports it
 	}
 	var buf [16][]byte
 	st := metricsState{others: buf[:0]}

@@ -89,23 +89,23 @@ func fixtureLines(tb testing.TB) []string {
 
 // acceptedLines must all take the fast path.
 var acceptedLines = []string{
-	`{"metadata":{}}`,
-	` { "metadata" : { "session_num" : 3 , "turn_index":1 } , "metrics" : null } ` + "\t",
+	`{"metadata":{},"metrics":{}}`,
+	` { "metadata" : { "session_num" : 3 , "turn_index":1 } , "metrics" : {} } ` + "\t",
 	`{"error": null, "metadata": {"session_num": 0, "x_request_id": null, "conversation_id": null, "was_cancelled": true, "cancellation_time_ns": null, "request_ack_ns": -0}, "metrics": {}}`,
 	`{"trace_data": {"a": [1, {"b": "c\"\\\u00e9"}, null, true, false, -1.5e-3], "d": {}}, "metadata": {"session_num": 7, "extra": {"x": [[]]}}, "metrics": {"time_to_first_token": {"unit": "ms", "value": 31.7}}}`,
 	`{"metadata":{"session_num":1,"x_request_id":"a\"b\u00e9\\n","worker_id":"wörker"},"metrics":{"zz":{"value":1,"unit":"ms"},"aa":{"value":[1,null,2e2],"unit":"u\tnit"},"mm":{"value":null,"unit":"x"},"inter_chunk_latency":{"value":[],"unit":"ms"},"token_gap":{"value":[0,-0,1.25]}}}`,
 	`{"metadata":{"session_num":1},"metrics":{"inter_chunk_latency":{"value":7,"unit":"ms"},"time_to_first_token":{"value":[1,2],"unit":"ms"},"error_isl":{"value":12.7,"unit":"tokens"},"request_latency":null}}`,
 	`{"metadata":{"session_num":2},"error":{"code":499,"type":"CancelledError","message":"m","cause":{"x":[1,2]},"details":null},"metrics":{"error_isl":{"value":40,"unit":"tokens"}}}`,
-	`{"metadata":{"session_num":2},"simbench":{"trace_row":-1,"usage":null,"sim":{"ttft_breakdown":[null,{"stage":"q","ns":5,"x":1}],"queue_wait_ns":1},"future":"x"}}`,
-	`{"metadata":{"session_num":2},"simbench":{"trace_row":3,"usage":{"prompt_tokens":1,"reasoning_tokens":2},"sim":{"ttft_breakdown":[]}}}`,
-	`{"metadata":{},"simbench":{"chunk_ns":[0, -5,null,9223372036854775807 ]},"x":{"chunk_ns":[1.5]}}`,
-	`{"metadata":{},"simbench":{"chunk_ns":[]}}`,
-	`{"metadata":{},"simbench":{"chunk_ns":null}}`,
+	`{"metadata":{"session_num":2},"simbench":{"trace_row":-1,"usage":null,"sim":{"ttft_breakdown":[null,{"stage":"q","ns":5,"x":1}],"queue_wait_ns":1},"future":"x"},"metrics":{}}`,
+	`{"metadata":{"session_num":2},"simbench":{"trace_row":3,"usage":{"prompt_tokens":1,"reasoning_tokens":2},"sim":{"ttft_breakdown":[]}},"metrics":{}}`,
+	`{"metadata":{},"simbench":{"chunk_ns":[0, -5,null,9223372036854775807 ]},"x":{"chunk_ns":[1.5]},"metrics":{}}`,
+	`{"metadata":{},"simbench":{"chunk_ns":[]},"metrics":{}}`,
+	`{"metadata":{},"simbench":{"chunk_ns":null},"metrics":{}}`,
 	`{"metadata":{"session_num":9223372036854775807,"request_start_ns":-9223372036854775808},"metrics":{"x":{"value":1e-400},"y":{"value":0.1,"unit":null}}}`,
 	`{"metadata":{},"metrics":{"a":{"value":-0},"b":{"value":[-0.0, 0.30000000000000004, 123456789012345678901234, 9007199254740993, 1E+2, 0.0000000000000000000001]},"c":{"value":-1.5e-3}}}`,
 	"{\"metadata\":{\"x_request_id\":\"\xff\xfe\"},\"metrics\":{\"t\xc3\xa9\":{\"value\":1,\"unit\":\"\xed\xa0\x80\"}}}",
 	`{"metadata":{},"x":1,"x":2,"metrics":{"x":{"value":1,"foo":1,"foo":2}}}`,
-	`{"trace_data": {"k\u00e9y": {"\"q\"" : [1, {}], "": "\/"}}, "metadata": {}, "error": {"type": "E", "details": {"\n": null}}}`,
+	`{"trace_data": {"k\u00e9y": {"\"q\"" : [1, {}], "": "\/"}}, "metadata": {}, "error": {"type": "E", "details": {"\n": null}},"metrics":{}}`,
 }
 
 func TestFastJSONLAccepts(t *testing.T) {
@@ -146,7 +146,7 @@ func floatBits(m *RecordMetrics) []uint64 {
 
 func TestFastJSONLFallsBack(t *testing.T) {
 	for _, line := range []string{
-		``, `null`, `[]`, `{}`, `{"metadata":null}`, `{"metrics":{}}`,
+		``, `null`, `[]`, `{}`, `{"metadata":null}`, `{"metrics":{}}`, `{"metadata":{}}`, `{"metadata":{},"metrics":null}`,
 		`{"metadata":{}} x`, `{"metadata":{},}`, `{"metadata":{}`, `{"metadata":{"session_num":01}}`,
 		`{"metadata":{},"metadata":{"session_num":1}}`,
 		`{"Metadata":{}}`, `{"metadata":{"Session_Num":1}}`, `{"metadata":{"ſession_num":1}}`,

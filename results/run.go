@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,22 +27,47 @@ func WriteProfileFiles(dir string, p *Profile) error {
 	return WriteFile(filepath.Join(dir, ProfileCSVName), func(w io.Writer) error { return WriteProfileCSV(w, p) })
 }
 
-// SummarizeJSONL streams a per-request export and aggregates it.
+// ErrNoRecords is the error for a per-request export without records: it
+// has nothing to aggregate or compare.
+var ErrNoRecords = errors.New("no records")
+
+// SummarizeJSONL streams a per-request export and aggregates it. A file
+// without records is an error (ErrNoRecords).
 func SummarizeJSONL(path string, slos []SLO) (*Profile, error) {
+	p, _, err := summarizeJSONL(path, slos, false)
+	return p, err
+}
+
+// RecoverJSONL is SummarizeJSONL that drops a torn last line (one without
+// its newline that does not parse: a write cut short by a full disk or a
+// kill) and says so in a warning instead of failing.
+func RecoverJSONL(path string, slos []SLO) (*Profile, []string, error) {
+	return summarizeJSONL(path, slos, true)
+}
+
+func summarizeJSONL(path string, slos []SLO, allowTorn bool) (*Profile, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	agg := NewAggregator(slos)
 	jr := NewJSONLReader(f, path)
+	jr.AllowTorn = allowTorn
 	for jr.Next() {
 		agg.Add(jr.Record())
 	}
 	if err := jr.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return agg.Profile(), nil
+	var warnings []string
+	if t := jr.Torn(); t != nil {
+		warnings = append(warnings, fmt.Sprintf("%s:%d: the last line is torn (no newline, %v): left out", t.File, t.Line, t.Err))
+	}
+	if jr.Count() == 0 {
+		return nil, warnings, fmt.Errorf("%s: %w", path, ErrNoRecords)
+	}
+	return agg.Profile(), warnings, nil
 }
 
 // Run is a run found on disk: its aggregate profile and, when present, the

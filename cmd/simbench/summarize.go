@@ -34,9 +34,12 @@ func summarizeAction(c *cli.Context) error {
 			return usagef("--goodput: %v", err)
 		}
 	}
-	p, err := results.SummarizeJSONL(c.Args().First(), slos)
+	p, warnings, err := results.RecoverJSONL(c.Args().First(), slos)
 	if err != nil {
 		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
 	}
 	dir := c.String("output-dir")
 	if err := results.WriteProfileFiles(dir, p); err != nil {
