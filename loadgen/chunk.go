@@ -14,6 +14,7 @@ type chunk struct {
 	hasUsage  bool // a usage object with a non-zero count (Ollama sends zeros)
 	hasError  bool // an "error" member
 	errMsg    []byte
+	finished  bool // choices[0] has a finish_reason (a string, not null)
 
 	altReasoning []byte // "reasoning" while "reasoning_content" is preferred
 	s            jscan
@@ -23,7 +24,7 @@ type chunk struct {
 // JSON (or not an object).
 func (c *chunk) decode(data []byte) bool {
 	c.content, c.reasoning, c.altReasoning, c.errMsg = c.content[:0], c.reasoning[:0], c.altReasoning[:0], c.errMsg[:0]
-	c.usage, c.hasUsage, c.hasError = results.Usage{}, false, false
+	c.usage, c.hasUsage, c.hasError, c.finished = results.Usage{}, false, false, false
 	c.s = jscan{b: data}
 	s := &c.s
 	ok := s.object(func(key []byte) bool {
@@ -59,6 +60,8 @@ func (c *chunk) choice(i int) bool {
 			return s.peek() != '{' && s.skip() || s.object(c.message)
 		case "text":
 			return c.text(&c.content)
+		case "finish_reason":
+			c.finished = c.finished || s.peek() == '"'
 		}
 		return s.skip()
 	})

@@ -82,13 +82,16 @@ type exchange struct {
 	run, req context.Context // the run's context and this request's (with its timeout)
 	at       int64           // time of the read being parsed
 	done     bool            // [DONE] seen
+	streamed bool            // an SSE body was read to its end
+	finished bool            // a chunk had a finish_reason
 	out, rsn int             // client token counts
 	failed   bool
 }
 
 // do sends body and fills rec. It never returns an error: failures are
-// recorded in rec.
-func (c *client) do(run context.Context, st *stream, rec *results.Record, body []byte) {
+// recorded in rec. It reports whether rec is a success whose stream ended
+// without data: [DONE] after a finish_reason (see endStream).
+func (c *client) do(run context.Context, st *stream, rec *results.Record, body []byte) (noDone bool) {
 	ctx, cancel := run, context.CancelFunc(func() {})
 	if c.ep.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(run, c.ep.Timeout)
@@ -97,6 +100,7 @@ func (c *client) do(run context.Context, st *stream, rec *results.Record, body [
 	x := &exchange{c: c, st: st, rec: rec, run: run, req: ctx}
 	x.send(body)
 	c.redact(rec)
+	return rec.Error == nil && !rec.NonStreaming && x.streamed && !x.done
 }
 
 func (x *exchange) send(body []byte) {
@@ -161,6 +165,7 @@ func (x *exchange) readStream(body io.Reader) {
 		}
 		if err == io.EOF {
 			x.flush()
+			x.endStream()
 			return
 		}
 		if err != nil {
@@ -176,6 +181,19 @@ func (x *exchange) feed(b []byte) bool {
 		x.fail(0, "SSEResponseError", err.Error())
 	}
 	return cont && !x.failed
+}
+
+// endStream checks a stream that ended cleanly (Connection: close, or the
+// chunked body's end) without data: [DONE]: with a finish_reason the answer
+// is complete and stays a success (do reports it for the run's warning);
+// without one the server went away mid-answer, an error.
+func (x *exchange) endStream() {
+	x.streamed = true
+	if x.done || x.failed || x.finished {
+		return
+	}
+	x.failNow(0, "ServerDisconnectedError", "stream ended before [DONE] after "+
+		strconv.Itoa(len(x.rec.Chunks))+" content chunks")
 }
 
 func (x *exchange) flush() {
@@ -234,6 +252,7 @@ func (x *exchange) onJSON(data []byte) bool {
 		u := ch.usage
 		x.rec.Usage = &u
 	}
+	x.finished = x.finished || ch.finished
 	if len(ch.content) == 0 && len(ch.reasoning) == 0 {
 		return true // role-only, usage-only or finish chunk: not content
 	}

@@ -34,7 +34,10 @@ type Report struct {
 	Finished       int
 	Errors         int // error records, cancellations included
 	Cancelled      int
-	HeldByCap      int // sends the concurrency cap held past their intended time
+	// NoDone counts successes whose stream ended after a finish_reason but
+	// without data: [DONE] (without a finish_reason they are errors).
+	NoDone    int
+	HeldByCap int // sends the concurrency cap held past their intended time
 	// Spin is the time the pacing loop busy-waited before deadlines (the
 	// CPU cost of sub-millisecond precision).
 	Spin time.Duration
@@ -85,6 +88,9 @@ func (rep *Report) add(j job, m *results.RecordMetrics) {
 	}
 	if rec.Cancelled {
 		rep.Cancelled++
+	}
+	if j.noDone {
+		rep.NoDone++
 	}
 	rep.firstIntended, rep.lastIntended = span(rep.firstIntended, rep.lastIntended, rec.IntendedNs)
 	rep.firstStart, rep.lastStart = span(rep.firstStart, rep.lastStart, rec.StartNs)
@@ -171,6 +177,10 @@ func (rep *Report) Warnings() []string {
 	got, ok2 := rep.AchievedRate()
 	if ok1 && ok2 && got < req*(1-RateShortfall) {
 		out = append(out, fmt.Sprintf("achieved rate %.2f req/s is %.1f%% below the requested %.2f req/s", got, 100*(1-got/req), req))
+	}
+	if rep.NoDone > 0 {
+		out = append(out, fmt.Sprintf("%d of %d successful streams ended after a finish_reason but without data: [DONE]: "+
+			"counted as successes (the server closed the stream early)", rep.NoDone, rep.Finished-rep.Errors))
 	}
 	if rep.HeldByCap > 0 {
 		out = append(out, fmt.Sprintf("%d of %d sends waited for a free --concurrency slot past their intended time (counted in send_lag)", rep.HeldByCap, rep.Sent))

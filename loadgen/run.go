@@ -66,10 +66,11 @@ type completion struct {
 }
 
 type job struct {
-	s    pacer.Send
-	rec  *results.Record
-	body []byte
-	req  *traces.Request
+	s      pacer.Send
+	rec    *results.Record
+	body   []byte
+	req    *traces.Request
+	noDone bool // a success whose stream ended without data: [DONE]
 }
 
 // runner is one Run.
@@ -334,7 +335,7 @@ func (r *runner) worker(first job) {
 // handle sends one request, reports its completion to the pacer first (a
 // closed-loop slot frees at once), then records it.
 func (r *runner) handle(st *stream, j job) {
-	r.client.do(r.ctx, st, j.rec, j.body)
+	j.noDone = r.client.do(r.ctx, st, j.rec, j.body)
 	r.done <- completion{s: j.s, at: r.wait.elapsed()}
 	r.record(j)
 }

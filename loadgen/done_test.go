@@ -1,0 +1,127 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const contentEvent = `data: {"choices":[{"index":0,"delta":{"content":" tok"}}]}` + "\n\n"
+
+// cutServer streams 3 of the 20 tokens asked for and ends the body cleanly
+// without data: [DONE], as a server that goes away mid-answer does:
+//   - "close": HTTP/1.1 with Connection: close and no length, the body
+//     ended by closing the connection;
+//   - "chunked": a chunked body whose terminating chunk arrives;
+//   - "finish": chunked, the last chunk with finish_reason "length";
+//   - "done": the whole answer, for contrast.
+func cutServer(t *testing.T, mode string) *httptest.Server {
+	ts := httptest.NewServer(cutHandler(t, func() string { return mode }))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// cutHandler answers each request in the mode next returns.
+func cutHandler(t *testing.T, next func() string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		mode := next()
+		if mode == "close" {
+			conn, rw, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			fmt.Fprint(rw, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+			fmt.Fprint(rw, strings.Repeat(contentEvent, 3))
+			_ = rw.Flush()
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, strings.Repeat(contentEvent, 3))
+		switch mode {
+		case "finish":
+			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`+"\n\n")
+		case "done":
+			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":null}]}`+"\n\ndata: [DONE]\n\n")
+		}
+	}
+}
+
+func TestStreamWithoutDoneIsAnError(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"close", "chunked"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			ts := cutServer(t, mode)
+			rec := doOne(t, chatEndpoint(ts.URL), &traces.Request{InputLength: 8, OutputLength: 20})
+			require.NotNil(t, rec.Error, "3 of 20 tokens and no [DONE] is not a success")
+			assert.Equal(t, results.ErrorDetails{Type: "ServerDisconnectedError",
+				Message: "stream ended before [DONE] after 3 content chunks"}, *rec.Error)
+			assert.Len(t, rec.Chunks, 3, "the chunks that came are kept")
+		})
+	}
+}
+
+func TestStreamWithFinishReasonButNoDoneSucceeds(t *testing.T) {
+	t.Parallel()
+	ts := cutServer(t, "finish")
+	ep := chatEndpoint(ts.URL)
+	start := time.Now()
+	c, err := newClient(&ep, 1, func() int64 { return start.UnixNano() + int64(time.Since(start)) })
+	require.NoError(t, err)
+	defer c.close()
+	for _, mode := range []string{"finish", "done"} {
+		c.url = cutServer(t, mode).URL + "/v1/chat/completions"
+		rec := &results.Record{ID: "r"}
+		noDone := c.do(context.Background(), newStream(), rec, newBody(&ep).build(&traces.Request{InputLength: 8, OutputLength: 20}))
+		require.Nil(t, rec.Error, mode)
+		assert.Equal(t, 3, rec.OutputTokens, mode)
+		assert.Equal(t, mode == "finish", noDone, mode)
+	}
+}
+
+// TestRunCountsStreamsCutBeforeDone: in a run, cut streams are error
+// records in error_summary; finished ones without [DONE] are successes and
+// one warning.
+func TestRunCountsStreamsCutBeforeDone(t *testing.T) {
+	t.Parallel()
+	modes := []string{"chunked", "finish", "done", "close"}
+	var n atomic.Int64
+	front := httptest.NewServer(cutHandler(t, func() string { return modes[(n.Add(1)-1)%int64(len(modes))] }))
+	defer front.Close()
+	wl := everyMs(8, 5, 20)
+	wl.Concurrency = 1 // in order: request n gets modes[n%4]
+	for i := range wl.Requests {
+		wl.Requests[i].HasTimestamp = false
+	}
+	agg := results.NewAggregator(nil)
+	rep, err := Run(context.Background(), wl, Config{Endpoint: chatEndpoint(front.URL)}, func(r *results.Record) (results.RecordMetrics, error) {
+		m := results.ComputeMetrics(r)
+		agg.Add(&m)
+		return m, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 4, rep.Errors, "chunked and close cuts, twice each")
+	assert.Equal(t, 2, rep.NoDone)
+	assert.Equal(t, []results.ErrorCount{{Details: results.ErrorDetails{Type: "ServerDisconnectedError",
+		Message: "stream ended before [DONE] after 3 content chunks"}, Count: 4}}, agg.Profile().ErrorSummary)
+	var warned []string
+	for _, w := range rep.Warnings() {
+		if strings.Contains(w, "[DONE]") {
+			warned = append(warned, w)
+		}
+	}
+	assert.Equal(t, []string{"2 of 4 successful streams ended after a finish_reason but without data: [DONE]: " +
+		"counted as successes (the server closed the stream early)"}, warned)
+}
