@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/simbench/simbench/internal/jsonlex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,8 +30,8 @@ func TestFastDecodeAccepts(t *testing.T) {
 		`{"text_input": "hi \u00e9 <x>", "output_length": 2, "warmup": true}`,
 		"{\"text_input\": \"caf\xc3\xa9 \xff\", \"session_id\": -0, \"warmup\": null}",
 		`{"timestamp": null, "created_time": 3, "input_length": 1, "hash_ids": [], "x": {"a": [true, null, "\ud83d"]}}`,
-		`{"input_length": 1, "hash_ids": [-9223372036854775808], "hash_ids": [9223372036854775807]}`,
-		`{"input_length": 2, "text_input": null, "timestamp": 4, "timestamp": 5}`,
+		`{"input_length": 1, "hash_ids": [-9223372036854775808]}`, `{"input_length": 1, "hash_ids": [9223372036854775807]}`,
+		`{"input_length": 2, "text_input": null, "timestamp": 4}`, `{"input_length": 10, "hash_ids": [null]}`,
 		`{"input_length": 1, "hash_ids": null, "session_id": null, "warmup": false, "": 1}`,
 	)
 	for _, line := range lines {
@@ -52,14 +55,24 @@ func TestFastDecodeFallsBack(t *testing.T) {
 		`{"input_length": -3, "output_length": 5}`, `{"input_length": 1.5}`, `{"input_length": 3e9}`,
 		`{"output_length": 5}`, `{"input_length": 1, "output_length": true}`,
 		`{"input_length": 1000, "hash_ids": [1]}`, `{"input_length": 10, "hash_ids": [1.5]}`,
-		`{"input_length": 10, "hash_ids": [null]}`, `{"input_length": 1, "hash_ids": [9223372036854775808]}`,
+		`{"input_length": 1, "hash_ids": [9223372036854775808]}`,
+		`{"input_length": 1, "hash_ids": [1], "hash_ids": [2]}`, `{"input_length": 2, "timestamp": 4, "timestamp": 5}`,
 		`{"input_tokens": 1, "hash_ids": 5}`, `{"text_input": "x", "hash_ids": [1]}`,
 		`{"Input_Length": 10}`, `{"input_length": 1, "ſession_id": 1}`, `{"input_length": 1, "warmup": 1}`,
 		`{"input_length": 1, "session_id": true}`, `{"input_length": 1, "session_id": 1e400}`,
 		`{"text_input": 5}`, `{"input_length": 2, "t\u0069mestamp": 4}`, `{"input_length": 1, "x": "\q"}`, "{\"input_length\": 1, \"x\": \"\x01\"}",
-		`{"input_length": 1, "x": ` + string(bytes.Repeat([]byte("["), 100)) + string(bytes.Repeat([]byte("]"), 100)) + `}`,
+		`{"input_length": 1, "x": ` + strings.Repeat("[", jsonlex.MaxDepth) + strings.Repeat("]", jsonlex.MaxDepth) + `}`,
 	} {
 		_, _, ok := fastDecode([]byte(line))
 		assert.False(t, ok, "fast path accepted %s", line)
 	}
+}
+
+// TestRowKeys: the fast path knows the members rawRow decodes, no more.
+func TestRowKeys(t *testing.T) {
+	var names []string
+	for f := range reflect.TypeOf(rawRow{}).Fields() {
+		names = append(names, f.Tag.Get("json"))
+	}
+	assert.ElementsMatch(t, names, []string(rowKeys))
 }
