@@ -23,38 +23,7 @@ func compareCommand() *cli.Command {
 		UsageText: "simbench compare REFERENCE CANDIDATE [--format text|markdown|json|junit] [-o FILE]\n" +
 			"   [--gate] [--fail-above metric.stat=PCT%]... [--plots DIR] [--stall-k 5] [--stall-floor-ms 50]\n" +
 			"simbench compare REF1,REF2,... CAND1,CAND2,... [--alpha 0.05] [same flags]   (several runs per side)",
-		Description: "Each run is a run directory, a profile_export_aiperf.json, a profile_export.jsonl\n" +
-			"(aggregates computed on the fly) or a DynoSim replay report JSON (with --records-a/-b for\n" +
-			"its --per-request-jsonl). The first run is the reference (by convention the real one);\n" +
-			"--reference b makes the second one the reference.\n\n" +
-			"For every metric and statistic on both sides it prints reference, candidate, difference\n" +
-			"and the signed error % = (candidate − reference) / reference × 100 (n/a when the\n" +
-			"reference is 0). With per-request records on both sides it also pairs requests (by trace\n" +
-			"row, x_correlation_id or order) and grades each metric (MAPE, Pearson r; BLIS's grades),\n" +
-			"and it finds token-gap stalls: gaps > max(k × median gap, floor), which request-level\n" +
-			"averages hide.\n\n" +
-			"When both run directories hold server metrics (server_metrics_export.json, simbench's or\n" +
-			"AIPerf's, else ttft_breakdown.json) it lines up the server-side TTFT breakdowns: the mean of\n" +
-			"each stage on both sides, its error % and its share of the TTFT gap, and with --plots a\n" +
-			"stacked bar chart of the stage means (ttft_breakdown.png), then the server metrics both\n" +
-			"runs have by common name (queue/prefill/decode time, running and waiting requests, KV-cache\n" +
-			"usage, prefix-cache hits, tokens; vLLM, SGLang, Dynamo and llama.cpp families).\n\n" +
-			"--fail-above time_to_first_token.avg=10% fails (exit code 3) when |error| exceeds 10 %;\n" +
-			"--gate adds a default set (TTFT and ITL avg 10 %/p99 20 %, request latency avg and output\n" +
-			"throughput 10 %). A gated statistic missing from either side is an error (exit code 1).\n\n" +
-			"Several runs per side (repeated runs, to tell a change from run-to-run noise): give each side\n" +
-			"as a comma-separated list of runs, or as a directory of repeated runs (run_0001, run_0002, …\n" +
-			"as `simbench sim --repeat` and `simbench validate` write them). The report then gives, per\n" +
-			"statistic, each side's median and [min … max] over its runs, the error % of the medians and a\n" +
-			"two-sided Mann–Whitney U test of the runs' values. A difference with p > --alpha is within\n" +
-			"noise (\"~\", as benchstat prints it) and never breaches a bound: a gate fails only on a\n" +
-			"difference that is both larger than the bound and significant. The test needs at least 4\n" +
-			"runs per side to reach p ≤ 0.05 (with 3 the smallest p is 0.1).\n\n" +
-			"Examples:\n" +
-			"  simbench compare artifacts/real artifacts/sim\n" +
-			"  simbench compare real sim --gate --format markdown -o compare.md --plots plots\n" +
-			"  simbench compare real dynamo_replay_report.json --records-b per_request.jsonl --format json\n" +
-			"  simbench compare real/run_0001,real/run_0002,real/run_0003,real/run_0004 sim --gate",
+		Description: help("compare"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text, markdown, json or junit"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE instead of stdout"},
