@@ -8,15 +8,25 @@ import (
 	"strings"
 )
 
-// Threshold bounds the |error %| of one statistic of one metric.
+// Threshold bounds the |error %| of one statistic of one metric, or of
+// the SLO capacity of two load sweeps (Metric CapacityField, no Stat).
 type Threshold struct {
 	Metric string
 	Stat   string
 	MaxPct float64
 }
 
-// Field is "metric.stat".
-func (t Threshold) Field() string { return t.Metric + "." + t.Stat }
+// CapacityField is the --fail-above field of a load sweep's SLO capacity
+// ("capacity=10%"): the error % of the candidate's capacity estimate.
+const CapacityField = "capacity"
+
+// Field is "metric.stat", or "capacity".
+func (t Threshold) Field() string {
+	if t.Stat == "" {
+		return t.Metric
+	}
+	return t.Metric + "." + t.Stat
+}
 
 // DefaultGate is the bound set --gate enables: the headline latency and
 // throughput figures, looser on the tails.
@@ -46,7 +56,7 @@ var stallStats = []string{"stall_count", "stalls_per_1000_gaps", "blocked_stream
 const StallMetric = "stalls"
 
 // ParseThresholds parses --fail-above values: "metric.stat=PCT%" (the % is
-// optional), each value possibly a comma-separated list.
+// optional) or "capacity=PCT%", each value possibly a comma-separated list.
 func ParseThresholds(specs []string) ([]Threshold, error) {
 	var out []Threshold
 	for _, spec := range specs {
@@ -67,12 +77,18 @@ func ParseThresholds(specs []string) ([]Threshold, error) {
 func parseThreshold(f string) (Threshold, error) {
 	field, pct, ok := strings.Cut(f, "=")
 	metric, stat, ok2 := strings.Cut(field, ".")
-	if !ok || !ok2 || metric == "" {
-		return Threshold{}, fmt.Errorf("%q: want metric.stat=PCT%%, e.g. time_to_first_token.avg=10%%", f)
+	if field = strings.TrimSpace(field); ok && field == CapacityField {
+		metric, stat, ok2 = CapacityField, "", true
 	}
-	if !slices.Contains(statOrder, stat) && !slices.Contains(stallStats, stat) {
+	if !ok || !ok2 || metric == "" {
+		return Threshold{}, fmt.Errorf("%q: want metric.stat=PCT%% or capacity=PCT%%, e.g. time_to_first_token.avg=10%%", f)
+	}
+	if metric != CapacityField && !slices.Contains(statOrder, stat) && !slices.Contains(stallStats, stat) {
 		return Threshold{}, fmt.Errorf("%q: unknown statistic %q (want one of %s, or for %s: %s)", f, stat,
 			strings.Join(statOrder, " "), StallMetric, strings.Join(stallStats, " "))
+	}
+	if metric == CapacityField && stat != "" {
+		return Threshold{}, fmt.Errorf("%q: capacity has no statistic: write capacity=PCT%%", f)
 	}
 	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(pct), "%"), 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
@@ -148,6 +164,8 @@ func (r *Report) judge(t Threshold) Verdict {
 
 func (r *Report) missingReason(t Threshold) string {
 	switch {
+	case t.Metric == CapacityField:
+		return "capacity is compared between two load-sweep directories (sweep_summary.json with kind load_sweep)"
 	case !r.Paired():
 		return t.Field() + " is not in every run of both sides"
 	case slices.Contains(r.OnlyInReference, t.Metric):

@@ -9,14 +9,15 @@ import (
 
 func TestParseThresholds(t *testing.T) {
 	t.Parallel()
-	got, err := ParseThresholds([]string{"time_to_first_token.avg=10%", "inter_token_latency.p99=20, token_gap.p99.9=50%", "stalls.stall_count=0%"})
+	got, err := ParseThresholds([]string{"time_to_first_token.avg=10%", "inter_token_latency.p99=20, token_gap.p99.9=50%", "stalls.stall_count=0%", "capacity=10%"})
 	require.NoError(t, err)
 	assert.Equal(t, []Threshold{
 		{"time_to_first_token", "avg", 10}, {"inter_token_latency", "p99", 20},
-		{"token_gap", "p99.9", 50}, {"stalls", "stall_count", 0},
+		{"token_gap", "p99.9", 50}, {"stalls", "stall_count", 0}, {CapacityField, "", 10},
 	}, got)
+	assert.Equal(t, "capacity", got[4].Field())
 	for _, bad := range []string{"time_to_first_token=10%", "time_to_first_token.avg", "ttft.p42=1%", ".avg=3%",
-		"request_latency.avg=-1%", "request_latency.avg=ten%", "request_latency.avg=NaN"} {
+		"request_latency.avg=-1%", "request_latency.avg=ten%", "request_latency.avg=NaN", "capacity.avg=10%", "capacity=-1%"} {
 		_, err := ParseThresholds([]string{bad})
 		assert.Error(t, err, bad)
 	}
