@@ -174,6 +174,7 @@ type jsonBreakdownRow struct {
 }
 
 type jsonVerdict struct {
+	Scope    string   `json:"scope,omitempty"`
 	Field    string   `json:"field"`
 	Metric   string   `json:"metric"`
 	Stat     string   `json:"stat"`
@@ -192,6 +193,11 @@ func WriteJSON(w io.Writer, r *Report) error {
 	if !r.Paired() {
 		return encodeJSON(w, runsJSON(r))
 	}
+	return encodeJSON(w, pairJSON(r))
+}
+
+// pairJSON is the JSON object of a comparison of one run per side.
+func pairJSON(r *Report) jsonReport {
 	out := jsonReport{Reference: runJSON(r.Reference()), Candidate: runJSON(r.Candidate()),
 		Metrics: []jsonRow{}, OnlyInReference: orEmpty(r.OnlyInReference), OnlyInCandidate: orEmpty(r.OnlyInCandidate),
 		PerRequest: joinJSON(r.PerRequest), Verdicts: []jsonVerdict{}, Warnings: []string{},
@@ -205,7 +211,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 			m.RefFamily, m.CandFamily, m.Reference, m.Candidate, m.Diff, m.ErrorPct})
 	}
 	out.Verdicts, out.Warnings = verdictsJSON(r.Verdicts), warningsJSON(r.Warnings)
-	return encodeJSON(w, out)
+	return out
 }
 
 func runsJSON(r *Report) jsonRunsReport {
@@ -256,7 +262,7 @@ func breakdownRunJSON(b *servermetrics.TTFTBreakdown) jsonBreakdownRun {
 func verdictsJSON(vs []Verdict) []jsonVerdict {
 	out := []jsonVerdict{}
 	for _, v := range vs {
-		out = append(out, jsonVerdict{v.Field(), v.Metric, v.Stat, v.MaxPct, v.ErrorPct, v.Status, v.Reason})
+		out = append(out, jsonVerdict{v.Scope, v.Field(), v.Metric, v.Stat, v.MaxPct, v.ErrorPct, v.Status, v.Reason})
 	}
 	return out
 }

@@ -46,9 +46,15 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	if r.Paired() {
 		name = fmt.Sprintf("simbench compare %s vs %s", r.Candidate().Name, r.Reference().Name)
 	}
+	return writeJUnitSuites(w, verdictSuites(name, r.Verdicts, func(v Verdict) string { return junitDetail(r, v) }))
+}
+
+// verdictSuites is the suite of one testcase per verdict, each named by
+// Verdict.Name, with its detail.
+func verdictSuites(name string, vs []Verdict, detail func(Verdict) string) junitSuites {
 	s := junitSuite{Name: name, Cases: []junitCase{}}
-	for _, v := range r.Verdicts {
-		s.Cases = append(s.Cases, junitCaseFor(v, junitDetail(r, v)))
+	for _, v := range vs {
+		s.Cases = append(s.Cases, junitCaseFor(v, detail(v)))
 		switch v.Status {
 		case Breach:
 			s.Failures++
@@ -57,17 +63,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		}
 	}
 	s.Tests = len(s.Cases)
-	out := junitSuites{Name: "simbench compare", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Suite: s}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return junitSuites{Name: "simbench compare", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Suite: s}
 }
 
 // junitDetail is a verdict's values: the two runs', or each side's median
@@ -91,7 +87,7 @@ func junitDetail(r *Report, v Verdict) string {
 // missing field an <error>, anything else passes with detail in
 // <system-out>.
 func junitCaseFor(v Verdict, detail string) junitCase {
-	c := junitCase{Classname: "simbench.compare", Name: v.Field()}
+	c := junitCase{Classname: "simbench.compare", Name: v.Name()}
 	switch v.Status {
 	case Breach:
 		c.Failure = &junitProblem{Message: v.Reason, Type: "breach", Text: detail}

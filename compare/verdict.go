@@ -120,9 +120,21 @@ const (
 // catches typos in metric names.
 type Verdict struct {
 	Threshold
+	// Scope names the load of a load-sweep point's verdict ("concurrency
+	// 4"); "" otherwise.
+	Scope    string
 	ErrorPct *float64
 	Status   string
 	Reason   string
+}
+
+// Name is the verdict's field, after its scope when it has one:
+// "concurrency 4: time_to_first_token.avg".
+func (v Verdict) Name() string {
+	if v.Scope == "" {
+		return v.Field()
+	}
+	return v.Scope + ": " + v.Field()
 }
 
 // evaluate judges every threshold against the rows: a breach needs

@@ -253,3 +253,58 @@ func Links(paths []string, output string) []string {
 	}
 	return out
 }
+
+// Names of the load-sweep comparison's figures.
+const (
+	SweepTradeoffsName  = "sweep_throughput_latency.png"
+	SweepAttainmentName = "sweep_attainment.png"
+)
+
+// CompareSweeps draws the load-sweep comparison: output token throughput
+// against TTFT p99 and against ITL p99 of every point of both sweeps (each
+// side's Pareto front filled), and both sweeps' SLO attainment against the
+// load with the required attainment and the capacity estimates. The
+// figures come from the sweeps' summaries, so the loads only one side ran
+// are drawn too.
+func CompareSweeps(dir string, rep *compare.SweepReport) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	sides := []compare.SweepSide{rep.Reference, rep.Candidate}
+	labels := []string{"reference: " + rep.Reference.Name, "candidate: " + rep.Candidate.Name}
+	w := &Writer{Dir: dir}
+	var ttft, itl, attain = make([]plots.SweepSide, 2), make([]plots.SweepSide, 2), make([]plots.AttainmentSide, 2)
+	for i, s := range sides {
+		ttft[i], itl[i] = plots.SweepSide{Name: labels[i]}, plots.SweepSide{Name: labels[i]}
+		attain[i] = plots.AttainmentSide{Name: labels[i]}
+		if c := s.Summary.Capacity; c != nil {
+			attain[i].Capacity = c.Estimate
+		}
+		for _, p := range s.Summary.Points {
+			if p.TTFTP99 != nil {
+				ttft[i].Points = append(ttft[i].Points, plots.SweepPoint{Load: p.Value(), X: *p.TTFTP99, Y: p.OutputTokenThroughput})
+			}
+			if p.ITLP99 != nil {
+				itl[i].Points = append(itl[i].Points, plots.SweepPoint{Load: p.Value(), X: *p.ITLP99, Y: p.OutputTokenThroughput})
+			}
+			if p.Attainment != nil {
+				attain[i].Loads = append(attain[i].Loads, p.Value())
+				attain[i].Attainment = append(attain[i].Attainment, *p.Attainment)
+			}
+		}
+	}
+	title := fmt.Sprintf("%s vs %s by %s", rep.Candidate.Name, rep.Reference.Name, rep.Load)
+	w.Add(SweepTradeoffsName, func() (plots.Figure, error) {
+		return plots.SweepTradeoffs(
+			plots.SweepPanel{Title: title + ": output token throughput vs TTFT p99", XLabel: "time to first token p99 (ms)",
+				YLabel: "output token throughput (tokens/s)", Sides: ttft},
+			plots.SweepPanel{Title: title + ": output token throughput vs ITL p99", XLabel: "inter-token latency p99 (ms)",
+				YLabel: "output token throughput (tokens/s)", Sides: itl})
+	})
+	target := rep.Reference.Summary.AttainmentTarget
+	w.Add(SweepAttainmentName, func() (plots.Figure, error) {
+		t := fmt.Sprintf("%s: SLO attainment (%s)", title, rep.Reference.Summary.Goodput)
+		return plots.Attainment(t, string(rep.Load), target, attain...)
+	})
+	return w.Run()
+}

@@ -160,7 +160,11 @@ func Attainment(title, loadLabel string, required float64, sides ...AttainmentSi
 			xys[j] = plotter.XY{X: s.Loads[j], Y: s.Attainment[j]}
 		}
 		loads = append(loads, s.Loads[:n]...)
-		l, pts, err := plotter.NewLinePoints(xys)
+		l, err := plotter.NewLine(linearInLoad(xys))
+		if err != nil {
+			return nil, fmt.Errorf("plots: attainment of %s: %w", s.Name, err)
+		}
+		pts, err := plotter.NewScatter(xys)
 		if err != nil {
 			return nil, fmt.Errorf("plots: attainment of %s: %w", s.Name, err)
 		}
@@ -202,6 +206,23 @@ func Attainment(title, loadLabel string, required float64, sides ...AttainmentSi
 	p.Legend.Top, p.Legend.Left = false, true
 	p.Add(plotter.NewGrid())
 	return p, nil
+}
+
+// linearInLoad samples the straight segments between the points finely,
+// so that on a logarithmic load axis the line still shows attainment
+// interpolated linearly in the load, as the capacity estimate is, and the
+// estimate's line crosses it where it meets the required attainment.
+func linearInLoad(xys plotter.XYs) plotter.XYs {
+	const steps = 32
+	out := plotter.XYs{xys[0]}
+	for i := 1; i < len(xys); i++ {
+		a, b := xys[i-1], xys[i]
+		for k := 1; k <= steps; k++ {
+			f := float64(k) / steps
+			out = append(out, plotter.XY{X: a.X + f*(b.X-a.X), Y: a.Y + f*(b.Y-a.Y)})
+		}
+	}
+	return out
 }
 
 // dashedLegend is a legend thumbnail of a dashed line.

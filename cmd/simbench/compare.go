@@ -71,6 +71,9 @@ func compareAction(c *cli.Context) error {
 		return err
 	}
 	softMemoryLimit()
+	if a, b := compare.IsSweep(c.Args().Get(0)), compare.IsSweep(c.Args().Get(1)); a || b {
+		return compareSweeps(c, a && b, opts)
+	}
 	refs, cands, err := openSides(c)
 	if err != nil {
 		return err
@@ -116,6 +119,33 @@ func compareOptions(c *cli.Context) (compare.Options, error) {
 		th = compare.WithDefaultGate(th)
 	}
 	return compare.Options{Stall: stall, Thresholds: th, Alpha: c.Float64("alpha")}, nil
+}
+
+// compareSweeps compares two load sweeps: every load both ran, and their
+// capacities.
+func compareSweeps(c *cli.Context, both bool, opts compare.Options) error {
+	if !both || c.IsSet("records-a") || c.IsSet("records-b") {
+		return usagef("a load sweep compares with a load sweep, without --records-a/-b: give two sweep directories")
+	}
+	ref, cand := c.Args().Get(0), c.Args().Get(1)
+	if c.String("reference") == "b" {
+		ref, cand = cand, ref
+	}
+	rep, err := compare.CompareSweepDirs(ref, cand, opts)
+	if err != nil {
+		return err
+	}
+	var links []string
+	if dir := c.String("plots"); dir != "" {
+		if links, err = figures.CompareSweeps(dir, rep); err != nil {
+			return err
+		}
+	}
+	links = figures.Links(links, c.String("output"))
+	if err := writeOutput(c, func(w io.Writer) error { return compare.WriteSweep(w, c.String("format"), rep, links) }); err != nil {
+		return err
+	}
+	return verdictError(rep)
 }
 
 // openSides opens the runs of both arguments (each a run, a run list or a
@@ -168,7 +198,10 @@ func writeOutput(c *cli.Context, write func(io.Writer) error) error {
 // verdictError turns the verdicts into the exit status: a gated field
 // missing from a side is a failure (exit 1) even when others breached,
 // because the gate could not be applied; otherwise any breach exits 3.
-func verdictError(rep *compare.Report) error {
+func verdictError(rep interface {
+	MissingVerdicts() []compare.Verdict
+	Breaches() []compare.Verdict
+}) error {
 	if miss := rep.MissingVerdicts(); len(miss) > 0 {
 		return fmt.Errorf("gate incomplete: %s", verdictList(miss))
 	}
@@ -181,7 +214,7 @@ func verdictError(rep *compare.Report) error {
 func verdictList(vs []compare.Verdict) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
-		parts[i] = v.Field() + " (" + v.Reason + ")"
+		parts[i] = v.Name() + " (" + v.Reason + ")"
 	}
 	return strings.Join(parts, "; ")
 }
