@@ -163,14 +163,16 @@ func (r *SweepReport) alignPoints(opts Options) error {
 			r.OnlyInCandidate = append(r.OnlyInCandidate, cp.Value())
 		}
 	}
+	var only []Warning
 	for _, side := range []struct {
 		name  string
 		loads []float64
 	}{{"reference", r.OnlyInReference}, {"candidate", r.OnlyInCandidate}} {
 		if len(side.loads) > 0 {
-			r.Warnings = append(r.Warnings, warnf("only the %s ran %s: not compared", side.name, r.loadList(side.loads)))
+			only = append(only, warnf("only the %s ran %s: not compared", side.name, r.loadList(side.loads)))
 		}
 	}
+	r.Warnings = append(only, r.Warnings...)
 	if len(r.Points) == 0 {
 		return fmt.Errorf("compare: %s and %s have no load in common", r.Reference.Path, r.Candidate.Path)
 	}
