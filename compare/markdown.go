@@ -168,16 +168,22 @@ func writeVerdictsMarkdown(ew *errWriter, r *Report) {
 	if len(r.Verdicts) == 0 {
 		return
 	}
-	ew.printf("#### Verdicts\n\n")
 	errorHeader := "Error"
 	if !r.Paired() {
 		errorHeader = "Error of medians"
 	}
+	mdVerdicts(ew, r.Verdicts, errorHeader, r.verdictNote)
+}
+
+// mdVerdicts writes the verdicts' section: a line per verdict with its
+// icon, field, error, bound and note.
+func mdVerdicts(ew *errWriter, vs []Verdict, errorHeader string, note func(Verdict) string) {
+	ew.printf("#### Verdicts\n\n")
 	t := [][]string{{"", "Field", errorHeader, "Bound", "Note"}}
 	icons := map[string]string{Pass: "✅", Breach: "❌", Missing: "⚠️", NotSignificant: "〰️"}
-	for _, v := range r.Verdicts {
-		t = append(t, []string{icons[v.Status] + " " + v.Status, "`" + v.Field() + "`", fmtPct(v.ErrorPct),
-			fmt.Sprintf("±%g%%", v.MaxPct), r.verdictNote(v)})
+	for _, v := range vs {
+		t = append(t, []string{icons[v.Status] + " " + v.Status, "`" + v.Name() + "`", fmtPct(v.ErrorPct),
+			fmt.Sprintf("±%g%%", v.MaxPct), note(v)})
 	}
 	mdTable(ew, t, "llrrl")
 }

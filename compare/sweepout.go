@@ -25,7 +25,9 @@ func WriteSweepMarkdown(w io.Writer, r *SweepReport, plots []string) error {
 	if s := stoppedLines(r, "- "); s != "" {
 		ew.printf("%s\n", s)
 	}
-	writeSweepVerdictsMarkdown(ew, r)
+	if len(r.Verdicts) > 0 {
+		mdVerdicts(ew, r.Verdicts, "Error", sweepVerdictNote)
+	}
 	for _, p := range r.Points {
 		shown := shownRows(p.Report.Rows)
 		ew.printf("<details><summary>%s: all %d statistics (reference: %s, candidate: %s)</summary>\n\n", capitalize(r.LoadText(p.Load)),
@@ -62,23 +64,6 @@ func sweepGateBadge(r *SweepReport) string {
 		return "❌ fail (" + sweepVerdictSummary(r) + ")"
 	}
 	return "✅ pass (" + sweepVerdictSummary(r) + ")"
-}
-
-func writeSweepVerdictsMarkdown(ew *errWriter, r *SweepReport) {
-	if len(r.Verdicts) == 0 {
-		return
-	}
-	ew.printf("#### Verdicts\n\n")
-	t := [][]string{{"", "Field", "Error", "Bound", "Note"}}
-	icons := map[string]string{Pass: "✅", Breach: "❌", Missing: "⚠️"}
-	for _, v := range r.Verdicts {
-		note := ""
-		if v.Status == Missing || v.ErrorPct == nil || v.Metric == CapacityField {
-			note = v.Reason
-		}
-		t = append(t, []string{icons[v.Status] + " " + v.Status, "`" + v.Name() + "`", fmtPct(v.ErrorPct), fmt.Sprintf("±%g%%", v.MaxPct), note})
-	}
-	mdTable(ew, t, "llrrl")
 }
 
 type jsonSweepReport struct {

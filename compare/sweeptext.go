@@ -54,13 +54,11 @@ func WriteSweepText(w io.Writer, r *SweepReport) error {
 		ew.do(metricsBox(p.Report).write)
 		ew.printf("%s", onlyLines(p.Report))
 	}
-	writeSweepVerdictsText(ew, r)
-	if len(r.Warnings) > 0 {
-		ew.printf("\nWarnings:\n")
-		for i, wn := range r.Warnings {
-			ew.printf("  %d. %s\n", i+1, wn.Msg)
-		}
+	if len(r.Verdicts) > 0 {
+		ew.printf("\nVerdicts: %s\n", sweepVerdictSummary(r))
+		ew.do(func(w io.Writer) error { return plain(w, verdictTable(r.Verdicts, sweepVerdictNote), "llrrl") })
 	}
+	writeWarningsText(ew, r.Warnings)
 	return ew.err
 }
 
@@ -282,20 +280,13 @@ func metPair(a, b *capacity.Point) string {
 	return f(a) + " / " + f(b)
 }
 
-func writeSweepVerdictsText(ew *errWriter, r *SweepReport) {
-	if len(r.Verdicts) == 0 {
-		return
+// sweepVerdictNote explains the capacity verdict and those that are not
+// a plain comparison.
+func sweepVerdictNote(v Verdict) string {
+	if v.Status == Missing || v.ErrorPct == nil || v.Metric == CapacityField {
+		return v.Reason
 	}
-	ew.printf("\nVerdicts: %s\n", sweepVerdictSummary(r))
-	rows := [][]string{{"status", "field", "error", "bound", ""}}
-	for _, v := range r.Verdicts {
-		note := ""
-		if v.Status == Missing || v.ErrorPct == nil || v.Metric == CapacityField {
-			note = v.Reason
-		}
-		rows = append(rows, []string{strings.ToUpper(v.Status), v.Name(), fmtPct(v.ErrorPct), fmt.Sprintf("±%g%%", v.MaxPct), note})
-	}
-	ew.do(func(w io.Writer) error { return plain(w, rows, "llrrl") })
+	return ""
 }
 
 func sweepVerdictSummary(r *SweepReport) string {

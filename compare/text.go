@@ -34,13 +34,17 @@ func WriteText(w io.Writer, r *Report) error {
 	writeBreakdownText(ew, r.TTFTBreakdown)
 	writeServerMetricsText(ew, r.ServerMetrics)
 	writeVerdictsText(ew, r)
-	if len(r.Warnings) > 0 {
+	writeWarningsText(ew, r.Warnings)
+	return ew.err
+}
+
+func writeWarningsText(ew *errWriter, ws []Warning) {
+	if len(ws) > 0 {
 		ew.printf("\nWarnings:\n")
-		for i, wn := range r.Warnings {
+		for i, wn := range ws {
 			ew.printf("  %d. %s\n", i+1, wn.Msg)
 		}
 	}
-	return ew.err
 }
 
 func writeTextHeader(ew *errWriter, r *Report) {
@@ -262,11 +266,17 @@ func writeVerdictsText(ew *errWriter, r *Report) {
 		return
 	}
 	ew.printf("\nVerdicts: %s\n", verdictSummary(r))
+	ew.do(func(w io.Writer) error { return plain(w, verdictTable(r.Verdicts, r.verdictNote), "llrrl") })
+}
+
+// verdictTable has a line per verdict: status, field, error, bound and
+// note.
+func verdictTable(vs []Verdict, note func(Verdict) string) [][]string {
 	rows := [][]string{{"status", "field", "error", "bound", ""}}
-	for _, v := range r.Verdicts {
-		rows = append(rows, []string{strings.ToUpper(v.Status), v.Field(), fmtPct(v.ErrorPct), fmt.Sprintf("±%g%%", v.MaxPct), r.verdictNote(v)})
+	for _, v := range vs {
+		rows = append(rows, []string{strings.ToUpper(v.Status), v.Name(), fmtPct(v.ErrorPct), fmt.Sprintf("±%g%%", v.MaxPct), note(v)})
 	}
-	ew.do(func(w io.Writer) error { return plain(w, rows, "llrrl") })
+	return rows
 }
 
 // verdictNote explains the verdicts that are not a plain comparison: with
