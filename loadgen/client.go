@@ -70,6 +70,7 @@ type stream struct {
 	sse   sseParser
 	ch    chunk
 	whole bytes.Buffer
+	tally tally
 }
 
 func newStream() *stream { return &stream{buf: make([]byte, readBufSize)} }
@@ -84,13 +85,13 @@ type exchange struct {
 	done     bool            // [DONE] seen
 	streamed bool            // an SSE body was read to its end
 	finished bool            // a chunk had a finish_reason
-	out, rsn int             // client token counts
 	failed   bool
 }
 
-// do sends body and fills rec. It never returns an error: failures are
-// recorded in rec. It reports whether rec is a success whose stream ended
-// without data: [DONE] after a finish_reason (see endStream).
+// do sends body and fills rec but for its token counts (finish sets them).
+// It never returns an error: failures are recorded in rec. It reports
+// whether rec is a success whose stream ended without data: [DONE] after a
+// finish_reason (see endStream).
 func (c *client) do(run context.Context, st *stream, rec *results.Record, body []byte) (noDone bool) {
 	ctx, cancel := run, context.CancelFunc(func() {})
 	if c.ep.Timeout > 0 {
@@ -98,6 +99,7 @@ func (c *client) do(run context.Context, st *stream, rec *results.Record, body [
 	}
 	defer cancel()
 	x := &exchange{c: c, st: st, rec: rec, run: run, req: ctx}
+	st.tally.reset()
 	x.send(body)
 	c.redact(rec)
 	return rec.Error == nil && !rec.NonStreaming && x.streamed && !x.done
@@ -126,9 +128,6 @@ func (x *exchange) send(body []byte) {
 		x.readStream(resp.Body)
 	} else {
 		x.readWhole(resp.Body)
-	}
-	if !x.failed {
-		x.finishCounts()
 	}
 }
 
@@ -256,16 +255,8 @@ func (x *exchange) onJSON(data []byte) bool {
 	if len(ch.content) == 0 && len(ch.reasoning) == 0 {
 		return true // role-only, usage-only or finish chunk: not content
 	}
-	out, rsn := 0, 0
-	if len(ch.content) > 0 {
-		out = ApproxTokens(ch.content)
-	}
-	if len(ch.reasoning) > 0 {
-		rsn = ApproxTokens(ch.reasoning)
-	}
-	x.out += out
-	x.rsn += rsn
-	x.rec.Chunks = append(x.rec.Chunks, results.Chunk{AtNs: x.at, Tokens: out + rsn})
+	n := x.st.tally.add(ch, x.c.ep.Prompts.Tokenizer)
+	x.rec.Chunks = append(x.rec.Chunks, results.Chunk{AtNs: x.at, Tokens: n})
 	return true
 }
 
@@ -283,21 +274,6 @@ func (x *exchange) readWhole(body io.Reader) {
 	}
 	x.rec.NonStreaming = true
 	x.onJSON(bytes.TrimSpace(w.Bytes()))
-}
-
-// finishCounts sets the token counts: the client's estimates, or the
-// server's usage with --use-server-token-count (AIPerf's rules: output =
-// completion − reasoning).
-func (x *exchange) finishCounts() {
-	r := x.rec
-	r.OutputTokens, r.ReasoningTokens = x.out, x.rsn
-	if !x.c.ep.ServerTokenCount || r.Usage == nil {
-		return
-	}
-	r.InputTokens = r.Usage.PromptTokens
-	r.ReasoningTokens = min(r.Usage.ReasoningTokens, r.Usage.CompletionTokens)
-	r.OutputTokens = r.Usage.CompletionTokens - r.ReasoningTokens
-	spreadTokens(r.Chunks, r.OSL())
 }
 
 // spreadTokens re-weights chunk token counts so they add up to total (the

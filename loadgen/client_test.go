@@ -31,7 +31,9 @@ func doOne(t *testing.T, ep Endpoint, r *traces.Request) *results.Record {
 	require.NoError(t, err)
 	defer c.close()
 	rec := &results.Record{ID: "req-1", CorrelationID: "corr-1", InputTokens: ep.Prompts.Tokens(r)}
-	c.do(context.Background(), newStream(), rec, newBody(&ep).build(r))
+	st := newStream()
+	c.do(context.Background(), st, rec, newBody(&ep).build(r))
+	c.finish(st, rec)
 	return rec
 }
 

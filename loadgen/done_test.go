@@ -84,7 +84,9 @@ func TestStreamWithFinishReasonButNoDoneSucceeds(t *testing.T) {
 	for _, mode := range []string{"finish", "done"} {
 		c.url = cutServer(t, mode).URL + "/v1/chat/completions"
 		rec := &results.Record{ID: "r"}
-		noDone := c.do(context.Background(), newStream(), rec, newBody(&ep).build(&traces.Request{InputLength: 8, OutputLength: 20}))
+		st := newStream()
+		noDone := c.do(context.Background(), st, rec, newBody(&ep).build(&traces.Request{InputLength: 8, OutputLength: 20}))
+		c.finish(st, rec)
 		require.Nil(t, rec.Error, mode)
 		assert.Equal(t, 3, rec.OutputTokens, mode)
 		assert.Equal(t, mode == "finish", noDone, mode)

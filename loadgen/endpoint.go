@@ -37,6 +37,11 @@ type Endpoint struct {
 	// ServerTokenCount asks for stream_options.include_usage and takes
 	// token counts from usage (AIPerf's --use-server-token-count).
 	ServerTokenCount bool
+	// PerChunkUsage also asks for usage on every chunk
+	// (stream_options.continuous_usage_stats, a vLLM/SGLang/TRT-LLM
+	// extension; AIPerf's --per-chunk-usage): chunk token counts are then
+	// the usage deltas. Needs ServerTokenCount and Streaming.
+	PerChunkUsage bool
 	// Extra members are merged into every body last (AIPerf's
 	// --extra-inputs), replacing members of the same name.
 	Extra   []Extra
@@ -105,6 +110,9 @@ func (e *Endpoint) Validate() error {
 	if e.Model == "" {
 		errs = append(errs, errors.New("--model is required"))
 	}
+	if e.PerChunkUsage && (!e.ServerTokenCount || !e.Streaming) {
+		errs = append(errs, errors.New("--per-chunk-usage needs --use-server-token-count and --streaming"))
+	}
 	if e.Prompts.TokenIDs && e.Type != EndpointCompletions {
 		errs = append(errs, errors.New("--prompt-token-ids needs --endpoint-type completions"))
 	}
@@ -151,7 +159,11 @@ func newBody(e *Endpoint) *body {
 	b.members = []member{{key: promptKey, dyn: dynPrompt}, {key: "model", raw: model},
 		{key: "stream", raw: []byte(strconv.FormatBool(e.Streaming))}, {key: maxKey, dyn: dynMaxTokens}}
 	if e.ServerTokenCount && e.Streaming {
-		b.members = append(b.members, member{key: "stream_options", raw: []byte(`{"include_usage":true}`)})
+		opts := `{"include_usage":true}`
+		if e.PerChunkUsage {
+			opts = `{"include_usage":true,"continuous_usage_stats":true}`
+		}
+		b.members = append(b.members, member{key: "stream_options", raw: []byte(opts)})
 	}
 	for _, x := range e.Extra {
 		b.set(x.Key, x.Value)

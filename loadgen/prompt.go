@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/simbench/simbench/internal/promptwords"
+	"github.com/simbench/simbench/tokenizer"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -23,10 +24,15 @@ import (
 //     so special tokens (ids < 100 in common vocabularies) are avoided;
 //   - text: each token is one word from a list of 256 common English words,
 //     each a single token, with its leading space, in the GPT-2/cl100k/
-//     Llama-3 BPE and Llama-2/Mistral SentencePiece vocabularies. The
-//     length is therefore approximate: a tokenizer may still merge or split
-//     a few words, and the chat template adds tokens. The run summary
-//     compares the intended ISL with the server's usage.prompt_tokens.
+//     Llama-3 BPE and Llama-2/Mistral SentencePiece vocabularies. Without a
+//     tokenizer the length is therefore approximate: a tokenizer may still
+//     merge or split a few words. With one (UseTokenizer) only the words
+//     that are one token both with and without their leading space are
+//     used; a byte-level BPE pre-tokenizer splits " word" pieces apart, so
+//     the user message has exactly InputLength tokens (checked at
+//     UseTokenizer). Either way the chat template adds tokens: the run
+//     summary compares the intended ISL with the server's
+//     usage.prompt_tokens.
 //
 // A literal prompt from the trace (TextInput) is sent as is.
 type Prompts struct {
@@ -34,6 +40,48 @@ type Prompts struct {
 	VocabSize int // token-id mode: ids are in [100, VocabSize)
 	BlockSize int // tokens per hash_id block (Workload.BlockSize)
 	Seed      int64
+	// Tokenizer, set by UseTokenizer, makes text prompts exact and counts
+	// literal prompts and output; nil = approximations.
+	Tokenizer *tokenizer.Tokenizer
+	words     []string // with a tokenizer: the single-token words
+}
+
+// minWords is the fewest single-token prompt words UseTokenizer accepts.
+const minWords = 64
+
+// UseTokenizer makes text prompts exactly InputLength tokens of tk: it keeps
+// the prompt words that tk encodes as one token with and without a leading
+// space, and checks that a long prompt of them counts exactly its words.
+func (p *Prompts) UseTokenizer(tk *tokenizer.Tokenizer) error {
+	var words []string
+	for _, w := range promptwords.All() {
+		if isLetters(w) && tk.Count([]byte(w)) == 1 && tk.Count([]byte(" "+w)) == 1 {
+			words = append(words, w)
+		}
+	}
+	if len(words) < minWords {
+		return fmt.Errorf("--tokenizer %s: only %d of the %d prompt words are single tokens (want >= %d): not a tokenizer for English text",
+			tk.Name(), len(words), promptwords.Count, minWords)
+	}
+	q := *p
+	q.Tokenizer, q.words = tk, words
+	const n = 2000
+	var pcg rand.PCG
+	pcg.Seed(1, 2)
+	if got := tk.Count(q.appendWords(nil, &pcg, n, true)); got != n {
+		return fmt.Errorf("--tokenizer %s: a prompt of %d words is %d tokens: its pre-tokenizer joins words, so prompts cannot be exact", tk.Name(), n, got)
+	}
+	*p = q
+	return nil
+}
+
+func isLetters(w string) bool {
+	for _, c := range []byte(w) {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // minTokenID keeps token-id prompts clear of special tokens.
@@ -60,7 +108,7 @@ func (p Prompts) AppendText(dst []byte, r *traces.Request) []byte {
 	}
 	first := true
 	p.blocks(r, func(pcg *rand.PCG, n int) {
-		dst = appendWords(dst, pcg, n, first)
+		dst = p.appendWords(dst, pcg, n, first)
 		first = false
 	})
 	return dst
@@ -82,8 +130,12 @@ func (p Prompts) AppendTokenIDs(dst []byte, r *traces.Request) []byte {
 }
 
 // Tokens is the prompt length the client assumes for r: InputLength for
-// synthesised prompts, an estimate for a literal one.
+// synthesised prompts; for a literal one the tokenizer's count, else an
+// estimate.
 func (p Prompts) Tokens(r *traces.Request) int {
+	if r.TextInput != "" && p.Tokenizer != nil {
+		return p.Tokenizer.Count([]byte(r.TextInput))
+	}
 	if r.TextInput != "" {
 		return ApproxTokens([]byte(r.TextInput))
 	}
@@ -112,7 +164,7 @@ func (p Prompts) blocks(r *traces.Request, gen func(pcg *rand.PCG, n int)) {
 
 // appendWords appends n words, each with a leading space except the very
 // first word of the prompt.
-func appendWords(dst []byte, pcg *rand.PCG, n int, first bool) []byte {
+func (p Prompts) appendWords(dst []byte, pcg *rand.PCG, n int, first bool) []byte {
 	var bits uint64
 	for i := range n {
 		if i%8 == 0 {
@@ -121,8 +173,17 @@ func appendWords(dst []byte, pcg *rand.PCG, n int, first bool) []byte {
 		if !first || i > 0 {
 			dst = append(dst, ' ')
 		}
-		dst = append(dst, promptwords.Word(byte(bits))...)
+		dst = append(dst, p.word(byte(bits))...)
 		bits >>= 8
 	}
 	return dst
+}
+
+// word is the prompt word for b: from the 256-word list, or with a
+// tokenizer from its single-token subset (b scaled to its length).
+func (p Prompts) word(b byte) string {
+	if p.words != nil {
+		return p.words[int(b)*len(p.words)>>8]
+	}
+	return promptwords.Word(b)
 }

@@ -44,6 +44,11 @@ type Report struct {
 	// StartLate is how long after Config.StartAt the run was ready to send
 	// (0 when on time or without a StartAt).
 	StartLate time.Duration
+	// Counting says how tokens were counted (Endpoint.Counting); ExactISL
+	// is set when synthesised prompts have exactly their intended length
+	// (a tokenizer, or token-id prompts).
+	Counting string
+	ExactISL bool
 
 	dispatchMs                  []float64 // driver hand-off time − deadline (profiling sends)
 	firstIntended, lastIntended int64
@@ -226,8 +231,13 @@ func (rep *Report) writeSchedule(b *strings.Builder) {
 		fmt.Fprintf(b, "pacing:    %.1f ms of busy-wait before deadlines (%.2f%% of one core)\n",
 			float64(rep.Spin)/1e6, 100*rep.Spin.Seconds()/secs)
 	}
-	if in, srv, pct, ok := rep.ISLError(); ok {
-		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg, server usage.prompt_tokens %.1f avg (%+.2f%%, includes any chat template)\n", in, srv, pct)
+	if rep.Counting != "" {
+		fmt.Fprintf(b, "tokens:    %s\n", rep.Counting)
+	}
+	if in, srv, pct, ok := rep.ISLError(); ok && rep.ExactISL {
+		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg (exact), server usage.prompt_tokens %.1f avg: the chat template adds %+.1f tokens per request\n", in, srv, srv-in)
+	} else if ok {
+		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg (approximate), server usage.prompt_tokens %.1f avg (%+.2f%%, includes any chat template)\n", in, srv, pct)
 	} else if rep.Finished > rep.Errors {
 		fmt.Fprintf(b, "ISL:       the server reported no usage (--use-server-token-count asks for it): prompt lengths unchecked\n")
 	}

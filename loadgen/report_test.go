@@ -57,9 +57,16 @@ func TestReportOnSchedule(t *testing.T) {
 	out := b.String()
 	assert.Contains(t, out, "requested 100.00 req/s")
 	assert.Contains(t, out, "0.00% of sends > 1 ms late")
-	assert.Contains(t, out, "intended 100.0 tokens avg, server usage.prompt_tokens 110.0 avg (+10.00%")
+	assert.Contains(t, out, "intended 100.0 tokens avg (approximate), server usage.prompt_tokens 110.0 avg (+10.00%")
 	assert.Contains(t, out, "Time to First Token (ms)")
 	assert.NotContains(t, out, "warning")
+
+	rep.ExactISL, rep.Counting = true, (&Endpoint{}).Counting()
+	b.Reset()
+	require.NoError(t, rep.WriteSummary(&b, p))
+	out = b.String()
+	assert.Contains(t, out, "tokens:    approximate: a word heuristic")
+	assert.Contains(t, out, "intended 100.0 tokens avg (exact), server usage.prompt_tokens 110.0 avg: the chat template adds +10.0 tokens per request")
 }
 
 func TestReportWarnsWhenBehind(t *testing.T) {

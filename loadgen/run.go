@@ -163,6 +163,8 @@ func newRunner(wl *traces.Workload, cfg Config, sink Sink) (*runner, error) {
 		return nil, err
 	}
 	r.body = newBody(&r.cfg.Endpoint)
+	ep := &r.cfg.Endpoint
+	r.report.Counting, r.report.ExactISL = ep.Counting(), ep.Prompts.Tokenizer != nil || ep.Prompts.TokenIDs
 	return r, nil
 }
 
@@ -333,10 +335,11 @@ func (r *runner) worker(first job) {
 }
 
 // handle sends one request, reports its completion to the pacer first (a
-// closed-loop slot frees at once), then records it.
+// closed-loop slot frees at once), then counts its tokens and records it.
 func (r *runner) handle(st *stream, j job) {
 	j.noDone = r.client.do(r.ctx, st, j.rec, j.body)
 	r.done <- completion{s: j.s, at: r.wait.elapsed()}
+	r.client.finish(st, j.rec)
 	r.record(j)
 }
 

@@ -57,6 +57,8 @@ type TargetSection struct {
 	ExtraInputs           map[string]any `yaml:"extra_inputs"`
 	UseLegacyMaxTokens    bool           `yaml:"use_legacy_max_tokens"`
 	UseServerTokenCount   bool           `yaml:"use_server_token_count"`
+	PerChunkUsage         bool           `yaml:"per_chunk_usage"`
+	Tokenizer             string         `yaml:"tokenizer"` // run's --tokenizer, relative to this file
 	RequestTimeoutSeconds *float64       `yaml:"request_timeout_seconds"`
 	BenchmarkGracePeriod  *float64       `yaml:"benchmark_grace_period"`
 	MaxErrorRate          string         `yaml:"max_error_rate"`

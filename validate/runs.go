@@ -110,7 +110,7 @@ func (v *validation) endpoint() (loadgen.Endpoint, error) {
 	}
 	ep := loadgen.Endpoint{URL: t.URL, Path: t.Endpoint, Type: t.EndpointType, Model: t.Model, APIKey: key,
 		Streaming: true, LegacyMaxTokens: t.UseLegacyMaxTokens, ServerTokenCount: t.UseServerTokenCount,
-		Timeout: realrun.Seconds(timeout),
+		PerChunkUsage: t.PerChunkUsage, Timeout: realrun.Seconds(timeout),
 		Prompts: loadgen.Prompts{VocabSize: defaultVocabSize, BlockSize: traces.MooncakeBlockSize, Seed: v.p.Workload.Seed()}}
 	if ep.Type == "" {
 		ep.Type = loadgen.EndpointChat
@@ -120,6 +120,9 @@ func (v *validation) endpoint() (loadgen.Endpoint, error) {
 		return ep, err
 	}
 	ep.Extra = extra
+	if err := ep.LoadTokenizer(v.p.Resolve(t.Tokenizer)); err != nil {
+		return ep, fmt.Errorf("target.tokenizer: %w", err)
+	}
 	if err := ep.Validate(); err != nil {
 		return ep, usage.Wrap(err)
 	}

@@ -69,6 +69,8 @@ func endpointFlags(required bool) []cli.Flag {
 		&cli.BoolFlag{Name: "use-server-token-count", Usage: "take token counts from the server's usage (asks for stream_options.include_usage)"},
 		&cli.BoolFlag{Name: "prompt-token-ids", Usage: "completions: send prompts as token-id arrays (exact ISL; vLLM and SGLang accept them)"},
 		&cli.IntFlag{Name: "vocab-size", Value: 32000, Usage: "--prompt-token-ids: ids are drawn from [100, vocab-size)"},
+		&cli.StringFlag{Name: "tokenizer", Usage: "a Hugging Face tokenizer.json (or its directory): exact prompt lengths, output counted as AIPerf counts it"},
+		&cli.BoolFlag{Name: "per-chunk-usage", Usage: "with --use-server-token-count: ask for usage on every chunk (continuous_usage_stats); chunk counts are its deltas"},
 	}
 }
 
@@ -151,7 +153,7 @@ func endpointFromFlags(c *cli.Context) (loadgen.Endpoint, error) {
 	ep := loadgen.Endpoint{URL: c.String("url"), Path: c.String("endpoint"), Type: c.String("endpoint-type"),
 		Model: c.String("model"), APIKey: key, Streaming: c.Bool("streaming"),
 		LegacyMaxTokens: c.Bool("use-legacy-max-tokens"), ServerTokenCount: c.Bool("use-server-token-count"),
-		Timeout: realrun.Seconds(timeout),
+		PerChunkUsage: c.Bool("per-chunk-usage"), Timeout: realrun.Seconds(timeout),
 		Prompts: loadgen.Prompts{TokenIDs: c.Bool("prompt-token-ids"), VocabSize: c.Int("vocab-size"),
 			BlockSize: traces.MooncakeBlockSize, Seed: c.Int64("random-seed")}}
 	for _, s := range c.StringSlice("extra-inputs") {
@@ -161,10 +163,10 @@ func endpointFromFlags(c *cli.Context) (loadgen.Endpoint, error) {
 		}
 		ep.Extra = append(ep.Extra, x)
 	}
-	if err := ep.Validate(); err != nil {
+	if err := ep.LoadTokenizer(c.String("tokenizer")); err != nil {
 		return ep, usage.Wrap(err)
 	}
-	return ep, nil
+	return ep, usage.Wrap(ep.Validate())
 }
 
 func finiteNonNegative(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
