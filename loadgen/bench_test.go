@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,9 +17,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/simbench/simbench/loadgen/openaitest"
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/tokenizer"
+	"github.com/simbench/simbench/tokenizer/tokenizertest"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -232,5 +236,53 @@ func BenchmarkSSEChunk(b *testing.B) {
 	for range b.N {
 		x.rec.Chunks = x.rec.Chunks[:0]
 		x.feed(ev)
+	}
+}
+
+// BenchmarkTokenCount is the client's whole per-token work for a 200-token
+// answer streamed one token per chunk (SSE framing, JSON decoding, token
+// counting and the end-of-request count), with the word heuristic and with
+// the real Qwen3 tokenizer (--tokenizer): the difference is what exact
+// counting costs per token.
+//
+//	go test -run '^$' -bench BenchmarkTokenCount ./loadgen/
+func BenchmarkTokenCount(b *testing.B) {
+	text := "The quick brown fox jumps over the lazy dog, then it runs 42 miles to the river. 你好，世界！ " +
+		"func main() { fmt.Println(\"hi\") } and the rest of the answer follows in plain English words. "
+	qwen := tokenizertest.Qwen3(b)
+	var chunks [][]byte
+	var pending []byte
+	for _, id := range qwen.Encode(nil, []byte(strings.Repeat(text, 4))) {
+		pending, _ = qwen.Decode(pending, []int32{id})
+		if utf8.Valid(pending) {
+			js, _ := json.Marshal(string(pending))
+			chunks = append(chunks, []byte(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":`+
+				string(js)+`},"logprobs":null,"finish_reason":null}]}`+"\n\n"))
+			pending = nil
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		tk   *tokenizer.Tokenizer
+	}{{"approx", nil}, {"qwen3", qwen}} {
+		b.Run(tc.name, func(b *testing.B) {
+			ep := &Endpoint{Prompts: Prompts{Tokenizer: tc.tk}}
+			c := &client{ep: ep}
+			st := newStream()
+			rec := &results.Record{Chunks: make([]results.Chunk, 0, len(chunks))}
+			x := &exchange{st: st, rec: rec, c: c}
+			b.ReportAllocs()
+			tokens := 0
+			for range b.N {
+				rec.Chunks, rec.Error = rec.Chunks[:0], nil
+				st.tally.reset()
+				for _, ev := range chunks {
+					x.feed(ev)
+				}
+				c.finish(st, rec)
+				tokens += len(chunks)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(tokens), "ns/token")
+		})
 	}
 }
