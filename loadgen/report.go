@@ -235,7 +235,7 @@ func (rep *Report) writeSchedule(b *strings.Builder) {
 		fmt.Fprintf(b, "tokens:    %s\n", rep.Counting)
 	}
 	if in, srv, pct, ok := rep.ISLError(); ok && rep.ExactISL {
-		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg (exact), server usage.prompt_tokens %.1f avg: the chat template adds %+.1f tokens per request\n", in, srv, srv-in)
+		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg (exact), server usage.prompt_tokens %.1f avg: %+.1f tokens per request added by the server (its chat template)\n", in, srv, srv-in)
 	} else if ok {
 		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg (approximate), server usage.prompt_tokens %.1f avg (%+.2f%%, includes any chat template)\n", in, srv, pct)
 	} else if rep.Finished > rep.Errors {

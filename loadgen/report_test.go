@@ -66,7 +66,7 @@ func TestReportOnSchedule(t *testing.T) {
 	require.NoError(t, rep.WriteSummary(&b, p))
 	out = b.String()
 	assert.Contains(t, out, "tokens:    approximate: a word heuristic")
-	assert.Contains(t, out, "intended 100.0 tokens avg (exact), server usage.prompt_tokens 110.0 avg: the chat template adds +10.0 tokens per request")
+	assert.Contains(t, out, "intended 100.0 tokens avg (exact), server usage.prompt_tokens 110.0 avg: +10.0 tokens per request added by the server (its chat template)")
 }
 
 func TestReportWarnsWhenBehind(t *testing.T) {

@@ -312,7 +312,7 @@ func TestRunTokenIDPromptsHaveExactLength(t *testing.T) {
 		"--vocab-size", "1000", "--use-server-token-count", "--request-rate", "200", "--arrival-pattern", "constant",
 		"--request-count", "5", "--isl", "700", "--osl", "2", "-o", dir, "--quiet")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "server usage.prompt_tokens 700.0 avg (+0.00%")
+	assert.Contains(t, stdout, "intended 700.0 tokens avg (exact), server usage.prompt_tokens 700.0 avg: +0.0 tokens per request")
 	var first []any
 	for i, r := range srv.Requests() {
 		ids := r.Body["prompt"].([]any)
