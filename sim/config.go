@@ -140,9 +140,16 @@ type RooflineConfig struct {
 type PhysicsConfig struct {
 	ComputeEfficiency float64 `yaml:"compute_efficiency" json:"compute_efficiency"` // achieved fraction of peak FLOP/s
 	MemoryEfficiency  float64 `yaml:"memory_efficiency" json:"memory_efficiency"`   // achieved fraction of peak bandwidth
-	StepOverheadMs    float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"`     // fixed cost per step (launch, scheduling)
-	SeqOverheadMs     float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`       // per sequence in the step (sampling, detokenising)
-	Combine           string  `yaml:"combine" json:"combine"`                       // sum | max | smooth
+	// AttentionEfficiency is the achieved fraction of peak FLOP/s on the
+	// attention FLOPs (QKᵀ and AV over each token's context); 0 takes
+	// compute_efficiency. A CPU engine's attention (a vector kernel per
+	// query row) reaches a fraction of what its matrix multiplications do,
+	// so a long prompt's prefill grows quadratically faster than one
+	// efficiency for both predicts.
+	AttentionEfficiency float64 `yaml:"attention_efficiency,omitempty" json:"attention_efficiency,omitempty"`
+	StepOverheadMs      float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed cost per step (launch, scheduling)
+	SeqOverheadMs       float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`   // per sequence in the step (sampling, detokenising)
+	Combine             string  `yaml:"combine" json:"combine"`                   // sum | max | smooth
 }
 
 // TableConfig names a CSV of measured step times (see LoadTable).
@@ -167,6 +174,14 @@ type HardwareConfig struct {
 type FrontendConfig struct {
 	RequestOverheadMs  float64 `yaml:"request_overhead_ms" json:"request_overhead_ms"`   // client send → router/engine arrival
 	ResponseOverheadMs float64 `yaml:"response_overhead_ms" json:"response_overhead_ms"` // engine token → client receipt, every token
+	// Concurrency is how many requests the frontend prepares at once
+	// (parsing, chat template, tokenisation: request_overhead_ms each);
+	// more wait their turn in arrival order. 1 is a frontend that handles
+	// one request at a time (vLLM's single-process API server; Ollama's
+	// server on a small CPU); 0 is unbounded: simultaneous sends reach the
+	// engine together. It decides whether a burst's first request starts
+	// an engine step on its own or the burst batches as one.
+	Concurrency int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
 	// ClientGapMs is the load generator's own time between a response's end
 	// and the next request it sends from the freed slot or session (closed
 	// loop, concurrency caps, later turns). AIPerf's is visible in its
@@ -305,41 +320,43 @@ func orRoot(path string) string {
 
 // configDocs comments the keys of the YAML written by Config.YAML.
 var configDocs = map[string]string{
-	"seed":                               "seeds the random and kv routers",
-	"workers":                            "identical engine replicas behind the router",
-	"engine.type":                        "vllm | sglang | llamacpp",
-	"engine.block_size":                  "tokens per KV block (prefix-cache granularity)",
-	"engine.num_gpu_blocks":              "KV blocks per worker; 0 = from hardware and gpu_memory_utilization",
-	"engine.max_num_seqs":                "running requests per worker (vllm, sglang)",
-	"engine.max_num_batched_tokens":      "token budget of a vllm step",
-	"engine.preemption":                  "vllm victim when KV runs out: lifo (newest) | fifo",
-	"engine.max_model_len":               "0 = no limit; longer ISL+OSL is rejected",
-	"engine.sglang.chunked_prefill_size": "token budget of an sglang prefill step",
-	"engine.sglang.new_token_ratio":      "share of running requests' remaining output kept free at admission",
-	"engine.llamacpp.parallel":           "slots (OLLAMA_NUM_PARALLEL, llama-server -np)",
-	"engine.llamacpp.ctx_size":           "total context tokens, split evenly among the slots",
-	"engine.llamacpp.n_batch":            "tokens per step",
-	"engine.llamacpp.batch":              "shared (llama-server; the default) | per_slot (Ollama's runner: n_batch per slot)",
-	"router.policy":                      "round_robin | random | least_loaded | kv",
-	"router.overlap_weight":              "kv: cost = overlap_weight × prefill blocks + decode blocks",
-	"router.temperature":                 "kv: softmax temperature; 0 = cheapest worker",
-	"timing.model":                       "poly | linear | roofline | physics | table",
-	"timing.speedup":                     "every step time is divided by it",
-	"timing.poly.prefill":                "DynoSim: ms = p0 + p1·T + p2·T² over new prompt tokens T",
-	"timing.poly.decode":                 "DynoSim: ms = d0 + d1·u + d2·u² over KV utilisation u",
-	"timing.linear.base_ms":              "step ms = base + prefill_token·P + decode_seq·D + context_token·C",
-	"timing.roofline.efficiency":         "achieved fraction of peak FLOP/s and bandwidth",
-	"timing.physics.compute_efficiency":  "step ms = combine(compute/eff, memory/eff) + step_overhead + seq_overhead·sequences",
-	"timing.physics.combine":             "sum | max | smooth (2-norm) of the compute and memory times",
-	"hardware.cpu":                       "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",
-	"timing.table.file":                  "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",
-	"hardware.gpu":                       "h100 | h200 | b200 | gb200 | a100 | l40s | rtx-6000-ada | custom",
-	"hardware.model":                     "preset name or custom (see hardware.custom_model)",
-	"hardware.dtype":                     "bf16 | fp16 | fp8 | fp32 (weights and KV)",
-	"frontend.request_overhead_ms":       "client send → engine arrival",
-	"frontend.response_overhead_ms":      "engine token → client, every token",
-	"server_metrics.enabled":             "expose Dynamo/engine Prometheus metrics and write server_metrics_export.json",
-	"server_metrics.interval_ms":         "virtual ms between scrapes (gauges; histograms at start and end)",
+	"seed":                                "seeds the random and kv routers",
+	"workers":                             "identical engine replicas behind the router",
+	"engine.type":                         "vllm | sglang | llamacpp",
+	"engine.block_size":                   "tokens per KV block (prefix-cache granularity)",
+	"engine.num_gpu_blocks":               "KV blocks per worker; 0 = from hardware and gpu_memory_utilization",
+	"engine.max_num_seqs":                 "running requests per worker (vllm, sglang)",
+	"engine.max_num_batched_tokens":       "token budget of a vllm step",
+	"engine.preemption":                   "vllm victim when KV runs out: lifo (newest) | fifo",
+	"engine.max_model_len":                "0 = no limit; longer ISL+OSL is rejected",
+	"engine.sglang.chunked_prefill_size":  "token budget of an sglang prefill step",
+	"engine.sglang.new_token_ratio":       "share of running requests' remaining output kept free at admission",
+	"engine.llamacpp.parallel":            "slots (OLLAMA_NUM_PARALLEL, llama-server -np)",
+	"engine.llamacpp.ctx_size":            "total context tokens, split evenly among the slots",
+	"engine.llamacpp.n_batch":             "tokens per step",
+	"engine.llamacpp.batch":               "shared (llama-server; the default) | per_slot (Ollama's runner: n_batch per slot)",
+	"router.policy":                       "round_robin | random | least_loaded | kv",
+	"router.overlap_weight":               "kv: cost = overlap_weight × prefill blocks + decode blocks",
+	"router.temperature":                  "kv: softmax temperature; 0 = cheapest worker",
+	"timing.model":                        "poly | linear | roofline | physics | table",
+	"timing.speedup":                      "every step time is divided by it",
+	"timing.poly.prefill":                 "DynoSim: ms = p0 + p1·T + p2·T² over new prompt tokens T",
+	"timing.poly.decode":                  "DynoSim: ms = d0 + d1·u + d2·u² over KV utilisation u",
+	"timing.linear.base_ms":               "step ms = base + prefill_token·P + decode_seq·D + context_token·C",
+	"timing.roofline.efficiency":          "achieved fraction of peak FLOP/s and bandwidth",
+	"timing.physics.compute_efficiency":   "step ms = combine(compute/eff, memory/eff) + step_overhead + seq_overhead·sequences",
+	"timing.physics.combine":              "sum | max | smooth (2-norm) of the compute and memory times",
+	"timing.physics.attention_efficiency": "of peak FLOP/s on attention FLOPs; 0 = compute_efficiency",
+	"hardware.cpu":                        "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",
+	"timing.table.file":                   "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",
+	"hardware.gpu":                        "h100 | h200 | b200 | gb200 | a100 | l40s | rtx-6000-ada | custom",
+	"hardware.model":                      "preset name or custom (see hardware.custom_model)",
+	"hardware.dtype":                      "bf16 | fp16 | fp8 | fp32 (weights and KV)",
+	"frontend.request_overhead_ms":        "client send → engine arrival",
+	"frontend.response_overhead_ms":       "engine token → client, every token",
+	"frontend.concurrency":                "requests the frontend prepares at once (request_overhead_ms each, FIFO); 0 = unbounded",
+	"server_metrics.enabled":              "expose Dynamo/engine Prometheus metrics and write server_metrics_export.json",
+	"server_metrics.interval_ms":          "virtual ms between scrapes (gauges; histograms at start and end)",
 }
 
 // annotate adds configDocs comments to the mapping n and prints short
@@ -543,6 +560,7 @@ func (p PhysicsConfig) validate() error {
 	return firstErr(
 		finiteIn("timing.physics.compute_efficiency", p.ComputeEfficiency, 1e-6, 1e3),
 		finiteIn("timing.physics.memory_efficiency", p.MemoryEfficiency, 1e-6, 1e3),
+		finiteIn("timing.physics.attention_efficiency", p.AttentionEfficiency, 0, 1e3),
 		finiteIn("timing.physics.step_overhead_ms", p.StepOverheadMs, 0, 1e6),
 		finiteIn("timing.physics.seq_overhead_ms", p.SeqOverheadMs, 0, 1e6),
 		oneOf("timing.physics.combine", p.Combine, "sum", "max", "smooth"),
@@ -608,7 +626,8 @@ func (f FrontendConfig) validate() error {
 	return firstErr(finiteIn("frontend.request_overhead_ms", f.RequestOverheadMs, 0, 1e7),
 		finiteIn("frontend.response_overhead_ms", f.ResponseOverheadMs, 0, 1e7),
 		finiteIn("frontend.client_gap_ms", f.ClientGapMs, 0, 1e7),
-		validateSamples("frontend.client_gap_samples_ms", f.ClientGapSamplesMs))
+		validateSamples("frontend.client_gap_samples_ms", f.ClientGapSamplesMs),
+		nonNegative("frontend.concurrency", f.Concurrency), atMost("frontend.concurrency", f.Concurrency, 1<<16))
 }
 
 func (m ServerMetricsConfig) validate() error {

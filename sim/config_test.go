@@ -80,6 +80,7 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{func(c *Config) { c.Hardware.DType = "int3" }, "hardware.dtype"},
 		{func(c *Config) { c.Hardware.TensorParallel = 0 }, "hardware.tensor_parallel"},
 		{func(c *Config) { c.Frontend.RequestOverheadMs = -2 }, "frontend.request_overhead_ms"},
+		{func(c *Config) { c.Frontend.Concurrency = -1 }, "frontend.concurrency"},
 	} {
 		cfg := DefaultConfig()
 		tc.edit(&cfg)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -180,6 +181,36 @@ func TestFrontendOverheads(t *testing.T) {
 	assert.Equal(t, []float64{15, 25}, stampsMs(r))
 	assert.Equal(t, Epoch+25*ms, r.EndNs)
 	assert.Equal(t, map[string]float64{StageFrontendRequest: 3, StageQueueWait: 0, StagePrefill: 10, StageBehindOther: 0, StageFirstEmission: 2}, stages(r))
+}
+
+// frontend.concurrency: a handler prepares one request at a time, so three
+// sent together reach the engine 3, 6 and 9 ms later: the first starts a
+// 10 ms step alone (a 2-token prompt at 10 ms a step), the other two meet
+// in the next step. Unbounded, all three arrive at 3 ms and share one.
+func TestFrontendConcurrency(t *testing.T) {
+	cases := []struct {
+		conc int
+		ack  []float64
+		ttft []float64
+	}{
+		{0, []float64{3, 3, 3}, []float64{13, 13, 13}},
+		{1, []float64{3, 6, 9}, []float64{13, 23, 23}},
+		{2, []float64{3, 3, 6}, []float64{13, 13, 23}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.conc), func(t *testing.T) {
+			cfg := constCfg("vllm", 10, 0)
+			cfg.Frontend = FrontendConfig{RequestOverheadMs: 3, Concurrency: tc.conc}
+			recs, _ := runAll(t, cfg, workload(req(0, 2, 2), req(0, 2, 2), req(0, 2, 2)))
+			var ack, ttft []float64
+			for _, r := range recs {
+				ack = append(ack, float64(r.AckNs-r.StartNs)/1e6)
+				ttft = append(ttft, stampsMs(r)[0])
+			}
+			assert.Equal(t, tc.ack, ack)
+			assert.Equal(t, tc.ttft, ttft)
+		})
+	}
 }
 
 // Requests without a hash_ids tail still share the blocks they do list.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 )
@@ -14,6 +15,7 @@ type Work struct {
 	FLOPs      float64 // floating-point operations of the whole step (all TP ranks)
 	Bytes      float64 // bytes read and written by the whole step (all TP ranks)
 	ComputeSec float64 // FLOPs / (peak × TP)
+	AttnSec    float64 // the attention FLOPs' share of ComputeSec
 	MemorySec  float64 // Bytes / (bandwidth × TP) + all-reduce bytes / link bandwidth
 	Sequences  int64   // sequences in the step (prompt chunks and decodes)
 }
@@ -43,7 +45,12 @@ func newStepCosts(m ModelSpec, dt float64) stepCosts {
 // flops are the step's floating-point operations (all TP ranks).
 func (c stepCosts) flops(s StepShape) float64 {
 	return c.layerFlopsPerTok*float64(s.PrefillTokens+s.DecodeSeqs) + c.headFlopsPerSeq*float64(s.PrefillSeqs+s.DecodeSeqs) +
-		c.attnFlopsPerPair*float64(s.PrefillAttn+s.DecodeContext)
+		c.attnFlops(s)
+}
+
+// attnFlops are the attention FLOPs: QKᵀ and AV over each token's context.
+func (c stepCosts) attnFlops(s StepShape) float64 {
+	return c.attnFlopsPerPair * float64(s.PrefillAttn+s.DecodeContext)
 }
 
 // kvBytes is the KV traffic: the context read and the tokens written.
@@ -107,7 +114,7 @@ func NewPhysics(h HardwareConfig) (*Physics, error) {
 func (p *Physics) Work(s StepShape) Work {
 	flops, bytes := p.flops(s), p.weightBytes+p.kvBytes(s)
 	w := Work{FLOPs: flops, Bytes: bytes, Sequences: s.PrefillSeqs + s.DecodeSeqs,
-		ComputeSec: flops / (p.peak * p.tp), MemorySec: bytes / (p.bw * p.tp)}
+		ComputeSec: flops / (p.peak * p.tp), AttnSec: p.attnFlops(s) / (p.peak * p.tp), MemorySec: bytes / (p.bw * p.tp)}
 	if p.tp > 1 && p.link > 0 {
 		w.MemorySec += p.allReduceBytes(s) * 2 * (p.tp - 1) / p.tp / p.link
 	}
@@ -119,9 +126,9 @@ func (p *Physics) Work(s StepShape) Work {
 // efficiencies, combined, plus a fixed cost per step and a cost per
 // sequence in the step.
 type physicsTiming struct {
-	phys   *Physics
-	cfg    PhysicsConfig
-	kc, km float64 // 1/efficiency
+	phys       *Physics
+	cfg        PhysicsConfig
+	kc, ka, km float64 // 1/efficiency
 }
 
 func newPhysicsTiming(c *Config) (*physicsTiming, error) {
@@ -130,12 +137,13 @@ func newPhysicsTiming(c *Config) (*physicsTiming, error) {
 		return nil, err
 	}
 	pc := c.Timing.Physics
-	return &physicsTiming{phys: p, cfg: pc, kc: 1 / pc.ComputeEfficiency, km: 1 / pc.MemoryEfficiency}, nil
+	ka := 1 / cmp.Or(pc.AttentionEfficiency, pc.ComputeEfficiency)
+	return &physicsTiming{phys: p, cfg: pc, kc: 1 / pc.ComputeEfficiency, ka: ka, km: 1 / pc.MemoryEfficiency}, nil
 }
 
 func (t *physicsTiming) stepMs(s StepShape) float64 {
 	w := t.phys.Work(s)
-	c, m := t.kc*w.ComputeSec*1e3, t.km*w.MemorySec*1e3
+	c, m := (t.kc*(w.ComputeSec-w.AttnSec)+t.ka*w.AttnSec)*1e3, t.km*w.MemorySec*1e3
 	return combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
 }
 

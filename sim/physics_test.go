@@ -96,13 +96,36 @@ func TestPhysicsTiming(t *testing.T) {
 	}
 }
 
+// TestPhysicsAttentionEfficiency: attention_efficiency prices only the
+// attention FLOPs (4·layers·heads·head_dim per query–key pair); 0 leaves
+// them at compute_efficiency.
+func TestPhysicsAttentionEfficiency(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Hardware = HardwareConfig{GPU: "h100", CPU: "x86-64-v3-2vcpu", Model: "simbench-tiny", TensorParallel: 1, DType: "fp16"}
+	cfg.Timing.Model = "physics"
+	cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.8, Combine: "sum"}
+	s := StepShape{PrefillTokens: 128, PrefillSeqs: 1, PrefillAttn: 128 * 129 / 2}
+	stepMs := func(attn float64) float64 {
+		cfg.Timing.Physics.AttentionEfficiency = attn
+		require.NoError(t, cfg.Validate())
+		clk, err := newTiming(&cfg)
+		require.NoError(t, err)
+		return clk.model.stepMs(s)
+	}
+	attnMs := 4.0 * 4 * 8 * 64 * 8256 / 147.2e9 * 1e3 // simbench-tiny on the 2-vCPU preset
+	base := stepMs(0)
+	assert.InEpsilon(t, base, stepMs(0.5), 1e-12)
+	assert.InEpsilon(t, base+attnMs*(1/0.05-1/0.5), stepMs(0.05), 1e-9)
+}
+
 func TestPhysicsConfigErrors(t *testing.T) {
 	cases := map[string]func(*Config){
-		"timing.physics.compute_efficiency": func(c *Config) { c.Timing.Physics.ComputeEfficiency = 0 },
-		"timing.physics.combine":            func(c *Config) { c.Timing.Physics.Combine = "avg" },
-		"timing.physics.seq_overhead_ms":    func(c *Config) { c.Timing.Physics.SeqOverheadMs = -1 },
-		"hardware.cpu: unknown CPU":         func(c *Config) { c.Hardware.CPU = "z80" },
-		"hardware.custom_cpu: required":     func(c *Config) { c.Hardware.CPU = "custom" },
+		"timing.physics.compute_efficiency":   func(c *Config) { c.Timing.Physics.ComputeEfficiency = 0 },
+		"timing.physics.combine":              func(c *Config) { c.Timing.Physics.Combine = "avg" },
+		"timing.physics.seq_overhead_ms":      func(c *Config) { c.Timing.Physics.SeqOverheadMs = -1 },
+		"timing.physics.attention_efficiency": func(c *Config) { c.Timing.Physics.AttentionEfficiency = -0.1 },
+		"hardware.cpu: unknown CPU":           func(c *Config) { c.Hardware.CPU = "z80" },
+		"hardware.custom_cpu: required":       func(c *Config) { c.Hardware.CPU = "custom" },
 		"hardware.custom_cpu.clock_ghz": func(c *Config) {
 			c.Hardware.CPU = "custom"
 			c.Hardware.CustomCPU = &CPUSpec{Cores: 2, FLOPsPerCycle: 32, MemBWGBs: 10, MemGB: 8}

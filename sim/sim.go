@@ -66,7 +66,10 @@ type simulator struct {
 	blocks int // KV blocks per worker (block engines)
 	reqOv  int64
 	respOv int64
-	gap    *clientGap // client gap after each response (frontend.client_gap_ms)
+	// front holds, for each of frontend.concurrency request handlers, when
+	// it is next free (empty: unbounded, every request's overhead overlaps).
+	front []int64
+	gap   *clientGap // client gap after each response (frontend.client_gap_ms)
 
 	events eventHeap
 	now    int64
@@ -133,7 +136,8 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
 		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
 		gap: newClientGap(cfg.Frontend, cfg.Seed), profileStart: -1,
-		sum: tally{reasons: map[string]int{}}}
+		front: make([]int64, cfg.Frontend.Concurrency),
+		sum:   tally{reasons: map[string]int{}}}
 	for _, o := range opts {
 		o(&s.opts)
 	}
@@ -294,11 +298,28 @@ func (s *simulator) send(snd pacer.Send) {
 	if s.metrics != nil {
 		s.metrics.sent()
 	}
-	if s.reqOv > 0 {
-		s.push(s.now+s.reqOv, evArrive, idx)
+	if at := s.frontendDone(); at > s.now {
+		s.push(at, evArrive, idx)
 		return
 	}
 	s.arrive(r)
+}
+
+// frontendDone is when a request sent now reaches the router: after
+// request_overhead_ms, on the first free of frontend.concurrency handlers
+// (FIFO), or at once on its own handler when the concurrency is unbounded.
+func (s *simulator) frontendDone() int64 {
+	if len(s.front) == 0 {
+		return s.now + s.reqOv
+	}
+	j := 0
+	for i, t := range s.front {
+		if t < s.front[j] {
+			j = i
+		}
+	}
+	s.front[j] = max(s.now, s.front[j]) + s.reqOv
+	return s.front[j]
 }
 
 // engineISL is the prompt length the engine computes: the trace's ISL, or

@@ -120,7 +120,7 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	p := len(mean) - 1
 	cfg := b.apply(opts.Base, post.Beta[:p])
 	cfg.Timing.Speedup = 1
-	cfg.Timing.Jitter = jitterOf(opts.Jitter, post.Sigma, y)
+	cfg.Timing.Jitter = jitterOf(opts.Jitter, post, x[len(obs.steps):], y[len(obs.steps):], y)
 	res := &Result{Model: b.model(), Params: b.params(post), Steps: len(obs.steps), StepResidualMs: post.Sigma, Warnings: warnings}
 	fe := sim.CalibratedParam{Name: "request_overhead_ms", Value: post.Beta[p], SD: post.SD[p], Pinned: true,
 		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(obs.prefills))}
@@ -246,12 +246,34 @@ func aggregateStep(t Target) (Step, bool) {
 // error, not step-to-step noise.
 const maxJitter = 0.5
 
-func jitterOf(opt, sigma float64, y []float64) float64 {
+// minJitterPrefills is how many idle prefills measure the step jitter.
+const minJitterPrefills = 5
+
+// jitterOf is the step-time coefficient of variation to simulate: opt when
+// set; else the relative spread of the idle prefills around the fit (each
+// a whole number of engine steps, timed by the client from send to first
+// token, so the delivery bursts that scatter single token gaps — tokens
+// queued while the engine's threads hold the CPU — do not inflate it);
+// else, without enough of them, the token-gap residual sd over the mean
+// step.
+func jitterOf(opt float64, post *posterior, px [][]float64, py, y []float64) float64 {
 	switch {
 	case opt > 0:
 		return opt
 	case opt < 0 || len(y) == 0:
 		return 0
+	}
+	if len(py) >= minJitterPrefills {
+		ss := 0.0
+		for i, row := range px {
+			fit := 0.0
+			for j, b := range post.Beta {
+				fit += b * row[j]
+			}
+			r := (py[i] - fit) / max(py[i], 1e-9)
+			ss += r * r
+		}
+		return min(math.Sqrt(ss/float64(len(py))), maxJitter)
 	}
 	m := 0.0
 	for _, v := range y {
@@ -261,7 +283,7 @@ func jitterOf(opt, sigma float64, y []float64) float64 {
 	if m <= 0 {
 		return 0
 	}
-	return min(sigma/m, maxJitter)
+	return min(post.Sigma/m, maxJitter)
 }
 
 // fitOverhead finds the frontend request overhead that makes the
