@@ -74,6 +74,47 @@ type Table struct {
 	NoiseFloorPct float64 `json:"noise_floor_pct"`
 	NoiseMultiple float64 `json:"noise_multiple"`
 	Repeats       int     `json:"repeated_cells"`
+	// Capacities are the load sweeps' SLO capacities, reported beside
+	// the cells and left out of the summaries (one figure per sweep, on
+	// a scale of its own).
+	Capacities []CapacityRow `json:"capacity,omitempty"`
+}
+
+// CapacitySweep is one load sweep's SLO capacity estimate on silicon
+// and on each candidate configuration (absent: no estimate, e.g. its
+// lowest load already failed the SLO).
+type CapacitySweep struct {
+	Workload   string
+	Load       string // concurrency or request_rate
+	SLO        string // in words, for the note under the table
+	Real       float64
+	Candidates map[string]float64
+}
+
+// CapacityRow is a sweep's capacity row: the real estimate and each
+// candidate's signed error %.
+type CapacityRow struct {
+	Workload string             `json:"workload"`
+	Load     string             `json:"load"`
+	SLO      string             `json:"slo"`
+	Real     float64            `json:"real"`
+	ErrorPct map[string]float64 `json:"error_pct"`
+}
+
+// AddCapacity adds a sweep's capacity row; a real estimate of 0 or less
+// has no error % and is refused.
+func (t *Table) AddCapacity(c CapacitySweep) error {
+	if !(c.Real > 0) || !finite(c.Real) {
+		return fmt.Errorf("fidelity: %s: real capacity %v: want a positive estimate", c.Workload, c.Real)
+	}
+	row := CapacityRow{Workload: c.Workload, Load: c.Load, SLO: c.SLO, Real: c.Real, ErrorPct: map[string]float64{}}
+	for name, v := range c.Candidates {
+		if finite(v) {
+			row.ErrorPct[name] = (v - c.Real) / c.Real * 100
+		}
+	}
+	t.Capacities = append(t.Capacities, row)
+	return nil
 }
 
 // The noise rule: a candidate is as good as silicon's own spread allows
@@ -198,8 +239,18 @@ func (t *Table) WriteText(w io.Writer) error {
 			fmt.Fprint(tw, "–\t\n")
 		}
 	}
+	for _, c := range t.Capacities {
+		fmt.Fprintf(tw, "%s\tcapacity\t%s\t%.3f\t", c.Workload, c.Load, c.Real)
+		for _, name := range t.Candidates {
+			fmt.Fprintf(tw, "%s\t", pct(c.ErrorPct, name))
+		}
+		fmt.Fprint(tw, "–\t\n")
+	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, c := range t.Capacities {
+		fmt.Fprintf(w, "\n%s capacity: the SLO capacity estimate of the load sweep (%s), reported, not in the summaries\n", c.Workload, c.SLO)
 	}
 	if t.Repeats > 0 {
 		fmt.Fprintf(w, "\nnoise floor: median |real-vs-real| %.2f %% over %d repeated cells (at least %g %%); rule: median |error| ≤ %g × floor = %.2f %%\n",

@@ -57,3 +57,20 @@ func TestBuildWithoutRepeats(t *testing.T) {
 	require.NoError(t, tab.WriteText(&buf))
 	assert.Contains(t, buf.String(), "no workload was run twice")
 }
+
+func TestCapacityRow(t *testing.T) {
+	tab := Build([]Workload{{Name: "c1", Real: profile(10, 1), Candidates: []Candidate{{"calibrated", profile(11, 1)}, {"uncalibrated", profile(12, 1)}}}}, nil)
+	require.NoError(t, tab.AddCapacity(CapacitySweep{Workload: "load-sweep", Load: "concurrency", SLO: "time_to_first_token:300, attainment ≥ 0.9",
+		Real: 4, Candidates: map[string]float64{"calibrated": 5}}))
+	assert.Error(t, tab.AddCapacity(CapacitySweep{Workload: "x", Real: 0}))
+	require.Len(t, tab.Capacities, 1)
+	assert.InDelta(t, 25, tab.Capacities[0].ErrorPct["calibrated"], 1e-9)
+	assert.Equal(t, 3, tab.Summaries[0].Cells, "capacity stays out of the summaries")
+	var buf bytes.Buffer
+	require.NoError(t, tab.WriteText(&buf))
+	assert.Regexp(t, `load-sweep\s+capacity\s+concurrency\s+4\.000\s+\+25\.00\s+–\s+–`, buf.String())
+	assert.Contains(t, buf.String(), "load-sweep capacity: the SLO capacity estimate of the load sweep (time_to_first_token:300, attainment ≥ 0.9)")
+	buf.Reset()
+	require.NoError(t, tab.WriteJSON(&buf))
+	assert.Contains(t, buf.String(), `"capacity": [`)
+}
