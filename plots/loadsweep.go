@@ -148,7 +148,8 @@ type AttainmentSide struct {
 // estimate as a dotted vertical line in its colour. The load axis is
 // logarithmic (base 2 ticks at the loads) when the loads span 4× or more.
 func Attainment(title, loadLabel string, required float64, sides ...AttainmentSide) (*plot.Plot, error) {
-	p := newPlot(title, loadLabel, "SLO attainment (good / valid requests)")
+	p := newPlot(title+"\nbetween loads, attainment linear in the load (as the capacity estimate interpolates it)", loadLabel,
+		"SLO attainment (good / valid requests)")
 	var loads []float64
 	for i, s := range sides {
 		n := min(len(s.Loads), len(s.Attainment))
