@@ -133,7 +133,8 @@ func (c Capacity) Failing() float64 { return float64(c.FailingConcurrency) + c.F
 
 // Stop says why a sweep stopped before its last load.
 type Stop struct {
-	// Reason is "saturation", "error_rate" or "slo".
+	// Reason is "saturation", "error_rate", "slo" (the stop rule) or
+	// "interrupted" (SIGINT/SIGTERM).
 	Reason string `json:"reason"`
 	// After is the last load run.
 	After float64 `json:"after"`
@@ -148,6 +149,8 @@ const (
 	StopSaturation = "saturation"
 	StopErrorRate  = "error_rate"
 	StopSLO        = "slo"
+	// StopInterrupted is a sweep ended by a signal, not by the rule.
+	StopInterrupted = "interrupted"
 )
 
 // PointDir is the run directory name of a load: c4, r2.5.

@@ -34,6 +34,9 @@ type Options struct {
 	// zero Shard is the whole workload unsharded.
 	Shard         Shard
 	ServerMetrics ServerMetricsOptions
+	// SLOs are --goodput's: the aggregate gets good_request_count,
+	// goodput and slo_attainment, input_config records them.
+	SLOs []results.SLO
 	// Log gets warnings; notes too unless Quiet. nil discards them.
 	Log   io.Writer
 	Quiet bool
@@ -65,7 +68,7 @@ func WriteRun(ctx context.Context, dir string, wl *traces.Workload, opts Options
 	if err != nil {
 		return nil, err
 	}
-	rw, err := results.CreateRun(dir, results.RunOptions{})
+	rw, err := results.CreateRun(dir, results.RunOptions{SLOs: opts.SLOs})
 	if err != nil {
 		return nil, err
 	}

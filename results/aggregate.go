@@ -22,7 +22,12 @@ type SLO struct {
 // "time_to_first_token:200 inter_token_latency:10" (space or comma separated).
 func ParseGoodput(s string) ([]SLO, error) {
 	var out []SLO
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' }) {
+	seen := map[string]bool{}
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
+	if len(fields) == 0 && strings.TrimSpace(s) != "" {
+		return nil, fmt.Errorf("goodput %q: want metric:threshold pairs", s)
+	}
+	for _, f := range fields {
 		tag, val, ok := strings.Cut(f, ":")
 		if !ok {
 			return nil, fmt.Errorf("goodput %q: want metric:threshold", f)
@@ -34,9 +39,23 @@ func ParseGoodput(s string) ([]SLO, error) {
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("goodput %q: threshold %q is not a number", f, val)
 		}
+		if seen[tag] {
+			return nil, fmt.Errorf("goodput %q: %s given twice", s, tag)
+		}
+		seen[tag] = true
 		out = append(out, SLO{Tag: tag, Threshold: v})
 	}
 	return out, nil
+}
+
+// GoodputConfig is the SLOs as AIPerf's input_config records them:
+// input.goodput, {metric tag: threshold}.
+func GoodputConfig(slos []SLO) map[string]float64 {
+	m := make(map[string]float64, len(slos))
+	for _, s := range slos {
+		m[s.Tag] = s.Threshold
+	}
+	return m
 }
 
 // ErrorCount is one row of AIPerf's error_summary.
@@ -263,6 +282,7 @@ func (a *Aggregator) addScalars(p *Profile) {
 	if a.slos != nil {
 		p.addScalar(TagGoodRequestCount, float64(a.good))
 		p.addScalar(TagGoodput, float64(a.good)/durS)
+		p.addScalar(TagAttainment, attainment(float64(a.good), float64(a.valid)))
 	}
 	p.MinRequestNs, p.MaxResponseNs = a.minStart, a.maxEnd
 }

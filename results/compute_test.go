@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -145,8 +146,17 @@ func TestGoodput(t *testing.T) {
 	p := agg.Profile()
 	assertScalar(t, p, TagGoodRequestCount, 2)
 	assertScalar(t, p, TagGoodput, 2/2.02)
+	assertScalar(t, p, TagAttainment, 0.5)
+	a, ok := p.Attainment()
+	assert.True(t, ok)
+	assert.Equal(t, 0.5, a, "good / valid requests")
+	p.Metrics = slices.DeleteFunc(p.Metrics, func(m MetricResult) bool { return m.Tag == TagAttainment })
+	a, ok = p.Attainment()
+	assert.True(t, ok)
+	assert.Equal(t, 0.5, a, "an AIPerf file without slo_attainment: from its counts")
 
-	for _, bad := range []string{"ttft", "time_to_first_token:x", "request_count:3"} {
+	for _, bad := range []string{"ttft", "time_to_first_token:x", "request_count:3",
+		"time_to_first_token:30 time_to_first_token:40", ","} {
 		_, err := ParseGoodput(bad)
 		assert.Error(t, err, bad)
 	}

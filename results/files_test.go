@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -100,4 +101,46 @@ func abs(f float64) float64 {
 		return -f
 	}
 	return f
+}
+
+// TestRunWriterGoodput: with SLOs, the aggregate JSON and CSV carry
+// good_request_count, goodput and slo_attainment, and input_config
+// records the SLOs as AIPerf does (input.goodput), without touching the
+// caller's InputConfig.
+func TestRunWriterGoodput(t *testing.T) {
+	dir := t.TempDir()
+	slos, err := ParseGoodput("time_to_first_token:15 inter_token_latency:20")
+	require.NoError(t, err)
+	rw, err := CreateRun(dir, RunOptions{SLOs: slos})
+	require.NoError(t, err)
+	for i, first := range []int64{10, 20, 10, 10} {
+		_, err := rw.Add(rec(int64(i)*100*ms, 10, []int64{first, first + 10, first + 20}))
+		require.NoError(t, err)
+	}
+	ic := &InputConfig{Loadgen: &LoadgenConfig{Concurrency: 1, RequestCount: 4}}
+	_, err = rw.Close(RunMeta{StartNs: 1, EndNs: 2, InputConfig: ic})
+	require.NoError(t, err)
+	assert.Nil(t, ic.Input, "the caller's input_config is not changed")
+
+	run, err := LoadRun(dir)
+	require.NoError(t, err)
+	assertScalar(t, run.Profile, TagGoodRequestCount, 3)
+	assertScalar(t, run.Profile, TagAttainment, 0.75)
+	dur, _ := run.Profile.Value(TagBenchmarkDuration, "avg")
+	assertScalar(t, run.Profile, TagGoodput, 3/dur)
+	got, err := ParseInputConfig(run.Profile.InputConfig)
+	require.NoError(t, err)
+	require.NotNil(t, got.Input)
+	assert.Equal(t, map[string]float64{"time_to_first_token": 15, "inter_token_latency": 20}, got.Input.Goodput)
+	var raw struct {
+		Input map[string]json.RawMessage `json:"input"`
+	}
+	require.NoError(t, json.Unmarshal(run.Profile.InputConfig, &raw))
+	assert.JSONEq(t, `{"inter_token_latency": 20, "time_to_first_token": 15}`, string(raw.Input["goodput"]))
+
+	csv, err := os.ReadFile(filepath.Join(dir, ProfileCSVName))
+	require.NoError(t, err)
+	for _, row := range []string{"Good Request Count,3.00\r\n", "Goodput (requests/sec),", "SLO Attainment (ratio),0.75\r\n"} {
+		assert.Contains(t, string(csv), row)
+	}
 }

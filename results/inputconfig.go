@@ -56,8 +56,11 @@ type InputSection struct {
 	FixedScheduleEndOffset   float64  `json:"fixed_schedule_end_offset,omitempty"`
 	FixedScheduleSpeedup     float64  `json:"fixed_schedule_speedup,omitempty"`
 	FixedScheduleStartOffset *float64 `json:"fixed_schedule_start_offset,omitempty"`
-	Prompt                   *Prompt  `json:"prompt,omitempty"`
-	RandomSeed               *int64   `json:"random_seed,omitempty"`
+	// Goodput is --goodput as AIPerf records it: {metric tag: threshold
+	// in display units}.
+	Goodput    map[string]float64 `json:"goodput,omitempty"`
+	Prompt     *Prompt            `json:"prompt,omitempty"`
+	RandomSeed *int64             `json:"random_seed,omitempty"`
 
 	Unknown map[string]json.RawMessage `json:"-"`
 }

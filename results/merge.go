@@ -73,7 +73,7 @@ func WriteRecordsRun(dir string, recs []RecordMetrics, meta RunMeta, slos []SLO)
 		return nil, err
 	}
 	p := agg.Profile()
-	if err := applyMeta(p, meta); err != nil {
+	if err := applyMeta(p, meta, slos); err != nil {
 		return nil, err
 	}
 	return p, WriteProfileFiles(dir, p)

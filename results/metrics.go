@@ -67,6 +67,7 @@ const (
 	TagTotalErrorISL     = "total_error_isl"
 	TagGoodput           = "goodput"
 	TagGoodRequestCount  = "good_request_count"
+	TagAttainment        = "slo_attainment"
 )
 
 // recordID indexes the per-request scalar metrics in RecordMetrics.Values.
@@ -146,6 +147,10 @@ var defs = []Def{
 	{Tag: TagSendLag, Header: "Send Lag", Unit: "ms", Kind: KindRecord, Extension: true},
 	{Tag: TagTTFTFromIntended, Header: "Time to First Token From Intended Send", Unit: "ms", Kind: KindRecord, Streaming: true, Extension: true},
 	{Tag: TagLatencyIntended, Header: "Request Latency From Intended Send", Unit: "ms", Kind: KindRecord, Extension: true},
+	// slo_attainment is good_request_count / request_count (see
+	// Profile.Attainment); AIPerf's later good_request_fraction also counts
+	// failed requests in the denominator, so simbench names its own.
+	{Tag: TagAttainment, Header: "SLO Attainment", Unit: "ratio", Kind: KindAggregate, LargerIsBetter: true, Extension: true},
 }
 
 // defIndex maps a tag to its position in defs.

@@ -98,18 +98,25 @@ func (p *Profile) sortMetrics() {
 	slices.SortStableFunc(p.Metrics, func(a, b MetricResult) int { return cmp.Compare(order(a.Tag), order(b.Tag)) })
 }
 
-// Attainment is the run's SLO attainment: good_request_count /
-// request_count, the share of valid requests that met every --goodput SLO.
-// It is the one definition simbench uses (sweeps' meets_slo, compare).
-// AIPerf's later good_request_fraction divides by valid plus failed
-// requests instead; simbench keeps errors apart, in error_request_count
-// and the sweep's error rate. It is false without goodput or without a
-// valid request.
+// Attainment is the run's SLO attainment (slo_attainment): the share of
+// valid requests that met every --goodput SLO, good_request_count /
+// request_count. It is the one definition simbench uses (the aggregate's
+// slo_attainment, sweeps' meets_slo, compare); a profile without
+// slo_attainment (an AIPerf file) gets it from its counts. AIPerf's later
+// good_request_fraction divides by valid plus failed requests instead;
+// simbench keeps failures apart, in error_request_count and the sweep's
+// error rate. It is false without goodput or without a valid request.
 func (p *Profile) Attainment() (float64, bool) {
+	if v, ok := p.Value(TagAttainment, "avg"); ok {
+		return v, true
+	}
 	good, okG := p.Value(TagGoodRequestCount, "avg")
 	valid, okV := p.Value(TagRequestCount, "avg")
 	if !okG || !okV || valid <= 0 {
 		return 0, false
 	}
-	return good / valid, true
+	return attainment(good, valid), true
 }
+
+// attainment is good / valid requests, valid > 0.
+func attainment(good, valid float64) float64 { return good / valid }

@@ -91,13 +91,15 @@ func (rw *RunWriter) Close(meta RunMeta) (*Profile, error) {
 		return nil, err
 	}
 	p := rw.agg.Profile()
-	if err := applyMeta(p, meta); err != nil {
+	if err := applyMeta(p, meta, rw.agg.slos); err != nil {
 		return nil, err
 	}
 	return p, WriteProfileFiles(rw.dir, p)
 }
 
-func applyMeta(p *Profile, meta RunMeta) error {
+// applyMeta sets the profile's run facts; input_config records the SLOs
+// as AIPerf does, in input.goodput.
+func applyMeta(p *Profile, meta RunMeta, slos []SLO) error {
 	p.BenchmarkID = meta.BenchmarkID
 	p.WasCancelled = meta.WasCancelled
 	if meta.StartNs != 0 {
@@ -107,7 +109,16 @@ func applyMeta(p *Profile, meta RunMeta) error {
 		p.EndTime = FormatTime(meta.EndNs)
 	}
 	if meta.InputConfig != nil {
-		b, err := meta.InputConfig.Encode()
+		ic := *meta.InputConfig
+		if len(slos) > 0 {
+			in := InputSection{}
+			if ic.Input != nil {
+				in = *ic.Input
+			}
+			in.Goodput = GoodputConfig(slos)
+			ic.Input = &in
+		}
+		b, err := ic.Encode()
 		if err != nil {
 			return err
 		}

@@ -47,6 +47,7 @@ type options struct {
 	every     int
 	hook      func(*simulator) // tests: called after every step start and end
 	collector *servermetrics.Collector
+	slos      []results.SLO // WriteRun's aggregate
 }
 
 // WithProgress calls fn every `every` finished requests (0: about every
@@ -54,6 +55,10 @@ type options struct {
 func WithProgress(fn func(Progress), every int) Option {
 	return func(o *options) { o.progress, o.every = fn, every }
 }
+
+// WithSLOs gives WriteRun's aggregate --goodput's SLOs: good_request_count,
+// goodput and slo_attainment, recorded in input_config. Run ignores them.
+func WithSLOs(slos []results.SLO) Option { return func(o *options) { o.slos = slos } }
 
 func withHook(fn func(*simulator)) Option { return func(o *options) { o.hook = fn } }
 

@@ -44,7 +44,11 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rw, err := results.CreateRun(dir, results.RunOptions{Buffered: true})
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	rw, err := results.CreateRun(dir, results.RunOptions{Buffered: true, SLOs: o.slos})
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ type Options struct {
 	Input    *results.InputConfig // input_config's workload sections (sim.WorkloadInput)
 	// Shard, when set, runs only points Index, Index+Count, …
 	Shard *traces.ShardSpec
+	// SLOs are --goodput's, for every point's aggregate.
+	SLOs []results.SLO
 	// OnPoint, when set, is called after each point's run.
 	OnPoint func(pt sim.SweepPoint, res Point)
 }
@@ -38,7 +40,7 @@ func Run(ctx context.Context, dir string, o Options) ([]string, error) {
 		sum.Shard = &Shard{Index: o.Shard.Index, Count: o.Shard.Count}
 	}
 	for _, pt := range todo {
-		res, err := runPoint(ctx, o.Sweep, pt, o.Workload, o.Input, dir)
+		res, err := runPoint(ctx, o.Sweep, pt, o.Workload, o.Input, o.SLOs, dir)
 		if err != nil {
 			return nil, err
 		}

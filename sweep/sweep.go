@@ -115,7 +115,7 @@ func newSummary(file string, sw *sim.Sweep, base sim.Config, wl *traces.Workload
 	return sum, nil
 }
 
-func runPoint(ctx context.Context, sw *sim.Sweep, pt planned, wl *traces.Workload, input *results.InputConfig, dir string) (Point, error) {
+func runPoint(ctx context.Context, sw *sim.Sweep, pt planned, wl *traces.Workload, input *results.InputConfig, slos []results.SLO, dir string) (Point, error) {
 	res := Point{Index: pt.Index, Dir: fmt.Sprintf("point_%04d", pt.Index), Params: map[string]any{},
 		Workers: pt.cfg.Workers, Metrics: map[string]float64{}}
 	for i, p := range sw.Parameters {
@@ -129,7 +129,7 @@ func runPoint(ctx context.Context, sw *sim.Sweep, pt planned, wl *traces.Workloa
 	}
 	in := *input
 	in.Sweep = &results.SweepInfo{Index: pt.Index, Params: res.Params}
-	files, err := sim.WriteRun(ctx, filepath.Join(dir, res.Dir), pt.cfg, wl, &in)
+	files, err := sim.WriteRun(ctx, filepath.Join(dir, res.Dir), pt.cfg, wl, &in, sim.WithSLOs(slos))
 	if err != nil {
 		return res, fmt.Errorf("sweep point %d (%s): %w", pt.Index, sw.Describe(pt.SweepPoint), err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/simbench/simbench/internal/usage"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -38,7 +39,12 @@ type Pipeline struct {
 	// Repeat > 1 runs each arm that many times, interleaved in rotating
 	// order after a discarded warm-up round, and compares the run lists.
 	Repeat int `yaml:"repeat"`
+	// Goodput is AIPerf's --goodput SLOs ("time_to_first_token:200
+	// inter_token_latency:10"), applied to both arms: their aggregates get
+	// good_request_count, goodput and slo_attainment.
+	Goodput string `yaml:"goodput"`
 
+	slos   []results.SLO
 	path   string // the file, as given
 	dir    string // its directory
 	digest string // sha256 of the configuration as read (before overrides)
@@ -209,6 +215,11 @@ func (p *Pipeline) check() error {
 		return fmt.Errorf("repeat must be >= 1, got %d", p.Repeat)
 	}
 	p.Repeat = max(p.Repeat, 1)
+	slos, err := results.ParseGoodput(p.Goodput)
+	if err != nil {
+		return fmt.Errorf("goodput: %v", err)
+	}
+	p.slos = slos
 	if err := p.Sim.check(); err != nil {
 		return err
 	}

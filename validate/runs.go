@@ -93,7 +93,7 @@ func (v *validation) realOptions() (realrun.Options, float64, error) {
 	if v.opts.RunProgress != nil && !v.opts.Quiet {
 		cfg.Progress, cfg.ProgressEvery = v.opts.RunProgress()
 	}
-	opts := realrun.Options{Config: cfg, Spec: v.p.workload(), Log: v.opts.Log, Quiet: v.opts.Quiet}
+	opts := realrun.Options{Config: cfg, Spec: v.p.workload(), SLOs: v.p.slos, Log: v.opts.Log, Quiet: v.opts.Quiet}
 	return opts, maxErr, nil
 }
 
@@ -147,7 +147,7 @@ func (v *validation) simRun(dir string, seed *int64, log io.Writer) error {
 	if err := traces.WriteWorkloadFile(dir, wl); err != nil {
 		return err
 	}
-	var opts []sim.Option
+	opts := []sim.Option{sim.WithSLOs(v.p.slos)}
 	if v.opts.SimProgress != nil && !v.opts.Quiet {
 		opt, done := v.opts.SimProgress(len(wl.Requests))
 		if opt != nil {

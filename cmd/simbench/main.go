@@ -5,7 +5,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/simbench/simbench/internal/cliapp"
 	"github.com/simbench/simbench/internal/usage"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/traces"
@@ -37,40 +37,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(app.Run(permuteArgs(app, args)), stderr)
 }
 
-func init() {
-	if f, ok := cli.HelpFlag.(*cli.BoolFlag); ok {
-		cli.HelpFlag = &helpFlag{*f}
-	}
-	probe := &cli.App{}
-	probe.Setup()
-	helpAction = probe.Action // urfave/cli's help command's action
-}
-
-// helpAction is the action of urfave/cli's help command.
-var helpAction cli.ActionFunc
-
-// helpCommand is a command's own copy of urfave/cli's help sub-command:
-// urfave/cli appends its one package-level help command to every command
-// that has none and writes to it while setting the command up, a data race
-// when apps run in parallel (the tests run the CLI so). HideHelp keeps it
-// from getting a help command of its own.
-func helpCommand() *cli.Command {
-	return &cli.Command{Name: "help", Aliases: []string{"h"}, Usage: "Shows a list of commands or help for one command",
-		ArgsUsage: "[command]", HideHelp: true, Action: helpAction}
-}
-
-// helpFlag is urfave/cli's --help flag applied from a copy: BoolFlag.Apply
-// writes to the flag, and every app and command applies the one
-// package-level cli.HelpFlag, a data race when apps run in parallel (the
-// tests run the CLI so).
-type helpFlag struct{ cli.BoolFlag }
-
-// Apply registers a copy of the flag on set.
-func (f *helpFlag) Apply(set *flag.FlagSet) error {
-	c := f.BoolFlag
-	return c.Apply(set)
-}
-
 func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:  "simbench",
@@ -81,25 +47,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
-		Commands:        withUsageErrors(commands()),
+		Commands:        cliapp.WithUsageErrors(commands()),
 		ExitErrHandler:  func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usage.Wrap(err)
 		},
 	}
-}
-
-// withUsageErrors makes flag-parsing errors of every command usage errors.
-// It also gives each command its own help sub-command (see helpCommand).
-func withUsageErrors(cmds []*cli.Command) []*cli.Command {
-	for _, c := range cmds {
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usage.Wrap(err) }
-		withUsageErrors(c.Subcommands)
-		if !c.HideHelp && !c.HideHelpCommand && c.Command("help") == nil {
-			c.Subcommands = append(c.Subcommands, helpCommand())
-		}
-	}
-	return cmds
 }
 
 // usagef returns a usage error (exit code 2).

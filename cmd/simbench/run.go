@@ -1,17 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/simbench/simbench/internal/interrupt"
 	"github.com/simbench/simbench/internal/progress"
 	"github.com/simbench/simbench/internal/usage"
 	"github.com/simbench/simbench/loadgen"
@@ -24,7 +22,7 @@ const apiKeyEnv = realrun.APIKeyEnv
 
 // exitInterrupted is the exit code of a run stopped by SIGINT/SIGTERM
 // (128 + SIGINT), after its files were written.
-const exitInterrupted = 130
+const exitInterrupted = interrupt.ExitCode
 
 func runCommand() *cli.Command {
 	return &cli.Command{
@@ -35,8 +33,8 @@ func runCommand() *cli.Command {
 			"       --trace conversation_trace.jsonl --limit 200 --extra-inputs ignore_eos:true -o artifacts/real\n" +
 			"   simbench run --url localhost:11434 --model tiny --use-legacy-max-tokens \\\n" +
 			"       --concurrency 4 --request-count 64 --isl 100 --osl 200 -o artifacts/ollama",
-		Description: help("run"),
-		Flags:       append(append(append(runFlags(), serverMetricsFlags()...), shardFlags()...), workloadFlags()...),
+		Description: help("run") + "\n\n" + help("loadsweep"),
+		Flags:       append(append(append(append(runFlags(), serverMetricsFlags()...), shardFlags()...), loadSweepFlags()...), workloadFlags()...),
 		Action:      runAction,
 	}
 }
@@ -78,11 +76,14 @@ func runAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("run takes no arguments, got %q", c.Args().First())
 	}
+	if swept, err := runLoadSweep(c); swept {
+		return err
+	}
 	opts, wl, maxErr, err := runOptions(c)
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptContext(c.Context, c.App.ErrWriter, os.Exit)
+	ctx, stop := interrupt.Context(c.Context, c.App.ErrWriter, os.Exit)
 	defer stop()
 	res, err := realrun.WriteRun(ctx, c.String("output-dir"), wl, opts)
 	if err != nil {
@@ -111,6 +112,9 @@ func runOptions(c *cli.Context) (opts realrun.Options, wl *traces.Workload, maxE
 	}
 	if note := opts.Shard.Note(wl); note != "" && !opts.Quiet {
 		fmt.Fprint(c.App.ErrWriter, note)
+	}
+	if opts.SLOs, err = goodputSLOs(c); err != nil {
+		return opts, nil, 0, err
 	}
 	opts.ServerMetrics, err = serverMetricsFromFlags(c)
 	return opts, wl, maxErr, err
@@ -174,45 +178,6 @@ func finiteNonNegative(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v,
 // progressPrinter renders progress on errw: a bar on a terminal, a plain
 // line every 10 s otherwise (every interval when it is > 0).
 func progressPrinter(errw io.Writer, interval time.Duration) (func(loadgen.Progress), time.Duration) {
-	tty := progress.IsTerminal(errw)
-	every := 10 * time.Second
-	if tty {
-		every = 250 * time.Millisecond
-	}
-	if interval > 0 {
-		every = interval
-	}
-	bar := progress.New(errw, tty)
+	bar, every := progress.ForTime(errw, interval)
 	return func(p loadgen.Progress) { bar.Update(p.Done, int64(p.Total), p.String(), p.Final) }, every
-}
-
-// interruptContext is cancelled by the first SIGINT/SIGTERM; a second one
-// calls exit(130) at once.
-func interruptContext(parent context.Context, errw io.Writer, exit func(int)) (context.Context, func()) {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, stop := watchSignals(parent, sigs, errw, exit)
-	return ctx, func() { signal.Stop(sigs); stop() }
-}
-
-// watchSignals cancels the returned context at the first value on sigs and
-// calls exit at the second. stop ends the watch.
-func watchSignals(parent context.Context, sigs <-chan os.Signal, errw io.Writer, exit func(int)) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(parent)
-	quit := make(chan struct{})
-	go func() {
-		select {
-		case s := <-sigs:
-			fmt.Fprintf(errw, "\n%v: stopping sends, cancelling requests in flight and writing the files (again to exit at once)\n", s)
-			cancel()
-		case <-quit:
-			return
-		}
-		select {
-		case <-sigs:
-			exit(exitInterrupted)
-		case <-quit:
-		}
-	}()
-	return ctx, func() { close(quit); cancel() }
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,9 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -245,43 +241,6 @@ func TestRunHelp(t *testing.T) {
 		assert.Contains(t, stdout, want)
 	}
 	assert.NotContains(t, stdout, "--spin")
-}
-
-func TestWatchSignals(t *testing.T) {
-	t.Parallel()
-	sigs := make(chan os.Signal, 2)
-	var exited atomic.Int32
-	var errw runSyncBuffer
-	ctx, stop := watchSignals(context.Background(), sigs, &errw, func(code int) { exited.Store(int32(code)) })
-	defer stop()
-	sigs <- syscall.SIGINT
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("first signal did not cancel")
-	}
-	assert.Zero(t, exited.Load(), "the first signal does not exit")
-	sigs <- syscall.SIGTERM
-	require.Eventually(t, func() bool { return exited.Load() == exitInterrupted }, 5*time.Second, time.Millisecond)
-	assert.Contains(t, errw.String(), "again to exit at once")
-}
-
-// runSyncBuffer is a bytes.Buffer safe for concurrent use.
-type runSyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *runSyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *runSyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestRunStreamingFalse(t *testing.T) {

@@ -26,7 +26,7 @@ func simCommand() *cli.Command {
 		UsageText: "simbench sim --trace FILE -o DIR [--workers N] [--router kv] [--engine vllm] [--config sim.yaml] ...\n" +
 			"simbench sim --concurrency N --request-count N --isl T --osl T -o DIR ...\n" +
 			"simbench sim --print-config [--config sim.yaml] [flags]",
-		Description: help("sim"),
+		Description: help("sim") + "\n\n" + help("loadsweep"),
 		Flags:       simFlags(),
 		Action:      simAction,
 	}
@@ -41,6 +41,7 @@ func simFlags() []cli.Flag {
 	}
 	flags = append(flags, simConfigFlags()...)
 	flags = append(flags, sweepFlags()...)
+	flags = append(flags, loadSweepFlags()...)
 	return append(flags, workloadFlags()...)
 }
 
@@ -89,6 +90,9 @@ func simAction(c *cli.Context) error {
 	if dir == "" {
 		return usagef("sim needs -o DIR (the run directory to write)")
 	}
+	if swept, err := simLoadSweep(c, cfg, dir); swept {
+		return err
+	}
 	wl, input, err := simWorkload(c, cfg)
 	if err != nil {
 		return err
@@ -124,10 +128,14 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	}
+	slos, err := goodputSLOs(c)
+	if err != nil {
+		return err
+	}
 	if err := traces.WriteWorkloadFile(dir, wl); err != nil {
 		return err
 	}
-	var opts []sim.Option
+	opts := []sim.Option{sim.WithSLOs(slos)}
 	bar, every := simProgress(c, len(wl.Requests))
 	if bar != nil {
 		opts = append(opts, sim.WithProgress(func(p sim.Progress) {
@@ -203,8 +211,6 @@ func configFields(cfg *sim.Config) map[string]any {
 		"response-overhead-ms": &cfg.Frontend.ResponseOverheadMs, "client-gap-ms": &cfg.Frontend.ClientGapMs}
 }
 
-// simWorkload builds the workload (the flags shared with simbench run) and
-// the input_config describing it.
 // simWorkload builds the workload from the flags and warns on stderr
 // where it leaves the range cfg was calibrated on.
 func simWorkload(c *cli.Context, cfg sim.Config) (*traces.Workload, *results.InputConfig, error) {
@@ -223,16 +229,5 @@ func simWorkload(c *cli.Context, cfg sim.Config) (*traces.Workload, *results.Inp
 // requests, or nil when no progress is wanted: --quiet, or stderr is not a
 // terminal and --progress was not given.
 func simProgress(c *cli.Context, total int) (*progress.Bar, int) {
-	if c.Bool("quiet") {
-		return nil, 0
-	}
-	tty := progress.IsTerminal(c.App.ErrWriter)
-	if !tty && !c.Bool("progress") {
-		return nil, 0
-	}
-	every := max(1, total/20) // a plain line per 5%
-	if tty {
-		every = max(1, total/1000)
-	}
-	return progress.New(c.App.ErrWriter, tty), every
+	return progress.ForCount(c.App.ErrWriter, c.Bool("quiet"), c.Bool("progress"), total)
 }

@@ -17,7 +17,7 @@ func summarizeCommand() *cli.Command {
 		Description: help("summarize"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "directory to write the aggregate files into", Required: true},
-			&cli.StringFlag{Name: "goodput", Usage: "SLOs as AIPerf's --goodput, e.g. \"time_to_first_token:200 inter_token_latency:10\" (ms)"},
+			goodputFlag(),
 		},
 		Action: summarizeAction,
 	}
@@ -27,12 +27,9 @@ func summarizeAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return usagef("summarize takes one FILE.jsonl, got %d arguments", c.NArg())
 	}
-	var slos []results.SLO
-	if g := c.String("goodput"); g != "" {
-		var err error
-		if slos, err = results.ParseGoodput(g); err != nil {
-			return usagef("--goodput: %v", err)
-		}
+	slos, err := goodputSLOs(c)
+	if err != nil {
+		return err
 	}
 	p, warnings, err := results.RecoverJSONL(c.Args().First(), slos)
 	if err != nil {

@@ -36,7 +36,11 @@ func simSweep(c *cli.Context, base sim.Config, wl *traces.Workload, input *resul
 	if err != nil {
 		return err
 	}
-	o := sweep.Options{File: c.String("sweep"), Sweep: sw, Base: base, Workload: wl, Input: input}
+	slos, err := goodputSLOs(c)
+	if err != nil {
+		return err
+	}
+	o := sweep.Options{File: c.String("sweep"), Sweep: sw, Base: base, Workload: wl, Input: input, SLOs: slos}
 	if sharded {
 		o.Shard = &spec
 	}

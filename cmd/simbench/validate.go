@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/simbench/simbench/internal/interrupt"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/validate"
@@ -68,6 +69,6 @@ func validateOptions(c *cli.Context, out string) validate.Options {
 				bar.Update(int64(p.Done), int64(p.Total), p.String(), p.Done == p.Total)
 			}, every), bar.Finish
 		},
-		Interrupt: func(ctx context.Context) (context.Context, func()) { return interruptContext(ctx, errw, os.Exit) },
+		Interrupt: func(ctx context.Context) (context.Context, func()) { return interrupt.Context(ctx, errw, os.Exit) },
 	}
 }

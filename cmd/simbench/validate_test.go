@@ -105,7 +105,7 @@ func TestValidateEndToEnd(t *testing.T) {
 	ts, srv := validateServer(t, http.StatusOK)
 	out := filepath.Join(t.TempDir(), "artifacts")
 
-	loose := writePipeline(t, ts.URL, "compare:\n  fail_above: [inter_token_latency.avg=5000%]\n")
+	loose := writePipeline(t, ts.URL, "compare:\n  fail_above: [inter_token_latency.avg=5000%]\ngoodput: time_to_first_token:100000\n")
 	code, stdout, stderr := validateCLI("--config", loose, "-o", out)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "verdict: pass")
@@ -117,6 +117,10 @@ func TestValidateEndToEnd(t *testing.T) {
 	assert.Len(t, hist[0].ConfigDigest, 64)
 	assert.Greater(t, hist[0].Metrics["inter_token_latency.avg"], 300.0, "sim ITL 40 ms vs real 4 ms")
 	assert.Equal(t, 5000.0, hist[0].Bounds["inter_token_latency.avg"])
+	cmpJSON := string(runReadFile(t, filepath.Join(out, validate.CompareJSONName)))
+	for _, tag := range []string{results.TagGoodRequestCount, results.TagGoodput, results.TagAttainment} {
+		assert.Contains(t, cmpJSON, `"`+tag+`"`, "goodput: both arms aggregate the SLOs; compare aligns them")
+	}
 
 	tight := writePipeline(t, ts.URL, "compare:\n  fail_above: [inter_token_latency.avg=100%]\n  plots: false\n")
 	code, stdout, stderr = validateCLI("--config", tight, "-o", out, "--quiet")
@@ -295,7 +299,7 @@ func TestValidateHealthCheckFailure(t *testing.T) {
 func TestValidatePipelineErrors(t *testing.T) {
 	base := "target:\n  url: http://127.0.0.1:1\n  model: m\nworkload:\n  concurrency: 1\nsim:\n  config: sim.yaml\n"
 	for _, tc := range []struct{ name, yaml, want string }{
-		{"unknown top key", base + "repeats: 3\n", `line 8: unknown key "repeats" (known keys of the pipeline: compare, history, repeat, sim, target, workload)`},
+		{"unknown top key", base + "repeats: 3\n", `line 8: unknown key "repeats" (known keys of the pipeline: compare, goodput, history, repeat, sim, target, workload)`},
 		{"unknown nested key", strings.Replace(base, "  model: m\n", "  model: m\n  heath_check: /v1/models\n", 1), `line 4: unknown key "target.heath_check"`},
 		{"unknown workload key", base + "workload:\n  isl_mean: 3\n", `unknown key "workload.isl_mean"`},
 		{"wrong type", strings.Replace(base, "concurrency: 1", "concurrency: two", 1), "cannot unmarshal !!str `two` into int"},
@@ -309,6 +313,7 @@ func TestValidatePipelineErrors(t *testing.T) {
 		{"repeat", base + "repeat: -2\n", "repeat must be >= 1"},
 		{"alpha", base + "compare:\n  alpha: 2\n", "compare.alpha"},
 		{"error rate", strings.Replace(base, "  model: m\n", "  model: m\n  max_error_rate: lots\n", 1), "target.max_error_rate"},
+		{"goodput", base + "goodput: ttft:200\n", `goodput: goodput "ttft:200": "ttft" is not a per-request metric`},
 		{"empty", "", "empty pipeline file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

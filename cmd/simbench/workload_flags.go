@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"reflect"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -53,33 +51,13 @@ func filterFlags(prefix string) []cli.Flag {
 	}
 }
 
-// workloadSpec is the workload flags given, as a traces.Spec: each Spec
-// key is a flag's name with "_" for "-".
+// workloadSpec is the workload flags given, as a traces.Spec. A flag of
+// another type than its key is a bug in workloadFlags, not a user's
+// mistake: it panics.
 func workloadSpec(c *cli.Context) traces.Spec {
-	var s traces.Spec
-	v := reflect.ValueOf(&s).Elem()
-	for i := range v.NumField() {
-		name := strings.ReplaceAll(traces.SpecKey(i), "_", "-")
-		if !c.IsSet(name) {
-			continue
-		}
-		f := v.Field(i)
-		var x any
-		switch f.Type().Elem().Kind() {
-		case reflect.String:
-			x = c.String(name)
-		case reflect.Bool:
-			x = c.Bool(name)
-		case reflect.Int:
-			x = c.Int(name)
-		case reflect.Int64:
-			x = c.Int64(name)
-		case reflect.Float64:
-			x = c.Float64(name)
-		}
-		p := reflect.New(f.Type().Elem())
-		p.Elem().Set(reflect.ValueOf(x))
-		f.Set(p)
+	s, err := traces.SpecFromFlags(c.IsSet, c.Value)
+	if err != nil {
+		panic(err)
 	}
 	return s
 }

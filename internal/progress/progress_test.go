@@ -101,3 +101,23 @@ func TestIsTerminal(t *testing.T) {
 	defer f.Close()
 	assert.False(t, IsTerminal(f), "a regular file is not a terminal")
 }
+
+func TestForTimeAndForCount(t *testing.T) {
+	var b bytes.Buffer
+	bar, every := ForTime(&b, 0)
+	assert.NotNil(t, bar)
+	assert.Equal(t, 10*time.Second, every, "not a terminal: a line every 10 s")
+	_, every = ForTime(&b, time.Second)
+	assert.Equal(t, time.Second, every)
+
+	bar, n := ForCount(&b, false, false, 1000)
+	assert.Nil(t, bar, "not a terminal and not forced: no progress")
+	assert.Zero(t, n)
+	bar, _ = ForCount(&b, true, true, 1000)
+	assert.Nil(t, bar, "quiet wins")
+	bar, n = ForCount(&b, false, true, 1000)
+	assert.NotNil(t, bar)
+	assert.Equal(t, 50, n, "plain lines every 5%")
+	_, n = ForCount(&b, false, true, 3)
+	assert.Equal(t, 1, n)
+}

@@ -51,17 +51,23 @@ type Server struct {
 	FaultFor func(n int) Fault
 	CutAfter int           // tokens sent before a mid-stream fault
 	StallFor time.Duration // Stall's silence
+	// Slots > 0 serves at most Slots requests at once, as an engine with
+	// that many batch slots: the others wait in arrival order (FIFO), and
+	// TTFT counts from when a slot frees.
+	Slots int
 	// Record keeps every request's headers and body (see Requests).
 	Record bool
 	// Metrics, when set, is served at GET /metrics and observes every
 	// request (see NewMetrics).
 	Metrics *Metrics
 
-	n    atomic.Int64
-	mu   sync.Mutex
-	reqs []Received
-	open atomic.Int64
-	peak atomic.Int64
+	n     atomic.Int64
+	slots chan struct{}
+	once  sync.Once
+	mu    sync.Mutex
+	reqs  []Received
+	open  atomic.Int64
+	peak  atomic.Int64
 }
 
 // Received is one recorded request.
@@ -86,6 +92,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.serveMetrics(w, r) {
 		return
 	}
+	if !s.acquire(r) {
+		return
+	}
+	defer s.release()
 	arrived := time.Now()
 	s.trackOpen(1)
 	defer s.trackOpen(-1)

@@ -1,0 +1,97 @@
+package loadsweep
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/capacity"
+	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/traces"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestNewPlan(t *testing.T) {
+	p, err := NewPlan(Flags{Attainment: 0.9})
+	require.NoError(t, err)
+	assert.Nil(t, p, "no sweep flag: no sweep")
+
+	p, err = NewPlan(Flags{Rate: "0.5..4x2", Goodput: "time_to_first_token:60", Attainment: 0.95, MaxErrorRate: -1})
+	require.NoError(t, err)
+	assert.Equal(t, capacity.RequestRate, p.Load)
+	assert.Equal(t, []float64{0.5, 1, 2, 4}, p.Loads)
+	assert.Equal(t, []results.SLO{{Tag: "time_to_first_token", Threshold: 60}}, p.SLOs)
+
+	spec := traces.Spec{Concurrency: ptr(8), ArrivalPattern: ptr("poisson")}
+	pt := p.PointSpec(spec, 2)
+	assert.Equal(t, 2.0, *pt.RequestRate)
+	assert.Equal(t, 8, *pt.Concurrency, "a rate sweep keeps the concurrency cap")
+	assert.Nil(t, spec.RequestRate, "the base spec is not changed")
+
+	for _, f := range []Flags{
+		{Concurrency: "1", Rate: "1", Attainment: 0.9},
+		{Concurrency: "0", Attainment: 0.9},
+		{Rate: "1", Attainment: 0},
+		{Rate: "1", Attainment: 0.9, Goodput: "nope:1"},
+	} {
+		_, err := NewPlan(f)
+		require.Error(t, err, f)
+		assert.True(t, usage.Is(err), "%v: a usage error", f)
+	}
+}
+
+// TestRunOnTheSimulator sweeps the rate of an open loop on the simulator:
+// every point is a run directory, the summary is written and valid.
+func TestRunOnTheSimulator(t *testing.T) {
+	dir := t.TempDir()
+	p, err := NewPlan(Flags{Rate: "5,10", Goodput: "time_to_first_token:1000", Attainment: 0.9, MaxErrorRate: -1})
+	require.NoError(t, err)
+	spec := traces.Spec{RequestCount: ptr(20), ISL: ptr(32), OSL: ptr(8), ArrivalPattern: ptr("constant")}
+	s, err := Run(context.Background(), dir, p, spec, Sim(sim.DefaultConfig(), io.Discard, sim.WithSLOs(p.SLOs)), io.Discard)
+	require.NoError(t, err)
+	require.Len(t, s.Points, 2)
+	assert.Equal(t, "r5", s.Points[0].Dir)
+	assert.InDelta(t, 5, s.Points[0].RequestThroughput, 0.5, "an open loop at 5 req/s")
+	assert.Equal(t, capacity.StatusAboveTested, s.Capacity.Status)
+	again, err := capacity.ReadSummary(dir)
+	require.NoError(t, err)
+	assert.Equal(t, s, again)
+	for _, d := range []string{"r5", "r10"} {
+		_, err := results.LoadRun(filepath.Join(dir, d))
+		assert.NoError(t, err, d)
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	p, err := NewPlan(Flags{Concurrency: "1,2,4", Attainment: 0.9, MaxErrorRate: -1})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	runner := Sim(sim.DefaultConfig(), io.Discard)
+	cancelAfterFirst := func(ctx context.Context, d string, spec traces.Spec) (*results.Profile, error) {
+		defer cancel()
+		return runner(ctx, d, spec)
+	}
+	spec := traces.Spec{RequestCount: ptr(4), ISL: ptr(16), OSL: ptr(4)}
+	s, err := Run(ctx, dir, p, spec, cancelAfterFirst, io.Discard)
+	require.NoError(t, err)
+	require.Len(t, s.Points, 1)
+	require.NotNil(t, s.Stopped)
+	assert.Equal(t, capacity.StopInterrupted, s.Stopped.Reason)
+	assert.Equal(t, []float64{2, 4}, s.Stopped.Skipped)
+	assert.Nil(t, s.Capacity, "no SLO: no capacity")
+}
+
+func TestRunRefusesATrace(t *testing.T) {
+	p, err := NewPlan(Flags{Concurrency: "1", Attainment: 0.9, MaxErrorRate: -1})
+	require.NoError(t, err)
+	_, err = Run(context.Background(), t.TempDir(), p, traces.Spec{Trace: ptr("t.jsonl")}, nil, io.Discard)
+	assert.ErrorContains(t, err, "needs a synthetic workload")
+}
