@@ -25,7 +25,15 @@ var capacityFlags = []string{"--sweep-concurrency", "1,2,3,4,5,6,8,16,32", "--st
 // 60 ms and attainment falls below 0.9: capacity is concurrency 4, 5 is
 // run, and the sweep stops at 6, where throughput has not grown past
 // concurrency 4's (6/1.5 = 4), before 8, 16 and 32.
+//
+// The SLO leaves 20 ms above a free slot's 40 ms: under the race detector,
+// with other packages' tests on the same cores, more than a tenth of the
+// requests at concurrency 3 have measured over 60 ms. So the race pass
+// skips it and `make test` runs it again alone, without the detector.
 func TestRunLoadSweepCapacity(t *testing.T) {
+	if raceEnabled {
+		t.Skip("timing acceptance test: make test runs it alone, without -race (see the Makefile)")
+	}
 	srv := &openaitest.Server{Slots: 4, TTFT: 40 * time.Millisecond, ITL: 4 * time.Millisecond}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
