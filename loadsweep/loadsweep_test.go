@@ -11,6 +11,7 @@ import (
 
 	"github.com/simbench/simbench/capacity"
 	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
@@ -81,7 +82,10 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	spec := traces.Spec{RequestCount: ptr(4), ISL: ptr(16), OSL: ptr(4)}
 	s, err := Run(ctx, dir, p, spec, cancelAfterFirst, io.Discard)
-	require.NoError(t, err)
+	require.ErrorIs(t, err, realrun.ErrInterrupted, "exit 130, as an interrupted run")
+	again, err := capacity.ReadSummary(dir)
+	require.NoError(t, err, "the summary of the points run is written")
+	assert.Equal(t, s, again)
 	require.Len(t, s.Points, 1)
 	require.NotNil(t, s.Stopped)
 	assert.Equal(t, capacity.StopInterrupted, s.Stopped.Reason)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/simbench/simbench/capacity"
+	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
@@ -19,7 +20,8 @@ type Runner func(ctx context.Context, dir string, spec traces.Spec) (*results.Pr
 // DIR/c4, DIR/r2.5, …, applies the stop rule after each point when asked,
 // and writes DIR/sweep_summary.json. A cancelled ctx ends the sweep after
 // the point in flight (its files written); the summary then says
-// "interrupted". log gets one line per point.
+// "interrupted" and Run returns it with realrun.ErrInterrupted. log gets
+// one line per point.
 func Run(ctx context.Context, dir string, p *Plan, spec traces.Spec, runner Runner, log io.Writer) (*capacity.Summary, error) {
 	if err := p.CheckSpec(spec); err != nil {
 		return nil, err
@@ -57,6 +59,9 @@ func Run(ctx context.Context, dir string, p *Plan, spec traces.Spec, runner Runn
 	s.Capacity = capacity.FindCapacity(p.Load, s.Points, p.Target)
 	if err := capacity.WriteSummary(dir, s); err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return s, realrun.ErrInterrupted
 	}
 	return s, nil
 }
