@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"github.com/simbench/simbench/internal/jsonlex"
 	"github.com/simbench/simbench/results"
 )
 
@@ -17,7 +18,7 @@ type chunk struct {
 	finished  bool // choices[0] has a finish_reason (a string, not null)
 
 	altReasoning []byte // "reasoning" while "reasoning_content" is preferred
-	s            jscan
+	s            jsonlex.Lexer
 }
 
 // decode parses one JSON document. It reports false when data is not valid
@@ -25,23 +26,23 @@ type chunk struct {
 func (c *chunk) decode(data []byte) bool {
 	c.content, c.reasoning, c.altReasoning, c.errMsg = c.content[:0], c.reasoning[:0], c.altReasoning[:0], c.errMsg[:0]
 	c.usage, c.hasUsage, c.hasError, c.finished = results.Usage{}, false, false, false
-	c.s = jscan{b: data}
+	c.s.Reset(data)
 	s := &c.s
-	ok := s.object(func(key []byte) bool {
+	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "choices":
-			return s.peek() != '[' && s.skip() || s.array(c.choice)
+			return s.Peek() != '[' && s.Skip() || s.Array(c.choice)
 		case "usage":
-			return s.peek() != '{' && s.skip() || c.decodeUsage()
+			return s.Peek() != '{' && s.Skip() || c.decodeUsage()
 		case "error":
-			if s.null() {
+			if s.Null() {
 				return true
 			}
 			c.hasError = true
 			return c.decodeError()
 		}
-		return s.skip()
-	}) && s.end()
+		return s.Skip()
+	}) && s.End()
 	if len(c.reasoning) == 0 {
 		c.reasoning = append(c.reasoning, c.altReasoning...)
 	}
@@ -52,18 +53,18 @@ func (c *chunk) decode(data []byte) bool {
 func (c *chunk) choice(i int) bool {
 	s := &c.s
 	if i > 0 {
-		return s.skip()
+		return s.Skip()
 	}
-	return s.peek() != '{' && s.skip() || s.object(func(key []byte) bool {
+	return s.Peek() != '{' && s.Skip() || s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "delta", "message":
-			return s.peek() != '{' && s.skip() || s.object(c.message)
+			return s.Peek() != '{' && s.Skip() || s.Object(c.message)
 		case "text":
 			return c.text(&c.content)
 		case "finish_reason":
-			c.finished = c.finished || s.peek() == '"'
+			c.finished = c.finished || s.Peek() == '"'
 		}
-		return s.skip()
+		return s.Skip()
 	})
 }
 
@@ -76,19 +77,21 @@ func (c *chunk) message(key []byte) bool {
 	case "reasoning":
 		return c.text(&c.altReasoning)
 	}
-	return c.s.skip()
+	return c.s.Skip()
 }
 
-// text appends a string value to dst; null and non-strings (e.g. content
-// parts) add nothing.
+// text appends a string value to dst, decoded as encoding/json decodes it;
+// null and non-strings (e.g. content parts) add nothing.
 func (c *chunk) text(dst *[]byte) bool {
 	s := &c.s
-	if s.peek() != '"' {
-		return s.skip()
+	if s.Peek() != '"' {
+		return s.Skip()
 	}
-	raw, ok := s.str()
-	if ok {
-		*dst = appendUnescaped(*dst, raw)
+	body, plain, ok := s.String()
+	if plain {
+		*dst = append(*dst, body...)
+	} else {
+		*dst = jsonlex.AppendUnescaped(*dst, body)
 	}
 	return ok
 }
@@ -96,7 +99,7 @@ func (c *chunk) text(dst *[]byte) bool {
 func (c *chunk) decodeUsage() bool {
 	s := &c.s
 	var u results.Usage
-	ok := s.object(func(key []byte) bool {
+	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "prompt_tokens":
 			return c.count(&u.PromptTokens)
@@ -105,14 +108,14 @@ func (c *chunk) decodeUsage() bool {
 		case "total_tokens":
 			return c.count(&u.TotalTokens)
 		case "completion_tokens_details":
-			return s.peek() != '{' && s.skip() || s.object(func(k []byte) bool {
+			return s.Peek() != '{' && s.Skip() || s.Object(func(k []byte) bool {
 				if string(k) == "reasoning_tokens" {
 					return c.count(&u.ReasoningTokens)
 				}
-				return s.skip()
+				return s.Skip()
 			})
 		}
-		return s.skip()
+		return s.Skip()
 	})
 	if ok && (u.PromptTokens > 0 || u.CompletionTokens > 0 || u.TotalTokens > 0) {
 		c.usage, c.hasUsage = u, true
@@ -120,13 +123,26 @@ func (c *chunk) decodeUsage() bool {
 	return ok
 }
 
-// count reads a non-negative count; null and non-numbers count as 0.
+// maxCount bounds a count read from a response.
+const maxCount = 1 << 40
+
+// count reads a non-negative count; null and non-numbers count as 0, a
+// fraction is cut and a count beyond maxCount saturates.
 func (c *chunk) count(dst *int) bool {
-	if p := c.s.peek(); p != '-' && (p < '0' || p > '9') {
-		return c.s.skip()
+	s := &c.s
+	if p := s.Peek(); p != '-' && p-'0' > 9 {
+		return s.Skip()
 	}
-	n, ok := c.s.number()
-	*dst = max(n, 0)
+	start := s.Pos()
+	if v, ok := s.Float(); ok {
+		*dst = int(min(max(v, 0), maxCount))
+		return true
+	}
+	s.SetPos(start)
+	tok, ok := s.Number() // beyond float64's range
+	if ok && tok[0] != '-' {
+		*dst = maxCount
+	}
 	return ok
 }
 
@@ -134,16 +150,16 @@ func (c *chunk) count(dst *int) bool {
 // bare string.
 func (c *chunk) decodeError() bool {
 	s := &c.s
-	switch s.peek() {
+	switch s.Peek() {
 	case '"':
 		return c.text(&c.errMsg)
 	case '{':
-		return s.object(func(key []byte) bool {
+		return s.Object(func(key []byte) bool {
 			if string(key) == "message" {
 				return c.text(&c.errMsg)
 			}
-			return s.skip()
+			return s.Skip()
 		})
 	}
-	return s.skip()
+	return s.Skip()
 }

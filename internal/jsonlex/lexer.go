@@ -51,12 +51,15 @@ func (l *Lexer) From(start int) []byte { return l.b[start:l.i] }
 
 // WS skips whitespace.
 func (l *Lexer) WS() {
-	b, i := l.b, l.i
-	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	i := l.i
+	for i < len(l.b) && space[l.b[i]] {
 		i++
 	}
 	l.i = i
 }
+
+// space[c] reports whether c is JSON whitespace.
+var space = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
 // Peek returns the byte at the cursor, 0 at the end.
 func (l *Lexer) Peek() byte {
@@ -135,7 +138,7 @@ func (l *Lexer) Object(member func(key []byte) bool) bool {
 		if !ok || !member(k) {
 			return false
 		}
-		if more, ok = l.next('}'); !ok {
+		if more = l.sep(); !more && !l.Eat('}') {
 			return false
 		}
 	}
@@ -143,24 +146,17 @@ func (l *Lexer) Object(member func(key []byte) bool) bool {
 	return true
 }
 
-// next reads what follows an element or member: a comma and the
-// whitespace after it (more), or the closing byte (!more); ok is false for
-// anything else.
-func (l *Lexer) next(closing byte) (more, ok bool) {
-	if i := l.i; i+1 < len(l.b) && l.b[i] == ',' && l.b[i+1] > ' ' { // compact: the usual case, inlined
-		l.i = i + 1
-		return true, true
-	}
-	return l.nextSpaced(closing)
-}
-
-func (l *Lexer) nextSpaced(closing byte) (more, ok bool) {
+// sep reads the comma after an element or member and the whitespace
+// around it; false leaves the cursor after the whitespace, on what should
+// be the closing byte. (Inlined: it runs once per element.)
+func (l *Lexer) sep() bool {
 	l.WS()
-	if l.Eat(',') {
-		l.WS()
-		return true, true
+	if l.i >= len(l.b) || l.b[l.i] != ',' {
+		return false
 	}
-	return false, l.Eat(closing)
+	l.i++
+	l.WS()
+	return true
 }
 
 // KeyPlain reports whether the last key Object read has no escapes: only
@@ -204,11 +200,10 @@ func (l *Lexer) Array(elem func(i int) bool) bool {
 	}
 	l.WS()
 	for n, more := 0, !l.Eat(']'); more; n++ {
-		var ok bool
 		if !elem(n) {
 			return false
 		}
-		if more, ok = l.next(']'); !ok {
+		if more = l.sep(); !more && !l.Eat(']') {
 			return false
 		}
 	}
