@@ -29,6 +29,8 @@ type Flags struct {
 	// MaxErrorRate is --max-error-rate (< 0 off).
 	MaxErrorRate     float64
 	StopOnSaturation bool
+	// Quiet drops the line per point.
+	Quiet bool
 }
 
 // Plan is a load sweep to run.
@@ -40,6 +42,7 @@ type Plan struct {
 	Target           float64
 	MaxErrorRate     float64
 	StopOnSaturation bool
+	Quiet            bool // no line per point
 }
 
 // NewPlan reads the flags; it returns nil (and no error) when neither
@@ -59,7 +62,7 @@ func NewPlan(f Flags) (*Plan, error) {
 		return nil, usage.Errorf("--attainment %v: want a fraction in (0, 1]", f.Attainment)
 	}
 	p := &Plan{Goodput: f.Goodput, SLOs: slos, Target: f.Attainment, MaxErrorRate: f.MaxErrorRate,
-		StopOnSaturation: f.StopOnSaturation}
+		StopOnSaturation: f.StopOnSaturation, Quiet: f.Quiet}
 	if f.Concurrency != "" {
 		p.Load = capacity.Concurrency
 		cs, err := capacity.ParseConcurrencies(f.Concurrency)

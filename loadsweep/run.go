@@ -21,10 +21,13 @@ type Runner func(ctx context.Context, dir string, spec traces.Spec) (*results.Pr
 // and writes DIR/sweep_summary.json. A cancelled ctx ends the sweep after
 // the point in flight (its files written); the summary then says
 // "interrupted" and Run returns it with realrun.ErrInterrupted. log gets
-// one line per point.
+// one line per point unless the plan is quiet.
 func Run(ctx context.Context, dir string, p *Plan, spec traces.Spec, runner Runner, log io.Writer) (*capacity.Summary, error) {
 	if err := p.CheckSpec(spec); err != nil {
 		return nil, err
+	}
+	if p.Quiet {
+		log = io.Discard
 	}
 	s := &capacity.Summary{Kind: capacity.Kind, Load: p.Load, Loads: p.Loads, Goodput: p.Goodput,
 		AttainmentTarget: p.Target, Points: []capacity.Point{}}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -45,7 +44,8 @@ func sweepPlan(c *cli.Context) (*loadsweep.Plan, error) {
 		return nil, err
 	}
 	p, err := loadsweep.NewPlan(loadsweep.Flags{Concurrency: c.String("sweep-concurrency"), Rate: c.String("sweep-rate"),
-		Goodput: c.String("goodput"), Attainment: c.Float64("attainment"), MaxErrorRate: maxErr, StopOnSaturation: c.Bool("stop-on-saturation")})
+		Goodput: c.String("goodput"), Attainment: c.Float64("attainment"), MaxErrorRate: maxErr, StopOnSaturation: c.Bool("stop-on-saturation"),
+		Quiet: c.Bool("quiet")})
 	if name := firstSet(c, []string{"sweep", "repeat", "shard", "shard-index", "shard-count"}); p != nil && name != "" {
 		return nil, usagef("--%s and a load sweep exclude each other", name)
 	}
@@ -71,7 +71,7 @@ func runLoadSweep(c *cli.Context) (bool, error) {
 	defer stop()
 	opts := realrun.Options{Config: cfg, BenchmarkDuration: c.Float64("benchmark-duration"), ServerMetrics: sm,
 		SLOs: plan.SLOs, Log: c.App.ErrWriter, Quiet: c.Bool("quiet")}
-	sum, err := loadsweep.Run(ctx, c.String("output-dir"), plan, workloadSpec(c), loadsweep.Real(opts, opts.BenchmarkDuration), sweepLog(c))
+	sum, err := loadsweep.Run(ctx, c.String("output-dir"), plan, workloadSpec(c), loadsweep.Real(opts, opts.BenchmarkDuration), c.App.ErrWriter)
 	return sweepDone(c, sum, err, false)
 }
 
@@ -82,16 +82,8 @@ func simLoadSweep(c *cli.Context, cfg sim.Config, dir string) (bool, error) {
 	if plan == nil || err != nil {
 		return err != nil, err
 	}
-	sum, err := loadsweep.Run(c.Context, dir, plan, workloadSpec(c), loadsweep.Sim(cfg, c.App.ErrWriter, sim.WithSLOs(plan.SLOs)), sweepLog(c))
+	sum, err := loadsweep.Run(c.Context, dir, plan, workloadSpec(c), loadsweep.Sim(cfg, c.App.ErrWriter, sim.WithSLOs(plan.SLOs)), c.App.ErrWriter)
 	return sweepDone(c, sum, err, c.Bool("quiet"))
-}
-
-// sweepLog gets a line per point, unless --quiet.
-func sweepLog(c *cli.Context) io.Writer {
-	if c.Bool("quiet") {
-		return io.Discard
-	}
-	return c.App.ErrWriter
 }
 
 // sweepDone prints the sweep's table, unless quiet or it failed.

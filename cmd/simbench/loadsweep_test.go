@@ -155,3 +155,29 @@ func TestGoodputRunSimCompare(t *testing.T) {
 		assert.Contains(t, stdout, row)
 	}
 }
+
+// TestRunRateSweep: an open-loop sweep on a server; without --goodput the
+// points carry no SLO verdict and the summary no capacity.
+func TestRunRateSweep(t *testing.T) {
+	ts := httptest.NewServer(&openaitest.Server{TTFT: 2 * time.Millisecond, ITL: time.Millisecond})
+	defer ts.Close()
+	dir := filepath.Join(t.TempDir(), "rates")
+	code, stdout, stderr := runCmdLine("run", "--url", ts.URL, "--model", "m", "-o", dir, "--sweep-rate", "20..40x2",
+		"--arrival-pattern", "constant", "--request-count", "10", "--isl", "8", "--osl", "4")
+	require.Equal(t, 0, code, stderr)
+	s, err := capacity.ReadSummary(dir)
+	require.NoError(t, err)
+	require.Len(t, s.Points, 2)
+	assert.Equal(t, []string{"r20", "r40"}, []string{s.Points[0].Dir, s.Points[1].Dir})
+	assert.Equal(t, 40.0, s.Points[1].RequestRate)
+	assert.Nil(t, s.Points[0].MeetsSLO)
+	assert.Nil(t, s.Capacity)
+	run, err := results.LoadRun(filepath.Join(dir, "r40"))
+	require.NoError(t, err)
+	ic, err := results.ParseInputConfig(run.Profile.InputConfig)
+	require.NoError(t, err)
+	assert.Equal(t, 40.0, ic.Loadgen.RequestRate)
+	assert.Equal(t, "constant", ic.Loadgen.ArrivalPattern)
+	assert.Contains(t, stderr, "sweep r40: ")
+	assert.Contains(t, stdout, "request_rate")
+}

@@ -90,6 +90,12 @@ func simAction(c *cli.Context) error {
 	if dir == "" {
 		return usagef("sim needs -o DIR (the run directory to write)")
 	}
+	return simInto(c, cfg, dir)
+}
+
+// simInto runs what the flags ask into dir: a load sweep, a config grid,
+// repeated runs or one run.
+func simInto(c *cli.Context, cfg sim.Config, dir string) error {
 	if swept, err := simLoadSweep(c, cfg, dir); swept {
 		return err
 	}
