@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simbench/simbench/capacity"
 	"github.com/simbench/simbench/fidelity"
+	"github.com/simbench/simbench/figures"
 	"github.com/simbench/simbench/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,6 +54,7 @@ func TestE2EArtifacts(t *testing.T) {
 		}
 	}
 	t.Run("queueing", func(t *testing.T) { checkQueueing(t, dir) })
+	t.Run("load-sweep", func(t *testing.T) { checkLoadSweep(t, filepath.Join(dir, e2eLoadSweep)) })
 	table := formatE2ETable(rows)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.txt"), []byte(table), 0o644))
 	t.Log("sim vs real (reported, not gated):\n" + table)
@@ -82,6 +85,7 @@ func writeFidelity(t *testing.T, dir string, names []string) string {
 		ws = append(ws, w)
 	}
 	tab := fidelity.Build(ws, nil)
+	addCapacityRow(t, tab, filepath.Join(dir, e2eLoadSweep))
 	var txt, js bytes.Buffer
 	require.NoError(t, tab.WriteText(&txt))
 	require.NoError(t, tab.WriteJSON(&js))
@@ -90,7 +94,60 @@ func writeFidelity(t *testing.T, dir string, names []string) string {
 	return txt.String()
 }
 
-// e2eWorkloads lists the subdirectories holding a real and a sim run.
+// e2eLoadSweep is the load sweep's directory: real, sim and sim-uncal
+// sweeps, compared (their points are the sweep-cN workloads).
+const e2eLoadSweep = "load-sweep"
+
+// addCapacityRow adds the load sweep's SLO capacity to the fidelity table:
+// the engine's estimate and each simulator's error (reported, not gated).
+func addCapacityRow(t *testing.T, tab *fidelity.Table, dir string) {
+	real, err := capacity.ReadSummary(filepath.Join(dir, "real"))
+	if err != nil {
+		t.Logf("no capacity row: %v", err)
+		return
+	}
+	if real.Capacity == nil || real.Capacity.Estimate == nil {
+		t.Logf("no capacity row: the engine's sweep has no capacity estimate (%+v)", real.Capacity)
+		return
+	}
+	row := fidelity.CapacitySweep{Workload: e2eLoadSweep, Load: string(real.Load), Real: *real.Capacity.Estimate,
+		SLO: fmt.Sprintf("%s, attainment ≥ %g", real.Goodput, real.AttainmentTarget), Candidates: map[string]float64{}}
+	for _, c := range []struct{ name, sub string }{{"calibrated", "sim"}, {"uncalibrated", "sim-uncal"}} {
+		s, err := capacity.ReadSummary(filepath.Join(dir, c.sub))
+		require.NoError(t, err)
+		if s.Capacity != nil && s.Capacity.Estimate != nil {
+			row.Candidates[c.name] = *s.Capacity.Estimate
+		}
+	}
+	require.NoError(t, tab.AddCapacity(row))
+}
+
+// checkLoadSweep: the sweeps' comparison has both capacities and its plots.
+func checkLoadSweep(t *testing.T, dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "compare.json"))
+	require.NoError(t, err)
+	var rep struct {
+		Mode     string `json:"mode"`
+		Capacity struct {
+			Reference, Candidate *capacity.Capacity
+		} `json:"capacity"`
+		Points []json.RawMessage `json:"points"`
+	}
+	require.NoError(t, json.Unmarshal(b, &rep))
+	assert.Equal(t, "load-sweep", rep.Mode)
+	assert.NotNil(t, rep.Capacity.Reference, "the engine's sweep has an SLO capacity")
+	assert.NotNil(t, rep.Capacity.Candidate, "the simulator's sweep has an SLO capacity")
+	assert.NotEmpty(t, rep.Points)
+	txt, err := os.ReadFile(filepath.Join(dir, "compare.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(txt), "capacity estimate")
+	for _, png := range []string{figures.SweepTradeoffsName, figures.SweepAttainmentName} {
+		checkPNG(t, filepath.Join(dir, "plots", png))
+	}
+}
+
+// e2eWorkloads lists the subdirectories holding a real and a sim run (not
+// the load sweep's directory, which holds sweeps).
 func e2eWorkloads(t *testing.T, dir string) []string {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -98,7 +155,7 @@ func e2eWorkloads(t *testing.T, dir string) []string {
 	for _, e := range entries {
 		_, errR := os.Stat(filepath.Join(dir, e.Name(), "real"))
 		_, errS := os.Stat(filepath.Join(dir, e.Name(), "sim"))
-		if e.IsDir() && errR == nil && errS == nil {
+		if e.IsDir() && errR == nil && errS == nil && e.Name() != e2eLoadSweep {
 			names = append(names, e.Name())
 		}
 	}
