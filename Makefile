@@ -14,7 +14,7 @@ build:
 # (a 20 ms SLO margin does not survive the race detector on a busy machine), alone.
 test: lint
 	$(GO) test -race -count=1 ./...
-	$(GO) test -count=1 -run 'TestRunLoadSweepCapacity' ./cmd/simbench/
+	$(GO) test -count=1 -run 'TestRunLoadSweepCapacity|TestValidateLoadSweep' ./cmd/simbench/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -169,8 +169,10 @@ func Attainment(title, loadLabel string, required float64, sides ...AttainmentSi
 		if err != nil {
 			return nil, fmt.Errorf("plots: attainment of %s: %w", s.Name, err)
 		}
-		l.Color, l.Width = SeriesColor(i), vg.Points(1.5)
-		pts.GlyphStyle = draw.GlyphStyle{Color: SeriesColor(i), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
+		// The first side is drawn wider and first, so that where the sides
+		// agree its colour still shows around the second's.
+		l.Color, l.Width = SeriesColor(i), vg.Points(1.5+2*float64(1-min(i, 1)))
+		pts.GlyphStyle = draw.GlyphStyle{Color: SeriesColor(i), Radius: vg.Points(3.5 + 1.5*float64(1-min(i, 1))), Shape: draw.CircleGlyph{}}
 		p.Add(l, pts)
 		p.Legend.Add(s.Name, l, pts)
 	}
@@ -199,7 +201,7 @@ func Attainment(title, loadLabel string, required float64, sides ...AttainmentSi
 		if err != nil {
 			return nil, fmt.Errorf("plots: capacity of %s: %w", s.Name, err)
 		}
-		l.Color, l.Dashes = SeriesColor(i), []vg.Length{vg.Points(2), vg.Points(2)}
+		l.Color, l.Dashes, l.Width = SeriesColor(i), []vg.Length{vg.Points(2), vg.Points(2)}, vg.Points(1+1.5*float64(1-min(i, 1)))
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s capacity ≈ %.3g", s.Name, *s.Capacity), l)
 	}

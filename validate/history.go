@@ -29,7 +29,10 @@ type HistoryEntry struct {
 	Bounds       map[string]float64 `json:"bounds,omitempty"`   // gated "metric.stat" → bound %
 	Verdict      string             `json:"verdict"`            // pass, breach, incomplete, ungated or error
 	Breaches     []string           `json:"breaches,omitempty"`
-	Error        string             `json:"error,omitempty"` // why a failed validation (verdict error) stopped
+	// Capacity is a load-sweep validation's SLO capacities (its error %
+	// is also Metrics["capacity"]).
+	Capacity *HistoryCapacity `json:"capacity,omitempty"`
+	Error    string           `json:"error,omitempty"` // why a failed validation (verdict error) stopped
 }
 
 // DefaultHistoryPath is OUTPUT/history.jsonl.
@@ -48,14 +51,20 @@ func (v *validation) historyEntry(start time.Time, res *Outcome, runErr error) H
 		e.Metrics[c.Metric+"."+c.Stat] = *c.ErrorPct // chart rows have a defined error
 	}
 	e.PValues = res.pValues
+	if res.sweep != nil {
+		e.Capacity = historyCapacity(res.sweep)
+		if p := e.Capacity.ErrorPct; p != nil {
+			e.Metrics[compare.CapacityField] = *p
+		}
+	}
 	e.Verdict = verdictName(res.list)
 	for _, vd := range res.list {
 		if e.Bounds == nil {
 			e.Bounds = map[string]float64{}
 		}
-		e.Bounds[vd.Field()] = vd.MaxPct
+		e.Bounds[vd.Name()] = vd.MaxPct
 		if vd.Status == compare.Breach {
-			e.Breaches = append(e.Breaches, vd.Field())
+			e.Breaches = append(e.Breaches, vd.Name())
 		}
 	}
 	return e

@@ -36,6 +36,9 @@ type Pipeline struct {
 	Sim      SimSection     `yaml:"sim"`
 	Compare  CompareSection `yaml:"compare"`
 	History  HistorySection `yaml:"history"`
+	// Sweep, when set, makes both arms load sweeps compared by SLO
+	// capacity (see SweepSection).
+	Sweep *SweepSection `yaml:"sweep"`
 	// Repeat > 1 runs each arm that many times, interleaved in rotating
 	// order after a discarded warm-up round, and compares the run lists.
 	Repeat int `yaml:"repeat"`
@@ -173,6 +176,9 @@ func mustJSON(p *Pipeline) []byte {
 // into and reports the first unknown key as "line N: unknown key a.b
 // (known keys of a: …)".
 func checkPipelineKeys(n *yaml.Node, t reflect.Type, path string) error {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
 		return nil
 	}
@@ -221,6 +227,9 @@ func (p *Pipeline) check() error {
 	}
 	p.slos = slos
 	if err := p.Sim.check(); err != nil {
+		return err
+	}
+	if err := p.checkSweep(); err != nil {
 		return err
 	}
 	return p.Compare.check()

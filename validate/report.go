@@ -32,7 +32,8 @@ type Outcome struct {
 	Entry       HistoryEntry
 	HistoryPath string
 
-	report   *compare.Report
+	report   *compare.Report      // nil for a load-sweep validation
+	sweep    *compare.SweepReport // nil unless the arms were load sweeps
 	list     []compare.Verdict
 	chart    []compare.ChartRow // the headline statistics and every gated one
 	pValues  map[string]float64 // repeated runs: Mann–Whitney p per chart field
@@ -160,7 +161,7 @@ func (o *Outcome) WriteSummary(w io.Writer) error {
 	ew := &lineWriter{w: w}
 	ew.printf("verdict: %s (%s)\n", o.Entry.Verdict, verdictCounts(o.list))
 	for _, vd := range o.list {
-		ew.printf("  %-8s %-32s %9s  bound ±%g%%  %s\n", strings.ToUpper(vd.Status), vd.Field(), pctText(vd.ErrorPct), vd.MaxPct, vd.Reason)
+		ew.printf("  %-8s %-32s %9s  bound ±%g%%  %s\n", strings.ToUpper(vd.Status), vd.Name(), pctText(vd.ErrorPct), vd.MaxPct, vd.Reason)
 	}
 	for _, f := range o.files {
 		ew.printf("wrote %s\n", f)
@@ -172,8 +173,29 @@ func (o *Outcome) WriteSummary(w io.Writer) error {
 	return ew.err
 }
 
-// Report is the comparison of the two arms.
+// Report is the comparison of the two arms; nil when they were load
+// sweeps (see SweepReport).
 func (o *Outcome) Report() *compare.Report { return o.report }
+
+// SweepReport is the comparison of the two load sweeps; nil unless the
+// pipeline has a sweep section.
+func (o *Outcome) SweepReport() *compare.SweepReport { return o.sweep }
+
+// Breaches returns the verdicts that breached their bound.
+func (o *Outcome) Breaches() []compare.Verdict { return withStatus(o.list, compare.Breach) }
+
+// MissingVerdicts returns the verdicts that could not be judged.
+func (o *Outcome) MissingVerdicts() []compare.Verdict { return withStatus(o.list, compare.Missing) }
+
+func withStatus(vs []compare.Verdict, status string) []compare.Verdict {
+	var out []compare.Verdict
+	for _, v := range vs {
+		if v.Status == status {
+			out = append(out, v)
+		}
+	}
+	return out
+}
 
 func verdictCounts(vs []compare.Verdict) string {
 	n := map[string]int{}

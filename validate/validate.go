@@ -91,6 +91,12 @@ func (v *validation) execute(ctx context.Context) (*Outcome, error) {
 	if err := v.prepareSimConfig(ctx); err != nil {
 		return nil, err
 	}
+	if v.p.Sweep != nil {
+		if err := v.runSweeps(ctx); err != nil {
+			return nil, err
+		}
+		return v.compareSweeps()
+	}
 	if err := v.runArms(ctx); err != nil {
 		return nil, err
 	}

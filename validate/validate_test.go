@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestWorkloadResolvesTrace(t *testing.T) {
 }
 
 func TestValidateExamplePipelinesLoad(t *testing.T) {
-	for _, f := range []string{"pipeline-example.yaml", "pipeline-ollama.yaml"} {
+	for _, f := range []string{"pipeline-example.yaml", "pipeline-ollama.yaml", "pipeline-ollama-sweep.yaml"} {
 		p, err := Load(filepath.Join("..", "testdata", "validate", f))
 		require.NoError(t, err, f)
 		assert.FileExists(t, p.Resolve(p.Sim.Config), f)
@@ -42,4 +43,33 @@ func TestLatestBound(t *testing.T) {
 	assert.Equal(t, 10.0, latestBound([]HistoryEntry{{Bounds: map[string]float64{"time_to_first_token.avg": 10}}}, "time_to_first_token"))
 	assert.Equal(t, 0.0, latestBound([]HistoryEntry{{Bounds: map[string]float64{"time_to_first_token.avg": 10,
 		"time_to_first_token.p99": 20}}}, "time_to_first_token"), "several bounds: none drawn")
+}
+
+func TestSweepSectionChecks(t *testing.T) {
+	base := "target: {url: http://h, model: m}\nsim: {config: s.yaml}\ngoodput: \"time_to_first_token:60\"\n"
+	for name, tt := range map[string]struct{ yaml, want string }{
+		"no load list":  {"workload: {request_count: 8}\nsweep: {attainment: 0.9}\n", "give concurrency"},
+		"repeat":        {"workload: {request_count: 8}\nsweep: {concurrency: \"1,2\"}\nrepeat: 3\n", "exclude each other"},
+		"concurrency":   {"workload: {concurrency: 2, request_count: 8}\nsweep: {concurrency: \"1,2\"}\n", "drop --concurrency"},
+		"bad list":      {"workload: {request_count: 8}\nsweep: {concurrency: \"1,x\"}\n", "sweep"},
+		"both loads":    {"workload: {request_count: 8}\nsweep: {concurrency: \"1,2\", request_rate: 1}\n", "exclude each other"},
+		"attainment":    {"workload: {request_count: 8}\nsweep: {concurrency: \"1,2\", attainment: 1.5}\n", "attainment"},
+		"unknown field": {"workload: {request_count: 8}\nsweep: {concurrency: \"1,2\", stop: true}\n", "unknown key \"sweep.stop\""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(base+tt.yaml), 0o644))
+			_, err := Load(path)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(base+"workload: {request_count: 8}\nsweep: {concurrency: 1..8x2}\n"), 0o644))
+	p, err := Load(path)
+	require.NoError(t, err)
+	plan, err := p.sweepPlan()
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1, 2, 4, 8}, plan.Loads)
+	assert.Equal(t, 0.9, plan.Target)
 }

@@ -51,7 +51,7 @@ func validateAction(c *cli.Context) error {
 	if err := res.WriteSummary(c.App.Writer); err != nil {
 		return err
 	}
-	return verdictError(res.Report())
+	return verdictError(res)
 }
 
 // validateOptions are the flags and the presentation of progress and

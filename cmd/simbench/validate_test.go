@@ -299,7 +299,7 @@ func TestValidateHealthCheckFailure(t *testing.T) {
 func TestValidatePipelineErrors(t *testing.T) {
 	base := "target:\n  url: http://127.0.0.1:1\n  model: m\nworkload:\n  concurrency: 1\nsim:\n  config: sim.yaml\n"
 	for _, tc := range []struct{ name, yaml, want string }{
-		{"unknown top key", base + "repeats: 3\n", `line 8: unknown key "repeats" (known keys of the pipeline: compare, goodput, history, repeat, sim, target, workload)`},
+		{"unknown top key", base + "repeats: 3\n", `line 8: unknown key "repeats" (known keys of the pipeline: compare, goodput, history, repeat, sim, sweep, target, workload)`},
 		{"unknown nested key", strings.Replace(base, "  model: m\n", "  model: m\n  heath_check: /v1/models\n", 1), `line 4: unknown key "target.heath_check"`},
 		{"unknown workload key", base + "workload:\n  isl_mean: 3\n", `unknown key "workload.isl_mean"`},
 		{"wrong type", strings.Replace(base, "concurrency: 1", "concurrency: two", 1), "cannot unmarshal !!str `two` into int"},
