@@ -192,12 +192,13 @@ func withStallRows(rows []Row, st *Stalls) []Row {
 
 // Breaches returns the verdicts that breached their bound (beyond noise,
 // with several runs per side).
-func (r *Report) Breaches() []Verdict { return withStatus(r.Verdicts, Breach) }
+func (r *Report) Breaches() []Verdict { return VerdictsWith(r.Verdicts, Breach) }
 
 // MissingVerdicts returns the verdicts that could not be judged.
-func (r *Report) MissingVerdicts() []Verdict { return withStatus(r.Verdicts, Missing) }
+func (r *Report) MissingVerdicts() []Verdict { return VerdictsWith(r.Verdicts, Missing) }
 
-func withStatus(vs []Verdict, s string) []Verdict {
+// VerdictsWith returns the verdicts of status s, in order.
+func VerdictsWith(vs []Verdict, s string) []Verdict {
 	var out []Verdict
 	for _, v := range vs {
 		if v.Status == s {

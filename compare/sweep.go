@@ -253,10 +253,10 @@ func (r *SweepReport) noSLOSides() string {
 }
 
 // Breaches returns the verdicts that breached their bound.
-func (r *SweepReport) Breaches() []Verdict { return withStatus(r.Verdicts, Breach) }
+func (r *SweepReport) Breaches() []Verdict { return VerdictsWith(r.Verdicts, Breach) }
 
 // MissingVerdicts returns the verdicts that could not be judged.
-func (r *SweepReport) MissingVerdicts() []Verdict { return withStatus(r.Verdicts, Missing) }
+func (r *SweepReport) MissingVerdicts() []Verdict { return VerdictsWith(r.Verdicts, Missing) }
 
 // LoadText names a load: "concurrency 4", "request_rate 2.5".
 func (r *SweepReport) LoadText(v float64) string {

@@ -182,19 +182,11 @@ func (o *Outcome) Report() *compare.Report { return o.report }
 func (o *Outcome) SweepReport() *compare.SweepReport { return o.sweep }
 
 // Breaches returns the verdicts that breached their bound.
-func (o *Outcome) Breaches() []compare.Verdict { return withStatus(o.list, compare.Breach) }
+func (o *Outcome) Breaches() []compare.Verdict { return compare.VerdictsWith(o.list, compare.Breach) }
 
 // MissingVerdicts returns the verdicts that could not be judged.
-func (o *Outcome) MissingVerdicts() []compare.Verdict { return withStatus(o.list, compare.Missing) }
-
-func withStatus(vs []compare.Verdict, status string) []compare.Verdict {
-	var out []compare.Verdict
-	for _, v := range vs {
-		if v.Status == status {
-			out = append(out, v)
-		}
-	}
-	return out
+func (o *Outcome) MissingVerdicts() []compare.Verdict {
+	return compare.VerdictsWith(o.list, compare.Missing)
 }
 
 func verdictCounts(vs []compare.Verdict) string {
