@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -95,6 +96,24 @@ func (rw *RunWriter) Close(meta RunMeta) (*Profile, error) {
 		return nil, err
 	}
 	return p, WriteProfileFiles(rw.dir, p)
+}
+
+// Discard ends a run that failed, before or after Close: it closes and
+// removes its profile_export.jsonl and any aggregate file written (and the
+// directory, when that leaves it empty), so no partial run is mistaken for
+// a finished one.
+func (rw *RunWriter) Discard() error {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.f.Close()
+	var errs []error
+	for _, name := range []string{RecordsName, ProfileJSONName, ProfileCSVName} {
+		if err := os.Remove(filepath.Join(rw.dir, name)); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	_ = os.Remove(rw.dir) // only when empty
+	return errors.Join(errs...)
 }
 
 // applyMeta sets the profile's run facts; input_config records the SLOs

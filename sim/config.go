@@ -284,11 +284,38 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 			return fmt.Errorf("line %d: unknown key %q (known under %s: %s)",
 				k.Line, key, orRoot(path), strings.Join(sortedKeys(fields), ", "))
 		}
+		if err := checkInts(v, ft, key); err != nil {
+			return err
+		}
 		if err := checkKeys(v, ft, key); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkInts refuses a non-integer scalar (2.5, 1e3) for an integer key, or
+// in a list of integers: the YAML decoder would truncate it silently.
+func checkInts(v *yaml.Node, t reflect.Type, key string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Slice && v.Kind == yaml.SequenceNode {
+		for i, e := range v.Content {
+			if err := checkInts(e, t.Elem(), fmt.Sprintf("%s[%d]", key, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if v.Kind != yaml.ScalarNode || !isIntKind(t.Kind()) || v.ShortTag() == "!!int" || v.ShortTag() == "!!null" {
+		return nil
+	}
+	return fmt.Errorf("line %d: %s: want an integer, got %s", v.Line, key, v.Value)
+}
+
+func isIntKind(k reflect.Kind) bool {
+	return k >= reflect.Int && k <= reflect.Uint64
 }
 
 func yamlFields(t reflect.Type) map[string]reflect.Type {
@@ -412,7 +439,7 @@ func (c Config) YAML() ([]byte, error) {
 // Validate checks every value; the error names the offending key.
 func (c Config) Validate() error {
 	checks := []func() error{c.validateTop, c.Engine.validate, c.Router.validate(c.Workers),
-		c.Timing.validate, c.Hardware.validate, c.Frontend.validate, c.ServerMetrics.validate}
+		c.Timing.validate, c.Hardware.validate, c.Frontend.validate, c.ServerMetrics.validate, c.validateMemory}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
@@ -421,9 +448,44 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Upper bounds of sizes, far beyond any real deployment (they stop a typo
+// such as workers: 100000000 from exhausting memory; each worker costs the
+// simulator about 100 KB and its KV index).
+const (
+	maxWorkers       = 4096    // engine replicas behind one router
+	maxBlockSize     = 4096    // tokens per KV block (vLLM: at most 256)
+	maxSeqs          = 1 << 16 // running requests per worker
+	maxStepTokens    = 1 << 21 // tokens in one engine step
+	maxContextTokens = 1 << 24 // 16.8 M tokens of context
+	maxTensorPar     = 1024    // GPUs per replica
+	// maxIndexBytes bounds the KV-block index allocated up front for all
+	// workers together.
+	maxIndexBytes = 4 << 30
+)
+
 func (c Config) validateTop() error {
-	if c.Workers < 1 {
-		return fmt.Errorf("workers: must be >= 1, got %d", c.Workers)
+	return firstErr(inRange("workers", c.Workers, 1, maxWorkers))
+}
+
+// validateMemory bounds what the workers' KV indexes take up front.
+func (c Config) validateMemory() error {
+	blocks, err := c.KVBlocks()
+	if err != nil {
+		return err
+	}
+	per := int64(8 * min(max(16, 2*blocks), 1<<22)) // newHashIndex's cells
+	if total := per * int64(c.Workers); total > maxIndexBytes {
+		return fmt.Errorf("workers: %d workers × %d KV blocks need %.1f GiB of KV index up front, more than %d GiB; "+
+			"use fewer workers, a larger engine.block_size or a smaller engine.num_gpu_blocks",
+			c.Workers, blocks, float64(total)/(1<<30), maxIndexBytes>>30)
+	}
+	return nil
+}
+
+// inRange checks lo <= v <= hi, naming the bound in the error.
+func inRange(key string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("%s: must be in [%d, %d], got %d", key, lo, hi, v)
 	}
 	return nil
 }
@@ -478,18 +540,19 @@ func firstErr(errs ...error) error {
 func (e EngineConfig) validate() error {
 	return firstErr(
 		oneOf("engine.type", e.Type, "vllm", "sglang", "llamacpp"),
-		positive("engine.block_size", e.BlockSize),
+		inRange("engine.block_size", e.BlockSize, 1, maxBlockSize),
 		nonNegative("engine.num_gpu_blocks", e.NumGPUBlocks),
 		atMost("engine.num_gpu_blocks", e.NumGPUBlocks, maxKVBlocks),
 		finiteIn("engine.gpu_memory_utilization", e.GPUMemoryUtilization, 0.01, 1),
-		positive("engine.max_num_seqs", e.MaxNumSeqs),
-		positive("engine.max_num_batched_tokens", e.MaxNumBatchedTokens),
+		inRange("engine.max_num_seqs", e.MaxNumSeqs, 1, maxSeqs),
+		inRange("engine.max_num_batched_tokens", e.MaxNumBatchedTokens, 1, maxStepTokens),
 		oneOf("engine.preemption", e.Preemption, "lifo", "fifo"),
-		nonNegative("engine.max_model_len", e.MaxModelLen),
-		positive("engine.sglang.chunked_prefill_size", e.SGLang.ChunkedPrefillSize),
+		inRange("engine.max_model_len", e.MaxModelLen, 0, maxContextTokens),
+		inRange("engine.sglang.chunked_prefill_size", e.SGLang.ChunkedPrefillSize, 1, maxStepTokens),
 		finiteIn("engine.sglang.new_token_ratio", e.SGLang.NewTokenRatio, 0, 1),
-		positive("engine.llamacpp.parallel", e.LlamaCpp.Parallel),
-		positive("engine.llamacpp.n_batch", e.LlamaCpp.NBatch),
+		inRange("engine.llamacpp.parallel", e.LlamaCpp.Parallel, 1, maxSeqs),
+		inRange("engine.llamacpp.ctx_size", e.LlamaCpp.CtxSize, 0, maxContextTokens),
+		inRange("engine.llamacpp.n_batch", e.LlamaCpp.NBatch, 1, maxStepTokens),
 		oneOf("engine.llamacpp.batch", cmp.Or(e.LlamaCpp.Batch, LlamaCppBatchShared), LlamaCppBatchShared, LlamaCppBatchPerSlot),
 		e.validateCtx(),
 	)
@@ -581,7 +644,7 @@ func (l LinearConfig) validate() error {
 }
 
 func (h HardwareConfig) validate() error {
-	if err := positive("hardware.tensor_parallel", h.TensorParallel); err != nil {
+	if err := inRange("hardware.tensor_parallel", h.TensorParallel, 1, maxTensorPar); err != nil {
 		return err
 	}
 	if _, ok := dtypeBytes[h.DType]; !ok {

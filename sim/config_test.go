@@ -49,7 +49,53 @@ func TestConfigUnknownKeys(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want)
 	}
 	_, err := ParseConfig([]byte("workers: many\n"))
-	assert.ErrorContains(t, err, "cannot unmarshal")
+	assert.EqualError(t, err, "line 1: workers: want an integer, got many")
+}
+
+// TestConfigRefusesFloatsInIntegerKeys: the YAML decoder truncated them
+// (workers: 2.5 ran 2 workers, block_size: 63.9 ran 63).
+func TestConfigRefusesFloatsInIntegerKeys(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"workers: 2.5\n", "line 1: workers: want an integer, got 2.5"},
+		{"seed: 1\nengine:\n  block_size: 63.9\n", "line 3: engine.block_size: want an integer, got 63.9"},
+		{"engine:\n  llamacpp:\n    n_batch: 1e3\n", "line 3: engine.llamacpp.n_batch: want an integer, got 1e3"},
+		{"hardware:\n  tensor_parallel: true\n", "line 2: hardware.tensor_parallel: want an integer, got true"},
+	} {
+		_, err := ParseConfig([]byte(tc.yaml))
+		assert.EqualError(t, err, tc.want, tc.yaml)
+	}
+	cfg, err := ParseConfig([]byte("workers: 3\nengine:\n  block_size: 0x10\n  max_model_len: null\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 3, cfg.Workers)
+	assert.Equal(t, 16, cfg.Engine.BlockSize)
+}
+
+// TestConfigBoundsSizes: sizes no deployment reaches are refused before
+// they exhaust memory (workers: 100000000 ran to 3.9 GB).
+func TestConfigBoundsSizes(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Workers = 100000000 }, "workers: must be in [1, 4096], got 100000000"},
+		{func(c *Config) { c.Engine.BlockSize = 1 << 20 }, "engine.block_size: must be in [1, 4096], got 1048576"},
+		{func(c *Config) { c.Engine.MaxNumSeqs = 1 << 30 }, "engine.max_num_seqs: must be in [1, 65536]"},
+		{func(c *Config) { c.Engine.MaxNumBatchedTokens = 1 << 30 }, "engine.max_num_batched_tokens: must be in [1, 2097152]"},
+		{func(c *Config) { c.Engine.MaxModelLen = 1 << 30 }, "engine.max_model_len: must be in [0, 16777216]"},
+		{func(c *Config) { c.Engine.SGLang.ChunkedPrefillSize = 1 << 30 }, "engine.sglang.chunked_prefill_size: must be in [1, 2097152]"},
+		{func(c *Config) { c.Engine.LlamaCpp.Parallel = 1 << 20 }, "engine.llamacpp.parallel: must be in [1, 65536]"},
+		{func(c *Config) { c.Engine.LlamaCpp.CtxSize = 1 << 30 }, "engine.llamacpp.ctx_size: must be in [0, 16777216]"},
+		{func(c *Config) { c.Engine.LlamaCpp.NBatch = 1 << 30 }, "engine.llamacpp.n_batch: must be in [1, 2097152]"},
+		{func(c *Config) { c.Hardware.TensorParallel = 1 << 20 }, "hardware.tensor_parallel: must be in [1, 1024]"},
+		{func(c *Config) { c.Workers = 4096; c.Engine.NumGPUBlocks = 1 << 20 }, "workers: 4096 workers × 1048576 KV blocks need 64.0 GiB of KV index up front, more than 4 GiB"},
+	} {
+		cfg := DefaultConfig()
+		tc.edit(&cfg)
+		assert.ErrorContains(t, cfg.Validate(), tc.want)
+	}
+	cfg := DefaultConfig()
+	cfg.Workers = 4096
+	assert.NoError(t, cfg.Validate(), "4096 workers of the default engine fit")
 }
 
 func TestConfigValidateNamesKey(t *testing.T) {
@@ -57,9 +103,9 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.Workers = 0 }, "workers: must be >= 1, got 0"},
+		{func(c *Config) { c.Workers = 0 }, "workers: must be in [1, 4096], got 0"},
 		{func(c *Config) { c.Engine.Type = "trtllm" }, `engine.type: must be one of vllm, sglang, llamacpp, got "trtllm"`},
-		{func(c *Config) { c.Engine.BlockSize = -1 }, "engine.block_size: must be > 0"},
+		{func(c *Config) { c.Engine.BlockSize = -1 }, "engine.block_size: must be in [1, 4096], got -1"},
 		{func(c *Config) { c.Engine.GPUMemoryUtilization = 1.5 }, "engine.gpu_memory_utilization: must be in [0.01, 1]"},
 		{func(c *Config) { c.Engine.Preemption = "swap" }, "engine.preemption"},
 		{func(c *Config) { c.Engine.NumGPUBlocks = maxKVBlocks + 1 }, "engine.num_gpu_blocks: at most"},

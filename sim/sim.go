@@ -111,6 +111,12 @@ func Run(ctx context.Context, cfg Config, wl *traces.Workload, sink Sink, opts .
 	if err != nil {
 		return nil, err
 	}
+	return s.run(ctx)
+}
+
+// run simulates the whole workload.
+func (s *simulator) run(ctx context.Context) (*Summary, error) {
+	cfg := s.cfg
 	if s.opts.collector != nil && cfg.ServerMetrics.Enabled {
 		s.metrics = newServerMetrics(s, s.opts.collector)
 		defer s.metrics.close()

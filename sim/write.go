@@ -40,8 +40,19 @@ type RunFiles struct {
 // input_config describing the workload (its loadgen and input sections);
 // WriteRun adds "endpoint" when absent, "workload" and "sim" (the effective
 // configuration). The files depend only on the inputs.
+//
+// Every input (configuration, timing table, workload) is checked before a
+// file is created, and a run that fails midway leaves no aggregate files
+// and no profile_export.jsonl behind: nothing that looks like a finished run.
 func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, input *results.InputConfig, opts ...Option) (*RunFiles, error) {
-	if err := cfg.Validate(); err != nil {
+	var col *servermetrics.Collector
+	if cfg.ServerMetrics.Enabled {
+		col = servermetrics.NewCollector(ServerMetricsEndpoints(cfg))
+		opts = append(opts[:len(opts):len(opts)], WithServerMetrics(col))
+	}
+	var w *recordWriter
+	s, err := newSimulator(cfg, wl, func(r *results.Record) error { return w.add(r) }, opts)
+	if err != nil {
 		return nil, err
 	}
 	var o options
@@ -52,18 +63,16 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 	if err != nil {
 		return nil, err
 	}
-	var col *servermetrics.Collector
-	if cfg.ServerMetrics.Enabled {
-		col = servermetrics.NewCollector(ServerMetricsEndpoints(cfg))
-		opts = append(opts[:len(opts):len(opts)], WithServerMetrics(col))
-	}
-	w := startWriter(rw)
-	sum, runErr := Run(ctx, cfg, wl, w.add, opts...)
+	w = startWriter(rw)
+	sum, runErr := s.run(ctx)
 	writeErr := w.wait()
 	meta, metaErr := runMeta(cfg, wl, input, sum)
-	prof, closeErr := rw.Close(meta)
-	if err := errors.Join(runErr, writeErr, metaErr, closeErr); err != nil {
-		return nil, err
+	if err := errors.Join(runErr, writeErr, metaErr); err != nil {
+		return nil, errors.Join(err, rw.Discard())
+	}
+	prof, err := rw.Close(meta)
+	if err != nil {
+		return nil, errors.Join(err, rw.Discard())
 	}
 	if err := writeJSON(filepath.Join(dir, SummaryName), sum); err != nil {
 		return nil, err

@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,4 +43,31 @@ func TestInputConfigSections(t *testing.T) {
 	ic, err = InputConfig(cfg, wl, &results.InputConfig{Endpoint: own})
 	require.NoError(t, err)
 	assert.Same(t, own, ic.Endpoint)
+}
+
+// A run that fails before or during the simulation leaves no files that
+// could pass for a finished run.
+func TestWriteRunFailureLeavesNoFiles(t *testing.T) {
+	wl := randomWorkload(2, 50, false)
+	cfg := DefaultConfig()
+	cfg.Timing.Model, cfg.Timing.Table.File = "table", filepath.Join(t.TempDir(), "missing.csv")
+	dir := filepath.Join(t.TempDir(), "run")
+	_, err := WriteRun(context.Background(), dir, cfg, wl, nil)
+	require.ErrorContains(t, err, "missing.csv")
+	assert.NoDirExists(t, dir, "inputs are checked before any file is created")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the simulation fails once it has started
+	_, err = WriteRun(ctx, dir, DefaultConfig(), wl, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.NoDirExists(t, dir, "a failed run removes its JSONL and writes no aggregates")
+
+	keep := t.TempDir() // a directory that already held something stays, without the run's files
+	require.NoError(t, os.WriteFile(filepath.Join(keep, "notes.txt"), nil, 0o644))
+	_, err = WriteRun(ctx, keep, DefaultConfig(), wl, nil)
+	require.Error(t, err)
+	entries, err := os.ReadDir(keep)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "notes.txt", entries[0].Name())
 }

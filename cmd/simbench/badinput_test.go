@@ -57,3 +57,19 @@ func TestSummarizeRecoversATornLastLine(t *testing.T) {
 	assert.Contains(t, out, "summarized 9 valid requests")
 	assert.Contains(t, errOut, "warning: "+torn+":10: the last line is torn")
 }
+
+// TestFailedSimLeavesNoRun: a missing timing table used to leave an empty
+// JSONL, a valid empty aggregate and workload.jsonl: a run that looked
+// finished.
+func TestFailedSimLeavesNoRun(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "table.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("timing:\n  model: table\n  table:\n    file: missing.csv\n"), 0o644))
+	out := filepath.Join(dir, "run")
+	code, _, errOut := compareCLI("sim", "--config", cfg, "--trace", "../../testdata/traces/conversation_slice.jsonl",
+		"--limit", "5", "-o", out, "-q")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errOut, "timing.table.file: open missing.csv")
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "no run directory: %v", err)
+}

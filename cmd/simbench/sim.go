@@ -138,9 +138,6 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.
 	if err != nil {
 		return err
 	}
-	if err := traces.WriteWorkloadFile(dir, wl); err != nil {
-		return err
-	}
 	opts := []sim.Option{sim.WithSLOs(slos)}
 	bar, every := simProgress(c, len(wl.Requests))
 	if bar != nil {
@@ -153,6 +150,9 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.
 		bar.Finish()
 	}
 	if err != nil {
+		return err
+	}
+	if err := traces.WriteWorkloadFile(dir, wl); err != nil { // after: a failed run leaves none
 		return err
 	}
 	if !c.Bool("quiet") {

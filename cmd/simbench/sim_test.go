@@ -184,7 +184,7 @@ func TestSimUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--concurrency", "2"}, "sim needs -o DIR"},
-		{[]string{"--kv-block-size", "-1", "-o", "x"}, "engine.block_size: must be > 0"},
+		{[]string{"--kv-block-size", "-1", "-o", "x"}, "engine.block_size: must be in [1, 4096], got -1"},
 		{[]string{"--engine", "trtllm", "-o", "x"}, "engine.type"},
 		{[]string{"--config", bad, "-o", "x"}, `unknown key "engine.blok_size"`},
 		{[]string{"--trace", simSlice, "--isl", "10", "-o", "x"}, "--isl shapes a synthetic workload"},
