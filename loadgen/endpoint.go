@@ -81,8 +81,13 @@ func (e *Endpoint) RequestURL() (string, error) {
 		base = "http://" + base
 	}
 	u, err := url.Parse(base)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	if err != nil || u.Hostname() == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", fmt.Errorf("--url %q: want [http[s]://]host[:port][/prefix]", e.URL)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("--url %q: port %s is not in 1..65535", e.URL, p)
+		}
 	}
 	path := e.Path
 	if path == "" {

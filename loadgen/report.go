@@ -125,8 +125,15 @@ func (rep *Report) RequestedRate() (float64, bool) {
 	return rate(rep.Finished, rep.firstIntended, rep.lastIntended, rep.OpenLoop)
 }
 
-// AchievedRate is the same over actual send times.
+// AchievedRate is the same over actual send times. After an interrupt it
+// is the sends over the time the run lasted: the few sends before it may
+// have left at once (a closed loop's first wave), and their span says
+// nothing about the rate.
 func (rep *Report) AchievedRate() (float64, bool) {
+	if rep.Interrupted {
+		secs := float64(rep.EndNs-rep.StartNs) / 1e9
+		return float64(rep.Sent) / secs, rep.Sent > 0 && secs > 0
+	}
 	return rate(rep.Finished, rep.firstStart, rep.lastStart, true)
 }
 
@@ -180,7 +187,7 @@ func (rep *Report) Warnings() []string {
 	}
 	req, ok1 := rep.RequestedRate()
 	got, ok2 := rep.AchievedRate()
-	if ok1 && ok2 && got < req*(1-RateShortfall) {
+	if ok1 && ok2 && !rep.Interrupted && got < req*(1-RateShortfall) {
 		out = append(out, fmt.Sprintf("achieved rate %.2f req/s is %.1f%% below the requested %.2f req/s", got, 100*(1-got/req), req))
 	}
 	if rep.NoDone > 0 {
@@ -218,7 +225,9 @@ func (rep *Report) writeSchedule(b *strings.Builder) {
 	fmt.Fprintf(b, "sent %d requests (+%d warmup) in %.2f s: %d ok, %d errors (%d cancelled)\n",
 		rep.Sent, rep.Warmup, secs, rep.Finished-rep.Errors, rep.Errors, rep.Cancelled)
 	got, okGot := rep.AchievedRate()
-	if req, ok := rep.RequestedRate(); ok && okGot {
+	if okGot && rep.Interrupted {
+		fmt.Fprintf(b, "rate:      achieved %.2f req/s over the %.2f s until the interrupt\n", got, secs)
+	} else if req, ok := rep.RequestedRate(); ok && okGot {
 		fmt.Fprintf(b, "rate:      requested %.2f req/s, achieved %.2f req/s (%+.2f%%)\n", req, got, (got/req-1)*100)
 	} else if okGot {
 		fmt.Fprintf(b, "rate:      achieved %.2f req/s (closed loop: no requested rate)\n", got)

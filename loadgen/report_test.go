@@ -89,3 +89,24 @@ func TestReportWarnsWhenBehind(t *testing.T) {
 	assert.Contains(t, b.String(), "errors: 4 × code 500 Internal Server Error")
 	assert.Contains(t, b.String(), "warning: the client fell behind")
 }
+
+// TestReportRateAfterInterrupt: 4 sends that left at once, then an
+// interrupt 2 s in, were "achieved 10263.60 req/s"; the rate is over the
+// time the run lasted.
+func TestReportRateAfterInterrupt(t *testing.T) {
+	rep := &Report{Interrupted: true, StartNs: 1e18, EndNs: 1e18 + 2e9}
+	for i := range 4 {
+		start := int64(1e18) + int64(i)*1e5 // 0.1 ms apart
+		rec := &results.Record{StartNs: start, EndNs: start + 1.9e9, Cancelled: true,
+			Error: &results.ErrorDetails{Code: 499, Type: "RequestCancellationError", Message: "x"}}
+		rep.noteSend(pacer.Send{}, 0)
+		m := results.ComputeMetrics(rec)
+		rep.add(job{rec: rec, req: &traces.Request{}}, &m)
+	}
+	got, ok := rep.AchievedRate()
+	require.True(t, ok)
+	assert.InDelta(t, 2.0, got, 1e-9, "4 sends in 2 s")
+	var b strings.Builder
+	rep.writeSchedule(&b)
+	assert.Contains(t, b.String(), "rate:      achieved 2.00 req/s over the 2.00 s until the interrupt\n")
+}

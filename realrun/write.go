@@ -122,8 +122,8 @@ func (r *Result) WriteText(w io.Writer) error {
 }
 
 // Check is the run's outcome: ErrInterrupted after an interrupt, an error
-// when more than maxShare of the finished requests failed (maxShare < 0:
-// no bound), else nil.
+// when no request succeeded or when more than maxShare of the finished
+// requests failed (maxShare < 0: no bound), else nil.
 func (r *Result) Check(maxShare float64) error {
 	rep := r.Report
 	if rep.Interrupted {
@@ -134,6 +134,9 @@ func (r *Result) Check(maxShare float64) error {
 			return fmt.Errorf("%d of %d requests failed (%.2f%%), above --max-error-rate %.2f%%",
 				rep.Errors, rep.Finished, 100*share, 100*maxShare)
 		}
+	}
+	if rep.Finished == rep.Errors {
+		return fmt.Errorf("no request succeeded: %d sent, %d failed (their errors are in error_summary)", rep.Finished, rep.Errors)
 	}
 	return nil
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/simbench/simbench/loadgen/openaitest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -72,4 +74,25 @@ func TestFailedSimLeavesNoRun(t *testing.T) {
 	assert.Contains(t, errOut, "timing.table.file: open missing.csv")
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err), "no run directory: %v", err)
+}
+
+// TestRunExitCodes: a URL that cannot work is a usage error before any
+// request; a run in which no request succeeded exits 1, files written.
+func TestRunExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCmdLine("run", "--url", "127.0.0.1:99999", "--model", "M", "--concurrency", "1",
+		"--request-count", "2", "--isl", "8", "--osl", "4", "-o", filepath.Join(dir, "bad"), "-q")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `--url "127.0.0.1:99999": port 99999 is not in 1..65535`)
+	assert.NoDirExists(t, filepath.Join(dir, "bad"))
+
+	srv := &openaitest.Server{FaultFor: func(int) openaitest.Fault { return openaitest.HTTP500 }}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	out := filepath.Join(dir, "failed")
+	code, _, errOut = runCmdLine("run", "--url", ts.URL, "--model", "M", "--concurrency", "1", "--request-count", "3",
+		"--isl", "8", "--osl", "4", "--no-server-metrics", "-o", out, "-q")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errOut, "no request succeeded: 3 sent, 3 failed")
+	assert.FileExists(t, filepath.Join(out, "profile_export_aiperf.json"), "the files are written all the same")
 }
