@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // maxLineBytes bounds one JSONL line (a 1M-token prompt in hash_ids is ~8 MB).
@@ -78,11 +79,17 @@ func LoadMooncake(path string) (*Workload, []Warning, error) {
 //   - warmup (bool): simbench extension written by WriteJSONL for warmup
 //     requests; AIPerf ignores it.
 //
-// A key and its alias on the same row is an error. The first invalid row
+// A key and its alias on the same row is an error, and so is a field given
+// twice; a file in another encoding than UTF-8 (a byte-order mark, UTF-16)
+// is refused naming the encoding. The first invalid row
 // stops reading with a *RowError. Timestamps going backwards, missing
 // output_length, rows without timestamps and delays on first turns are
 // reported as warnings (one summary warning each).
 func ReadMooncake(r io.Reader, name string) (*Workload, []Warning, error) {
+	r, err := checkEncoding(r, name)
+	if err != nil {
+		return nil, nil, err
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
 	rd := newReader(name)
@@ -230,6 +237,9 @@ func parseRowSlow(line []byte, file string, lineNo int) (req Request, missingOut
 	var raw rawRow
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return req, false, decodeError(err, fail)
+	}
+	if k, dup := repeatedKey(line); dup {
+		return req, false, fail(k, "given twice in the row (a JSON decoder would keep one silently)")
 	}
 	if err := parseTimes(&raw, &req, fail); err != nil {
 		return req, false, err
@@ -438,4 +448,79 @@ func clip(v []byte) string {
 // formatNumber formats a float without a trailing ".0" when it is integral.
 func formatNumber(f float64) string {
 	return string(appendNumber(nil, f))
+}
+
+// checkEncoding refuses a trace that is not plain UTF-8, naming its
+// encoding (the JSON error would be "invalid character 'ï'"). It returns a
+// reader of the whole stream.
+func checkEncoding(r io.Reader, name string) (io.Reader, error) {
+	var head [4]byte
+	n, err := io.ReadFull(r, head[:])
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("%s: read trace: %w", name, err)
+	}
+	if enc := encodingOf(head[:n]); enc != "" {
+		return nil, &RowError{File: name, Line: 1, Msg: "the file is " + enc + ": save it as UTF-8 without a byte-order mark"}
+	}
+	return io.MultiReader(bytes.NewReader(head[:n]), r), nil
+}
+
+// encodingOf names the encoding of a text starting with b when it is not
+// plain UTF-8 (a byte-order mark, or the NUL bytes of UTF-16 or UTF-32
+// around ASCII), else "".
+func encodingOf(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte{0xEF, 0xBB, 0xBF}):
+		return "UTF-8 with a byte-order mark (EF BB BF)"
+	case bytes.HasPrefix(b, []byte{0xFF, 0xFE, 0, 0}), len(b) == 4 && b[0] != 0 && b[1] == 0 && b[2] == 0 && b[3] == 0:
+		return "UTF-32LE"
+	case bytes.HasPrefix(b, []byte{0, 0, 0xFE, 0xFF}), len(b) == 4 && b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] != 0:
+		return "UTF-32BE"
+	case bytes.HasPrefix(b, []byte{0xFF, 0xFE}), len(b) >= 2 && b[0] != 0 && b[1] == 0:
+		return "UTF-16LE"
+	case bytes.HasPrefix(b, []byte{0xFE, 0xFF}), len(b) >= 2 && b[0] == 0 && b[1] != 0:
+		return "UTF-16BE"
+	}
+	return ""
+}
+
+// repeatedKey returns a field given twice in a row's object, where a key
+// that matches a field case-insensitively counts as that field (as
+// encoding/json matches them); unknown keys are ignored, repeated or not.
+// line is valid JSON. Only rows that the fast decoder declined get here (it
+// declines every repeated field), so valid traces never pay for it.
+func repeatedKey(line []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		k, _ := t.(string)
+		if f := knownKey(k); f != "" {
+			if seen[f] {
+				return f, true
+			}
+			seen[f] = true
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// knownKey is the row field k names (case-insensitively), "" for none.
+func knownKey(k string) string {
+	for _, name := range rowKeys {
+		if strings.EqualFold(k, name) {
+			return name
+		}
+	}
+	return ""
 }
