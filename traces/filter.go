@@ -161,7 +161,7 @@ func scaleLength(n int, s float64) int {
 		return 0
 	}
 	v := math.Round(float64(n) * s)
-	return int(math.Max(1, math.Min(v, math.MaxInt32)))
+	return int(math.Max(1, math.Min(v, MaxTokens)))
 }
 
 func capLength(n, max int) int {

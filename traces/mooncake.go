@@ -406,7 +406,7 @@ func nonNegInt(v json.RawMessage, name string, fail failFunc) (int, error) {
 		return 0, err
 	}
 	if !isTokenCount(math.Abs(f)) {
-		return 0, fail(name, "must be an integer token count, got %s", clip(v))
+		return 0, fail(name, "must be an integer token count of at most %d, got %s", MaxTokens, clip(v))
 	}
 	if f < 0 {
 		return 0, fail(name, "must be >= 0, got %s", clip(v))
@@ -414,8 +414,13 @@ func nonNegInt(v json.RawMessage, name string, fail failFunc) (int, error) {
 	return int(f), nil
 }
 
+// MaxTokens bounds a request's input or output length: 16.8 M tokens, past
+// the longest context any model serves (10 M), so that a typo does not build
+// a prompt of gigabytes.
+const MaxTokens = 1 << 24
+
 // isTokenCount reports whether f is a non-negative integer token count.
-func isTokenCount(f float64) bool { return f >= 0 && f == math.Trunc(f) && f <= math.MaxInt32 }
+func isTokenCount(f float64) bool { return f >= 0 && f == math.Trunc(f) && f <= MaxTokens }
 
 // sessionID accepts a string or a number (kept as its literal text).
 func sessionID(v json.RawMessage, fail failFunc) (string, error) {

@@ -78,7 +78,7 @@ func TestReadMooncakeErrors(t *testing.T) {
 		{"negative input_length", `{"input_length": -3, "output_length": 5}`, "input_length",
 			`trace.jsonl:3: field "input_length": must be >= 0, got -3`},
 		{"fractional input_length", `{"input_length": 1.5, "output_length": 5}`, "input_length",
-			`trace.jsonl:3: field "input_length": must be an integer token count, got 1.5`},
+			`trace.jsonl:3: field "input_length": must be an integer token count of at most 16777216, got 1.5`},
 		{"string input_length", `{"input_length": "12", "output_length": 5}`, "input_length",
 			`trace.jsonl:3: field "input_length": must be a number, got "12"`},
 		{"negative input_tokens alias", `{"input_tokens": -1, "output_length": 5}`, "input_tokens",
@@ -135,16 +135,20 @@ func TestReadMooncakeEmpty(t *testing.T) {
 }
 
 func TestReadMooncakeLongLine(t *testing.T) {
-	// 200k hash ids: a 100M-token prompt, a line of ~1.4 MB.
+	// 32768 hash ids: a prompt of MaxTokens, and an unknown member: a line
+	// of ~1.5 MB.
 	var b strings.Builder
-	b.WriteString(`{"input_length": 102400000, "output_length": 1, "hash_ids": [0`)
-	for i := 1; i < 200000; i++ {
+	b.WriteString(`{"input_length": 16777216, "output_length": 1, "hash_ids": [0`)
+	for i := 1; i < 32768; i++ {
 		b.WriteString(", 1234567")
 	}
-	b.WriteString("]}\n")
+	b.WriteString(`], "note": "` + strings.Repeat("x", 1200000) + `"}` + "\n")
 	wl, _, err := read(t, b.String())
 	require.NoError(t, err)
-	assert.Len(t, wl.Requests[0].HashIDs, 200000)
+	assert.Len(t, wl.Requests[0].HashIDs, 32768)
+
+	_, _, err = read(t, `{"input_length": 16777217, "output_length": 1}`)
+	assert.EqualError(t, err, `trace.jsonl:1: field "input_length": must be an integer token count of at most 16777216, got 16777217`)
 }
 
 func TestReadMooncakeAliases(t *testing.T) {

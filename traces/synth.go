@@ -92,8 +92,8 @@ func (s SynthSpec) normalized() (SynthSpec, error) {
 	check(s.RequestCount <= 0, "--request-count must be > 0, got %d", s.RequestCount)
 	check(s.WarmupCount < 0, "--warmup-request-count must be >= 0, got %d", s.WarmupCount)
 	check(s.RequestCount+s.WarmupCount > maxSynthRequests, "at most %d requests (--request-count + --warmup-request-count)", maxSynthRequests)
-	check(s.ISL < 1, "--isl must be >= 1, got %d", s.ISL)
-	check(s.OSL < 1, "--osl must be >= 1, got %d", s.OSL)
+	check(s.ISL < 1 || s.ISL > MaxTokens, "--isl must be in [1, %d], got %d", MaxTokens, s.ISL)
+	check(s.OSL < 1 || s.OSL > MaxTokens, "--osl must be in [1, %d], got %d", MaxTokens, s.OSL)
 	check(s.ISLStddev < 0, "--isl-stddev must be >= 0, got %d", s.ISLStddev)
 	check(s.OSLStddev < 0, "--osl-stddev must be >= 0, got %d", s.OSLStddev)
 	check(s.BlockSize < 1, "--block-size must be > 0, got %d", s.BlockSize)
@@ -217,7 +217,7 @@ func (g *synth) session(reqs []Request, turns int, warmup bool) []Request {
 			r.HashIDs = g.firstHashIDs(add, k%s.NumPrefixGroups)
 		} else {
 			r.DelayMs = s.TurnDelayMs
-			r.InputLength = min(prev.InputLength+add, math.MaxInt32)
+			r.InputLength = min(prev.InputLength+add, MaxTokens)
 			r.HashIDs = g.extendHashIDs(prev, r.InputLength)
 		}
 		reqs = append(reqs, r)
@@ -246,13 +246,13 @@ func (g *synth) arrival(k int) (float64, bool) {
 	return math.Round(g.clockMs*1000) / 1000, true // µs precision keeps files readable
 }
 
-// length draws round(N(mean, stddev)) clamped to [1, MaxInt32].
+// length draws round(N(mean, stddev)) clamped to [1, MaxTokens].
 func (g *synth) length(mean, stddev int) int {
 	if stddev == 0 {
 		return mean
 	}
 	v := math.Round(float64(mean) + float64(stddev)*g.rng.NormFloat64())
-	return int(math.Max(1, math.Min(v, math.MaxInt32)))
+	return int(math.Max(1, math.Min(v, MaxTokens)))
 }
 
 func (g *synth) firstHashIDs(isl, group int) []int64 {

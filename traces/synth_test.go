@@ -195,15 +195,15 @@ func TestSynthesizeErrors(t *testing.T) {
 		{"no requests", func(s *SynthSpec) { s.RequestCount = 0 }, "--request-count must be > 0, got 0"},
 		{"negative warmup", func(s *SynthSpec) { s.WarmupCount = -1 }, "--warmup-request-count must be >= 0, got -1"},
 		{"too many", func(s *SynthSpec) { s.RequestCount = 20_000_000 }, "at most 10000000 requests (--request-count + --warmup-request-count)"},
-		{"isl", func(s *SynthSpec) { s.ISL = 0 }, "--isl must be >= 1, got 0"},
-		{"osl", func(s *SynthSpec) { s.OSL = -1 }, "--osl must be >= 1, got -1"},
+		{"isl", func(s *SynthSpec) { s.ISL = 0 }, "--isl must be in [1, 16777216], got 0"},
+		{"osl", func(s *SynthSpec) { s.OSL = -1 }, "--osl must be in [1, 16777216], got -1"},
 		{"isl stddev", func(s *SynthSpec) { s.ISLStddev = -1 }, "--isl-stddev must be >= 0, got -1"},
 		{"block size", func(s *SynthSpec) { s.BlockSize = -1 }, "--block-size must be > 0, got -1"},
 		{"prefix not whole blocks", func(s *SynthSpec) { s.SharedPrefixTokens = 100 }, "--shared-prefix-tokens (100) must be a multiple of --block-size (512): only whole blocks can be shared"},
 		{"groups", func(s *SynthSpec) { s.NumPrefixGroups = -1 }, "--num-prefix-groups must be > 0, got -1"},
 		{"turns", func(s *SynthSpec) { s.Turns = -1 }, "--turns must be > 0, got -1"},
 		{"turn delay", func(s *SynthSpec) { s.TurnDelayMs = -1 }, "--turn-delay-ms must be a finite number >= 0, got -1"},
-		{"several at once", func(s *SynthSpec) { s.ISL, s.OSL = 0, 0 }, "--isl must be >= 1, got 0\n--osl must be >= 1, got 0"},
+		{"several at once", func(s *SynthSpec) { s.ISL, s.OSL = 0, 0 }, "--isl must be in [1, 16777216], got 0\n--osl must be in [1, 16777216], got 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
