@@ -467,8 +467,12 @@ func (c Config) validateTop() error {
 	return firstErr(inRange("workers", c.Workers, 1, maxWorkers))
 }
 
-// validateMemory bounds what the workers' KV indexes take up front.
+// validateMemory bounds what the workers' KV indexes take up front
+// (llama.cpp's slots have none).
 func (c Config) validateMemory() error {
+	if c.Engine.Type == "llamacpp" {
+		return nil
+	}
 	blocks, err := c.KVBlocks()
 	if err != nil {
 		return err
