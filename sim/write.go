@@ -55,11 +55,7 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 	if err != nil {
 		return nil, err
 	}
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	rw, err := results.CreateRun(dir, results.RunOptions{Buffered: true, SLOs: o.slos})
+	rw, err := results.CreateRun(dir, results.RunOptions{Buffered: true, SLOs: s.opts.slos})
 	if err != nil {
 		return nil, err
 	}
