@@ -258,7 +258,8 @@ var summaryRows = []string{results.TagTTFT, results.TagTTST, results.TagITL, res
 	results.TagOSL, results.TagISL, results.TagSendLag}
 
 var summaryScalars = []string{results.TagRequestThroughput, results.TagOutputThroughput,
-	results.TagTotalThroughput, results.TagRequestCount, results.TagErrorRequestCount, results.TagBenchmarkDuration}
+	results.TagTotalThroughput, results.TagRequestCount, results.TagErrorRequestCount, results.TagBenchmarkDuration,
+	results.TagGoodput, results.TagGoodRequestCount, results.TagAttainment} // the last three with --goodput
 
 func writeMetricTable(b *strings.Builder, p *results.Profile) error {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -81,6 +81,11 @@ func (f *RunFiles) WriteText(w io.Writer, cfg Config) error {
 		stat(results.TagRequestThroughput, "avg"))
 	fmt.Fprintf(w, "  prefix-cache reuse %.1f%%, %d preemptions, KV peak %.1f%%, %d steps\n",
 		100*s.PrefixCacheReusedRatio, s.Preemptions, 100*s.KVPeakUsage, s.Steps)
+	if _, ok := p.Value(results.TagGoodput, "avg"); ok {
+		good, _ := p.Value(results.TagGoodRequestCount, "avg")
+		fmt.Fprintf(w, "  goodput %s req/s, %.0f good requests, SLO attainment %s\n", stat(results.TagGoodput, "avg"),
+			good, stat(results.TagAttainment, "avg"))
+	}
 	names := []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, SummaryName}
 	if f.ServerMetrics != nil {
 		names = append(names, servermetrics.JSONName, servermetrics.CSVName)

@@ -133,10 +133,12 @@ func TestGoodputRunSimCompare(t *testing.T) {
 	defer ts.Close()
 	real, simDir := filepath.Join(t.TempDir(), "real"), filepath.Join(t.TempDir(), "sim")
 	wl := []string{"--concurrency", "2", "--request-count", "10", "--isl", "20", "--osl", "4", "--goodput", "time_to_first_token:5000 inter_token_latency:5000"}
-	code, _, stderr := runCmdLine(append([]string{"run", "--url", ts.URL, "--model", "m", "-o", real, "--quiet"}, wl...)...)
+	code, stdout, stderr := runCmdLine(append([]string{"run", "--url", ts.URL, "--model", "m", "-o", real, "--quiet"}, wl...)...)
 	require.Equal(t, 0, code, stderr)
-	code, _, stderr = runCmdLine(append([]string{"sim", "-o", simDir, "--quiet"}, wl...)...)
+	assert.Regexp(t, `Goodput \(requests/sec\) +\d+.*\n.*Good Request Count \(requests\) +10 .*\n.*SLO Attainment \(ratio\) +1 `, stdout, "the run's summary table")
+	code, stdout, stderr = runCmdLine(append([]string{"sim", "-o", simDir}, wl...)...)
 	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "10 good requests, SLO attainment 1.00")
 	for _, dir := range []string{real, simDir} {
 		run, err := results.LoadRun(dir)
 		require.NoError(t, err)
@@ -149,7 +151,7 @@ func TestGoodputRunSimCompare(t *testing.T) {
 		assert.Contains(t, csv, "Good Request Count,10.00\r\n")
 		assert.Contains(t, csv, "SLO Attainment (ratio),1.00\r\n")
 	}
-	code, stdout, stderr := runCmdLine("compare", real, simDir)
+	code, stdout, stderr = runCmdLine("compare", real, simDir)
 	require.Equal(t, 0, code, stderr)
 	for _, row := range []string{"Goodput (requests/sec)", "Good Request Count (requests)", "SLO Attainment (ratio)"} {
 		assert.Contains(t, stdout, row)
