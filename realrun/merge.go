@@ -41,7 +41,11 @@ func Merge(dirs []string, out string) (*Merged, error) {
 		return nil, err
 	}
 	results.SortAsSent(recs)
-	p, err := results.WriteRecordsRun(out, recs, mergedMeta(shards, recs, out), nil)
+	var slos []results.SLO // the shards' --goodput (one run: all shards have the same)
+	if in := shards[0].config.Input; in != nil {
+		slos = results.GoodputSLOs(in.Goodput)
+	}
+	p, err := results.WriteRecordsRun(out, recs, mergedMeta(shards, recs, out), slos)
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,16 @@ func GoodputConfig(slos []SLO) map[string]float64 {
 	return m
 }
 
+// GoodputSLOs is the SLOs an input_config's input.goodput records (see
+// GoodputConfig), in tag order; nil for none.
+func GoodputSLOs(m map[string]float64) []SLO {
+	var out []SLO
+	for _, tag := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, SLO{Tag: tag, Threshold: m[tag]})
+	}
+	return out
+}
+
 // ErrorCount is one row of AIPerf's error_summary.
 type ErrorCount struct {
 	Details ErrorDetails `json:"error_details"`

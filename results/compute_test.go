@@ -216,3 +216,12 @@ func TestChunkTimesExact(t *testing.T) {
 		assert.Equal(t, want, read[0].ChunkTimesNs(), "record %d reconstructed from ms", i)
 	}
 }
+
+func TestGoodputConfigRoundTrip(t *testing.T) {
+	slos, err := ParseGoodput("time_to_first_token:200, inter_token_latency:10")
+	require.NoError(t, err)
+	m := GoodputConfig(slos)
+	assert.Equal(t, map[string]float64{"time_to_first_token": 200, "inter_token_latency": 10}, m)
+	assert.Equal(t, []SLO{{Tag: "inter_token_latency", Threshold: 10}, {Tag: "time_to_first_token", Threshold: 200}}, GoodputSLOs(m))
+	assert.Nil(t, GoodputSLOs(nil))
+}

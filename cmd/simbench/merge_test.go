@@ -320,3 +320,34 @@ func rewriteAsOlderShard(t *testing.T, dir string) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, b, 0o644))
 }
+
+// TestMergeKeepsGoodput: shards run with --goodput merge into a run whose
+// aggregate has the goodput metrics of the union, and shards with other
+// SLOs are shards of another run.
+func TestMergeKeepsGoodput(t *testing.T) {
+	ts := httptest.NewServer(&openaitest.Server{ITL: time.Millisecond})
+	defer ts.Close()
+	trace, dir := writeSessionTrace(t), t.TempDir()
+	shard := func(k int, goodput string) string {
+		out := filepath.Join(dir, fmt.Sprint("s", k, goodput))
+		code, _, errOut := runCmdLine("run", "--url", ts.URL, "-m", "M", "--trace", trace, "--quiet", "--shard", fmt.Sprintf("%d/2", k),
+			"--goodput", goodput, "-o", out)
+		require.Equal(t, 0, code, errOut)
+		return out
+	}
+	s0, s1 := shard(0, "request_latency:100000"), shard(1, "request_latency:100000")
+	merged := filepath.Join(dir, "merged")
+	code, _, errOut := runCmdLine("merge", s0, s1, "-o", merged)
+	require.Equal(t, 0, code, errOut)
+	run, err := results.LoadRun(merged)
+	require.NoError(t, err)
+	valid, _ := run.Profile.Value(results.TagRequestCount, "avg")
+	good, ok := run.Profile.Value(results.TagGoodRequestCount, "avg")
+	require.True(t, ok, "the merged aggregate keeps goodput")
+	assert.Equal(t, valid, good)
+
+	other := shard(1, "request_latency:1")
+	code, _, errOut = runCmdLine("merge", s0, other, "-o", filepath.Join(dir, "m2"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "are shards of different runs: input_config.input")
+}
