@@ -40,9 +40,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// serve runs the benchmark server: 100-token streams, first token after
-// 20 ms, then one every 20 ms, so each stream stays open about 2 s. It is
-// openaitest.FastServer, or the net/http one with
+// serve runs the benchmark server: SIMBENCH_BENCH_TOKENS-token streams
+// (default 100), first token after SIMBENCH_BENCH_TTFT (default 20 ms), then
+// one every SIMBENCH_BENCH_ITL (default 20 ms), so each stream stays open
+// about 2 s. It is openaitest.FastServer, or the net/http one with
 // SIMBENCH_BENCH_SERVER=nethttp.
 func serve(addr string) int {
 	l, err := net.Listen("tcp", addr)
@@ -52,10 +53,11 @@ func serve(addr string) int {
 	}
 	fmt.Printf("listening %s\n", l.Addr())
 	ttft, itl := envDur("SIMBENCH_BENCH_TTFT", 20*time.Millisecond), envDur("SIMBENCH_BENCH_ITL", 20*time.Millisecond)
+	tokens := benchTokens()
 	if os.Getenv("SIMBENCH_BENCH_SERVER") == "nethttp" {
-		err = (&http.Server{Handler: &openaitest.Server{TTFT: ttft, ITL: itl, Tokens: 100}}).Serve(l)
+		err = (&http.Server{Handler: &openaitest.Server{TTFT: ttft, ITL: itl, Tokens: tokens}}).Serve(l)
 	} else {
-		err = (&openaitest.FastServer{TTFT: ttft, ITL: itl, Tokens: 100}).Serve(l)
+		err = (&openaitest.FastServer{TTFT: ttft, ITL: itl, Tokens: tokens}).Serve(l)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -71,6 +73,9 @@ func envDur(name string, def time.Duration) time.Duration {
 	return def
 }
 
+// benchTokens is the streams' length (SIMBENCH_BENCH_TOKENS, default 100).
+func benchTokens() int { return int(envFloat("SIMBENCH_BENCH_TOKENS", 100)) }
+
 func envFloat(name string, def float64) float64 {
 	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil && v > 0 {
 		return v
@@ -79,9 +84,15 @@ func envFloat(name string, def float64) float64 {
 }
 
 // startServer runs this test binary as the server and returns its URL and a
-// function that stops it and returns the CPU time it used.
+// function that stops it and returns the CPU time it used. With
+// SIMBENCH_BENCH_URL set it uses that server instead (one server for
+// several clients, as loadgen/scripts/vegeta_compare.sh runs them) and
+// reports no server CPU.
 func startServer(b *testing.B) (string, func() time.Duration) {
 	b.Helper()
+	if u := os.Getenv("SIMBENCH_BENCH_URL"); u != "" {
+		return u, func() time.Duration { return 0 }
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), serveEnv+"=127.0.0.1:0")
 	out, err := cmd.StdoutPipe()
@@ -118,8 +129,8 @@ func cpuTime() time.Duration {
 
 // BenchmarkStream is the speed check: a constant-rate schedule
 // (SIMBENCH_BENCH_RATE req/s, default 2000) for SIMBENCH_BENCH_SECONDS
-// (default 5; the figure uses 30) of 100-token streams from a
-// server in another process, records written to a run directory as in a
+// (default 5; the figure uses 30) of SIMBENCH_BENCH_TOKENS-token
+// streams (default 100) from a server in another process, records written to a run directory as in a
 // real run. It reports the achieved rate, send lag p50/p99, the share of
 // sends > 1 ms late, client CPU per streamed token, the time spent spinning
 // and the peak number of open streams. Run it once:
@@ -129,7 +140,7 @@ func BenchmarkStream(b *testing.B) {
 	url, stopServer := startServer(b)
 	rate, secs := envFloat("SIMBENCH_BENCH_RATE", 2000), envFloat("SIMBENCH_BENCH_SECONDS", 5)
 	wl, err := traces.Synthesize(traces.SynthSpec{Mode: traces.ModeConstant, Rate: rate,
-		RequestCount: int(rate * secs), ISL: 100, OSL: 100, Seed: 1})
+		RequestCount: int(rate * secs), ISL: 100, OSL: benchTokens(), Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -146,7 +157,9 @@ func BenchmarkStream(b *testing.B) {
 	for range b.N {
 		benchOnce(b, wl, Config{Endpoint: ep, Spin: spin})
 	}
-	b.ReportMetric(stopServer().Seconds()/time.Since(start).Seconds(), "server-cpu-cores")
+	if cpu := stopServer(); cpu > 0 {
+		b.ReportMetric(cpu.Seconds()/time.Since(start).Seconds(), "server-cpu-cores")
+	}
 }
 
 func benchOnce(b *testing.B, wl *traces.Workload, cfg Config) {
