@@ -23,6 +23,11 @@
 # same way but anchored to its least-late request (hit k is due at
 # began + k/rate). vegeta (pinned) is installed with `go install` into
 # ~/.cache/simbench, outside go.mod.
+#
+# On a shared machine other work steals the CPUs, and a starved client
+# reads several chunks per wake-up: its CPU per token drops and its send
+# lag soars. PRIO=rt runs the server and the clients under SCHED_FIFO
+# (chrt -f 10, root) so that they see an almost idle machine.
 set -euo pipefail
 RATE=${1:-500}
 SECS=${2:-20}
@@ -30,6 +35,8 @@ TOKENS=${3:-50}
 ITL=${4:-10ms}
 REPEATS=${5:-3}
 VEGETA_VERSION=v12.13.0
+RUN=()
+[ "${PRIO:-}" = rt ] && RUN=(chrt -f 10)
 ROOT=$(pwd)
 WORK=$(mktemp -d)
 SERVER_PID=
@@ -56,7 +63,7 @@ if [ -n "${BASE:-}" ]; then
 fi
 
 SIMBENCH_OPENAITEST_SERVE=127.0.0.1:0 SIMBENCH_BENCH_TOKENS=$TOKENS SIMBENCH_BENCH_TTFT=$ITL SIMBENCH_BENCH_ITL=$ITL \
-  "$WORK/head.test" > "$WORK/server.out" &
+  "${RUN[@]}" "$WORK/head.test" > "$WORK/server.out" &
 SERVER_PID=$!
 for _ in $(seq 50); do grep -q listening "$WORK/server.out" 2>/dev/null && break; sleep 0.1; done
 ADDR=$(awk '/listening/ {print $2}' "$WORK/server.out")
@@ -67,7 +74,7 @@ printf 'POST http://%s/v1/chat/completions\nContent-Type: application/json\n@%s\
 
 # run_vegeta REP appends one row to rows.tsv.
 run_vegeta() {
-  /usr/bin/time -f "%U %S" -o "$WORK/cpu" "$VEGETA" attack -rate="$RATE" -duration="${SECS}s" -timeout=60s \
+  "${RUN[@]}" /usr/bin/time -f "%U %S" -o "$WORK/cpu" "$VEGETA" attack -rate="$RATE" -duration="${SECS}s" -timeout=60s \
     -targets="$WORK/targets" > "$WORK/results.bin"
   "$VEGETA" encode --to json "$WORK/results.bin" > "$WORK/results.json"
   python3 - "$WORK/results.json" "$WORK/cpu" "$RATE" "$TOKENS" "$1" >> "$WORK/rows.tsv" <<'PY'
@@ -105,7 +112,7 @@ PY
 # run_simbench NAME REP appends one row to rows.tsv.
 run_simbench() {
   (cd "$WORK" && SIMBENCH_BENCH_URL="http://$ADDR" SIMBENCH_BENCH_RATE=$RATE SIMBENCH_BENCH_SECONDS=$SECS SIMBENCH_BENCH_TOKENS=$TOKENS \
-    /usr/bin/time -f "%U %S" -o "$WORK/cpu" "./$1.test" -test.run '^$' -test.bench '^BenchmarkStream$' -test.benchtime 1x > "$WORK/bench.out")
+    "${RUN[@]}" /usr/bin/time -f "%U %S" -o "$WORK/cpu" "./$1.test" -test.run '^$' -test.bench '^BenchmarkStream$' -test.benchtime 1x > "$WORK/bench.out")
   python3 - "$WORK/bench.out" "$WORK/cpu" "$1" "$2" >> "$WORK/rows.tsv" <<'PY'
 import sys
 out, cpu, name, rep = sys.argv[1:]
@@ -119,7 +126,7 @@ print("\t".join(map(str, [f"simbench-{name}", rep, f"{m['req/s']:.1f}", tok, f"{
 PY
 }
 
-echo "== $RATE req/s for $SECS s, $TOKENS-token streams $ITL apart, $REPEATS repeats of: $CLIENTS"
+echo "== $RATE req/s for $SECS s, $TOKENS-token streams $ITL apart, $REPEATS repeats of: $CLIENTS${PRIO:+ (PRIO=$PRIO)}"
 : > "$WORK/rows.tsv"
 for rep in $(seq "$REPEATS"); do
   order=$CLIENTS
