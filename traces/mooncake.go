@@ -65,9 +65,9 @@ func LoadMooncake(path string) (*Workload, []Warning, error) {
 // Fields (unknown keys are ignored; null is the same as absent):
 //   - timestamp (ms, int or float, >= 0; alias created_time, also in ms as in
 //     Dynamo's mocker): the request is open-loop when present.
-//   - input_length (alias input_tokens): ISL in tokens, >= 0. Required unless
+//   - input_length (alias input_tokens): ISL in tokens, 0..MaxTokens. Required unless
 //     text_input is given (InputLength is then 0: the prompt is the text).
-//   - output_length (alias output_tokens): requested OSL, >= 0. Optional as in
+//   - output_length (alias output_tokens): requested OSL, 0..MaxTokens. Optional as in
 //     AIPerf: when absent OutputLength is 0 ("server default") and a warning
 //     is returned.
 //   - hash_ids: prefix-block ids at 512 tokens per block; needs input_length
