@@ -128,7 +128,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 	case m.Prefix != "" || m.Suffix != "":
 		return nil, errors.New("model.continuing_subword_prefix/end_of_word_suffix: not supported with byte-level BPE")
 	}
-	t := &Tokenizer{ignore: m.IgnoreMerges}
+	t := &Tokenizer{ignore: m.IgnoreMerges, cache: map[string]cached{}}
 	var err error
 	if t.forms, err = normalizers(f.Normalizer, "normalizer"); err != nil {
 		return nil, err
@@ -190,7 +190,7 @@ func preTokenizers(c *component, field string, byteLevel *bool) ([]step, error) 
 		*byteLevel = true
 		s := step{prefix: c.AddPrefixSpace}
 		if c.UseRegex == nil || *c.UseRegex {
-			s.re = regexp2.MustCompile(gpt2Pattern, regexp2.None)
+			s.re, s.fast = regexp2.MustCompile(gpt2Pattern, regexp2.None), fastMatcher(gpt2Pattern)
 		}
 		return []step{s}, nil
 	case "Split":
@@ -216,7 +216,7 @@ func splitStep(c *component, field string) ([]step, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s.pattern: %w", field, err)
 	}
-	return []step{{re: re}}, nil
+	return []step{{re: re, fast: fastMatcher(expr)}}, nil
 }
 
 // loadVocab decodes the byte-level vocabulary and merges into raw bytes.
@@ -290,6 +290,7 @@ func (t *Tokenizer) loadAdded(added []fileAdded) error {
 			return fmt.Errorf("added_tokens[%d] %q: single_word/lstrip/rstrip are not supported", i, a.Content)
 		}
 		t.added = append(t.added, addedToken{content: []byte(a.Content), id: a.ID})
+		t.first[a.Content[0]] = true
 		t.pieces[a.ID] = a.Content
 	}
 	sort.SliceStable(t.added, func(i, j int) bool { return len(t.added[i].content) > len(t.added[j].content) })

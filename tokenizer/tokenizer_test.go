@@ -106,3 +106,19 @@ func TestLoadErrors(t *testing.T) {
 	_, err := tokenizer.Load(t.TempDir())
 	assert.ErrorContains(t, err, "tokenizer.json")
 }
+
+// FuzzFastSplit checks the hand-written pre-tokenizer matchers against
+// regexp2 on their own patterns.
+func FuzzFastSplit(f *testing.F) {
+	for _, s := range []string{"Hello, world!", "  x  ", "日本語 text", "😀!!\n\n", "12345", "it's I'LL 'RE",
+		"a\r\n\r\n b", "\t\tx", " \u3000y", "'hello", "x\n \n", "'", " ", "\u00a0\u00a0z", "a1b2 3.4"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, expr := range tokenizer.FastPatterns() {
+			want := tokenizer.RegexpSplit(expr, s)
+			got := tokenizer.FastSplit(expr, s)
+			require.Equal(t, want, got, "pattern %q on %q", expr, s)
+		}
+	})
+}
