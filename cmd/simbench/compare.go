@@ -82,8 +82,14 @@ func compareAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	return writeReport(c, rep)
+}
+
+// writeReport draws --plots, renders the report in --format, returns its verdict.
+func writeReport(c *cli.Context, rep *compare.Report) error {
 	var links []string
 	if dir := c.String("plots"); dir != "" {
+		var err error
 		if links, err = figures.Compare(dir, rep); err != nil {
 			return err
 		}
