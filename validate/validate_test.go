@@ -73,3 +73,20 @@ func TestSweepSectionChecks(t *testing.T) {
 	assert.Equal(t, []float64{1, 2, 4, 8}, plan.Loads)
 	assert.Equal(t, 0.9, plan.Target)
 }
+
+// TestEndpointTokenizer: target.tokenizer (relative to the pipeline file)
+// and per_chunk_usage reach the load generator, as run's flags do.
+func TestEndpointTokenizer(t *testing.T) {
+	p, err := parsePipeline([]byte("target: {url: http://h, model: m, tokenizer: tok, use_server_token_count: true, per_chunk_usage: true}\n"))
+	require.NoError(t, err)
+	p.dir = t.TempDir()
+	v := newValidation(p, Options{})
+	_, err = v.endpoint()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "target.tokenizer: --tokenizer: tokenizer:")
+	assert.Contains(t, err.Error(), filepath.Join(p.dir, "tok"))
+	p.Target.Tokenizer = ""
+	ep, err := v.endpoint()
+	require.NoError(t, err)
+	assert.True(t, ep.PerChunkUsage)
+}
