@@ -126,7 +126,7 @@ func (l *Lexer) enter() bool {
 // Object reads an object, calling member with each member's raw key (the
 // bytes between the quotes, escapes as written) and the cursor on its
 // value, which member must consume. KeyPlain and KeyASCII describe the key
-// during the call.
+// until member reads a nested object.
 func (l *Lexer) Object(member func(key []byte) bool) bool {
 	l.WS()
 	if !l.Eat('{') || !l.enter() {

@@ -269,6 +269,9 @@ func TestAllocatesNothing(t *testing.T) {
 		if !walk() || !l.End() {
 			panic("rejected")
 		}
+		if l.Reset(in); !l.Skip() || !l.End() {
+			panic("skip rejected")
+		}
 	})
 	assert.Zero(t, allocs)
 }
