@@ -49,17 +49,16 @@ func (l *Lexer) SetPos(i int) { l.i = i }
 // From returns the text from offset start (an earlier Pos) to the cursor.
 func (l *Lexer) From(start int) []byte { return l.b[start:l.i] }
 
-// WS skips whitespace.
+// WS skips whitespace. (Comparisons, not a table: the first one rejects
+// most bytes without the table's extra load, and WS runs between all
+// tokens.)
 func (l *Lexer) WS() {
-	i := l.i
-	for i < len(l.b) && space[l.b[i]] {
+	b, i := l.b, l.i
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	l.i = i
 }
-
-// space[c] reports whether c is JSON whitespace.
-var space = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
 // Peek returns the byte at the cursor, 0 at the end.
 func (l *Lexer) Peek() byte {
@@ -148,13 +147,12 @@ func (l *Lexer) Object(member func(key []byte) bool) bool {
 
 // sep reads the comma after an element or member and the whitespace
 // around it; false leaves the cursor after the whitespace, on what should
-// be the closing byte. (Inlined: it runs once per element.)
+// be the closing byte.
 func (l *Lexer) sep() bool {
 	l.WS()
-	if l.i >= len(l.b) || l.b[l.i] != ',' {
+	if !l.Eat(',') {
 		return false
 	}
-	l.i++
 	l.WS()
 	return true
 }
