@@ -26,8 +26,11 @@
 #
 # On a shared machine other work steals the CPUs, and a starved client
 # reads several chunks per wake-up: its CPU per token drops and its send
-# lag soars. PRIO=rt runs the server and the clients under SCHED_FIFO
-# (chrt -f 10, root) so that they see an almost idle machine.
+# lag soars. PRIO=rt runs the server and the clients round-robin real-time
+# (chrt -r 10, root) so that they see an almost idle machine. Use it only
+# at loads the machine can carry: a real-time process that wants more CPU
+# than there is starves everything else (and, SCHED_FIFO, could starve its
+# own threads), so each client run is also bounded by a timeout.
 set -euo pipefail
 RATE=${1:-500}
 SECS=${2:-20}
@@ -36,7 +39,8 @@ ITL=${4:-10ms}
 REPEATS=${5:-3}
 VEGETA_VERSION=v12.13.0
 RUN=()
-[ "${PRIO:-}" = rt ] && RUN=(chrt -f 10)
+[ "${PRIO:-}" = rt ] && RUN=(chrt -r 10)
+LIMIT=$((${SECS%.*} * 4 + 120)) # seconds a client run may take
 ROOT=$(pwd)
 WORK=$(mktemp -d)
 SERVER_PID=
@@ -74,7 +78,7 @@ printf 'POST http://%s/v1/chat/completions\nContent-Type: application/json\n@%s\
 
 # run_vegeta REP appends one row to rows.tsv.
 run_vegeta() {
-  "${RUN[@]}" /usr/bin/time -f "%U %S" -o "$WORK/cpu" "$VEGETA" attack -rate="$RATE" -duration="${SECS}s" -timeout=60s \
+  timeout "$LIMIT" "${RUN[@]}" /usr/bin/time -f "%U %S" -o "$WORK/cpu" "$VEGETA" attack -rate="$RATE" -duration="${SECS}s" -timeout=60s \
     -targets="$WORK/targets" > "$WORK/results.bin"
   "$VEGETA" encode --to json "$WORK/results.bin" > "$WORK/results.json"
   python3 - "$WORK/results.json" "$WORK/cpu" "$RATE" "$TOKENS" "$1" >> "$WORK/rows.tsv" <<'PY'
@@ -112,7 +116,7 @@ PY
 # run_simbench NAME REP appends one row to rows.tsv.
 run_simbench() {
   (cd "$WORK" && SIMBENCH_BENCH_URL="http://$ADDR" SIMBENCH_BENCH_RATE=$RATE SIMBENCH_BENCH_SECONDS=$SECS SIMBENCH_BENCH_TOKENS=$TOKENS \
-    "${RUN[@]}" /usr/bin/time -f "%U %S" -o "$WORK/cpu" "./$1.test" -test.run '^$' -test.bench '^BenchmarkStream$' -test.benchtime 1x > "$WORK/bench.out")
+    timeout "$LIMIT" "${RUN[@]}" /usr/bin/time -f "%U %S" -o "$WORK/cpu" "./$1.test" -test.run '^$' -test.bench '^BenchmarkStream$' -test.benchtime 1x > "$WORK/bench.out")
   python3 - "$WORK/bench.out" "$WORK/cpu" "$1" "$2" >> "$WORK/rows.tsv" <<'PY'
 import sys
 out, cpu, name, rep = sys.argv[1:]
