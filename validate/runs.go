@@ -120,9 +120,13 @@ func (v *validation) endpoint() (loadgen.Endpoint, error) {
 		return ep, err
 	}
 	ep.Extra = extra
-	if err := ep.LoadTokenizer(v.p.Resolve(t.Tokenizer)); err != nil {
-		return ep, fmt.Errorf("target.tokenizer: %w", err)
+	if v.prompts == nil { // the tokenizer is loaded once for all runs
+		if err := ep.LoadTokenizer(v.p.Resolve(t.Tokenizer)); err != nil {
+			return ep, fmt.Errorf("target.tokenizer: %w", err)
+		}
+		v.prompts = &ep.Prompts
 	}
+	ep.Prompts = *v.prompts
 	if err := ep.Validate(); err != nil {
 		return ep, usage.Wrap(err)
 	}

@@ -39,6 +39,7 @@ type validation struct {
 	opts    Options
 	out     string
 	history string
+	prompts *loadgen.Prompts // the runs' prompts, with target.tokenizer loaded
 }
 
 // Run executes the pipeline's steps and appends the validation's line to
