@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,9 +109,12 @@ func TestRunCountsStreamsCutBeforeDone(t *testing.T) {
 		wl.Requests[i].HasTimestamp = false
 	}
 	agg := results.NewAggregator(nil)
+	var mu sync.Mutex // a sink is called from several workers at once
 	rep, err := Run(context.Background(), wl, Config{Endpoint: chatEndpoint(front.URL)}, func(r *results.Record) (results.RecordMetrics, error) {
 		m := results.ComputeMetrics(r)
+		mu.Lock()
 		agg.Add(&m)
+		mu.Unlock()
 		return m, nil
 	})
 	require.NoError(t, err)

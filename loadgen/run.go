@@ -44,7 +44,9 @@ type Config struct {
 }
 
 // Sink receives every finished request, warmup included, and returns its
-// metrics; results.RunWriter.Add is one.
+// metrics; results.RunWriter.Add is one. Workers call it concurrently (a
+// request's sink may run while the next one of its closed-loop slot
+// finishes), so it must be safe for concurrent use.
 type Sink func(*results.Record) (results.RecordMetrics, error)
 
 // Progress is a snapshot of a run.
