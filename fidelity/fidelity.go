@@ -82,35 +82,38 @@ type Table struct {
 
 // CapacitySweep is one load sweep's SLO capacity estimate on silicon
 // and on each candidate configuration (absent: no estimate, e.g. its
-// lowest load already failed the SLO).
+// lowest load already failed the SLO). RealStatus says why silicon has
+// none when Real is nil.
 type CapacitySweep struct {
 	Workload   string
 	Load       string // concurrency or request_rate
 	SLO        string // in words, for the note under the table
-	Real       float64
+	Real       *float64
+	RealStatus string
 	Candidates map[string]float64
 }
 
 // CapacityRow is a sweep's capacity row: the real estimate and each
-// candidate's signed error %.
+// candidate's signed error % (none without a real estimate).
 type CapacityRow struct {
-	Workload string             `json:"workload"`
-	Load     string             `json:"load"`
-	SLO      string             `json:"slo"`
-	Real     float64            `json:"real"`
-	ErrorPct map[string]float64 `json:"error_pct"`
+	Workload   string             `json:"workload"`
+	Load       string             `json:"load"`
+	SLO        string             `json:"slo"`
+	Real       *float64           `json:"real"`
+	RealStatus string             `json:"real_status,omitempty"`
+	ErrorPct   map[string]float64 `json:"error_pct"`
 }
 
-// AddCapacity adds a sweep's capacity row; a real estimate of 0 or less
-// has no error % and is refused.
+// AddCapacity adds a sweep's capacity row; a real estimate that is not
+// positive and finite is refused.
 func (t *Table) AddCapacity(c CapacitySweep) error {
-	if !(c.Real > 0) || !finite(c.Real) {
-		return fmt.Errorf("fidelity: %s: real capacity %v: want a positive estimate", c.Workload, c.Real)
+	if c.Real != nil && (!(*c.Real > 0) || !finite(*c.Real)) {
+		return fmt.Errorf("fidelity: %s: real capacity %v: want a positive estimate", c.Workload, *c.Real)
 	}
-	row := CapacityRow{Workload: c.Workload, Load: c.Load, SLO: c.SLO, Real: c.Real, ErrorPct: map[string]float64{}}
+	row := CapacityRow{Workload: c.Workload, Load: c.Load, SLO: c.SLO, Real: c.Real, RealStatus: c.RealStatus, ErrorPct: map[string]float64{}}
 	for name, v := range c.Candidates {
-		if finite(v) {
-			row.ErrorPct[name] = (v - c.Real) / c.Real * 100
+		if finite(v) && c.Real != nil {
+			row.ErrorPct[name] = (v - *c.Real) / *c.Real * 100
 		}
 	}
 	t.Capacities = append(t.Capacities, row)
@@ -240,7 +243,11 @@ func (t *Table) WriteText(w io.Writer) error {
 		}
 	}
 	for _, c := range t.Capacities {
-		fmt.Fprintf(tw, "%s\tcapacity\t%s\t%.3f\t", c.Workload, c.Load, c.Real)
+		real := "–"
+		if c.Real != nil {
+			real = fmt.Sprintf("%.3f", *c.Real)
+		}
+		fmt.Fprintf(tw, "%s\tcapacity\t%s\t%s\t", c.Workload, c.Load, real)
 		for _, name := range t.Candidates {
 			fmt.Fprintf(tw, "%s\t", pct(c.ErrorPct, name))
 		}
@@ -251,6 +258,9 @@ func (t *Table) WriteText(w io.Writer) error {
 	}
 	for _, c := range t.Capacities {
 		fmt.Fprintf(w, "\n%s capacity: the SLO capacity estimate of the load sweep (%s), reported, not in the summaries\n", c.Workload, c.SLO)
+		if c.Real == nil {
+			fmt.Fprintf(w, "  no estimate on silicon: %s\n", c.RealStatus)
+		}
 	}
 	if t.Repeats > 0 {
 		fmt.Fprintf(w, "\nnoise floor: median |real-vs-real| %.2f %% over %d repeated cells (at least %g %%); rule: median |error| ≤ %g × floor = %.2f %%\n",

@@ -59,17 +59,23 @@ func TestBuildWithoutRepeats(t *testing.T) {
 }
 
 func TestCapacityRow(t *testing.T) {
+	four, zero := 4.0, 0.0
 	tab := Build([]Workload{{Name: "c1", Real: profile(10, 1), Candidates: []Candidate{{"calibrated", profile(11, 1)}, {"uncalibrated", profile(12, 1)}}}}, nil)
 	require.NoError(t, tab.AddCapacity(CapacitySweep{Workload: "load-sweep", Load: "concurrency", SLO: "time_to_first_token:300, attainment ≥ 0.9",
-		Real: 4, Candidates: map[string]float64{"calibrated": 5}}))
-	assert.Error(t, tab.AddCapacity(CapacitySweep{Workload: "x", Real: 0}))
-	require.Len(t, tab.Capacities, 1)
+		Real: &four, Candidates: map[string]float64{"calibrated": 5}}))
+	assert.Error(t, tab.AddCapacity(CapacitySweep{Workload: "x", Real: &zero}))
+	require.NoError(t, tab.AddCapacity(CapacitySweep{Workload: "overloaded", Load: "concurrency", RealStatus: "the lowest load already fails the SLO",
+		Candidates: map[string]float64{"calibrated": 5}}))
+	require.Len(t, tab.Capacities, 2)
+	assert.Empty(t, tab.Capacities[1].ErrorPct, "no real estimate: no error")
 	assert.InDelta(t, 25, tab.Capacities[0].ErrorPct["calibrated"], 1e-9)
 	assert.Equal(t, 3, tab.Summaries[0].Cells, "capacity stays out of the summaries")
 	var buf bytes.Buffer
 	require.NoError(t, tab.WriteText(&buf))
 	assert.Regexp(t, `load-sweep\s+capacity\s+concurrency\s+4\.000\s+\+25\.00\s+–\s+–`, buf.String())
 	assert.Contains(t, buf.String(), "load-sweep capacity: the SLO capacity estimate of the load sweep (time_to_first_token:300, attainment ≥ 0.9)")
+	assert.Regexp(t, `overloaded\s+capacity\s+concurrency\s+–\s+–\s+–\s+–`, buf.String())
+	assert.Contains(t, buf.String(), "no estimate on silicon: the lowest load already fails the SLO")
 	buf.Reset()
 	require.NoError(t, tab.WriteJSON(&buf))
 	assert.Contains(t, buf.String(), `"capacity": [`)

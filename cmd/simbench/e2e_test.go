@@ -106,12 +106,10 @@ func addCapacityRow(t *testing.T, tab *fidelity.Table, dir string) {
 		t.Logf("no capacity row: %v", err)
 		return
 	}
-	if real.Capacity == nil || real.Capacity.Estimate == nil {
-		t.Logf("no capacity row: the engine's sweep has no capacity estimate (%+v)", real.Capacity)
-		return
-	}
-	row := fidelity.CapacitySweep{Workload: e2eLoadSweep, Load: string(real.Load), Real: *real.Capacity.Estimate,
-		SLO: fmt.Sprintf("%s, attainment ≥ %g", real.Goodput, real.AttainmentTarget), Candidates: map[string]float64{}}
+	require.NotNil(t, real.Capacity, "the engine's sweep has an SLO")
+	row := fidelity.CapacitySweep{Workload: e2eLoadSweep, Load: string(real.Load), Real: real.Capacity.Estimate,
+		RealStatus: real.Capacity.Method, SLO: fmt.Sprintf("%s, attainment ≥ %g", real.Goodput, real.AttainmentTarget),
+		Candidates: map[string]float64{}}
 	for _, c := range []struct{ name, sub string }{{"calibrated", "sim"}, {"uncalibrated", "sim-uncal"}} {
 		s, err := capacity.ReadSummary(filepath.Join(dir, c.sub))
 		require.NoError(t, err)
