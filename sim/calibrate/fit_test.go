@@ -31,7 +31,7 @@ func cpuTruth() sim.Config {
 	cfg.Hardware = sim.HardwareConfig{GPU: "h100", CPU: "x86-64-v3-2vcpu", Model: "simbench-tiny", TensorParallel: 1, DType: "fp16"}
 	cfg.Timing.Model = "physics"
 	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.4, MemoryEfficiency: 0.35, StepOverheadMs: 1.5,
-		SeqOverheadMs: 0.3, AttentionEfficiency: 0.08, Combine: "sum"}
+		SeqOverheadMs: 0.3, Combine: "sum"}
 	cfg.Frontend.RequestOverheadMs = 4
 	cfg.ServerMetrics.Enabled = false
 	return cfg
@@ -74,11 +74,11 @@ func TestRecoverKnownParameters(t *testing.T) {
 	base.Timing.Physics = sim.DefaultConfig().Timing.Physics
 	base.Frontend.RequestOverheadMs = 0
 	want := map[string]float64{"compute_efficiency": 0.4, "memory_efficiency": 0.35, "step_overhead_ms": 1.5,
-		"seq_overhead_ms": 0.3, "request_overhead_ms": 4, "attention_efficiency": 0.08}
+		"seq_overhead_ms": 0.3, "request_overhead_ms": 4}
 
 	t.Run("set", func(t *testing.T) {
 		var targets []Target
-		for _, c := range []struct{ conc, isl int }{{1, 64}, {1, 1200}, {4, 64}, {4, 600}} {
+		for _, c := range []struct{ conc, isl int }{{1, 64}, {4, 64}, {4, 600}} {
 			targets = append(targets, simulateTarget(t, fmt.Sprintf("c%d-isl%d", c.conc, c.isl), truth, synth(t, c.conc, 24, c.isl, c.isl/4)))
 		}
 		res, err := Fit(context.Background(), targets, Options{Base: base, Jitter: -1})
@@ -139,7 +139,7 @@ func TestExtractStepsMatchesEngine(t *testing.T) {
 			batches, prefills := map[int64]bool{}, 0
 			for _, s := range steps {
 				w := phys.Work(s.Shape)
-				model := (w.ComputeSec-w.AttnSec)*1e3/p.ComputeEfficiency + w.AttnSec*1e3/p.AttentionEfficiency + w.MemorySec*1e3/p.MemoryEfficiency +
+				model := w.ComputeSec*1e3/p.ComputeEfficiency + w.MemorySec*1e3/p.MemoryEfficiency +
 					p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences)
 				assert.InDelta(t, model, s.Ms, 1e-5, "%+v", s.Shape)
 				batches[s.Shape.DecodeSeqs] = true
