@@ -51,6 +51,9 @@ func (t *tally) reset() {
 // (final without a tokenizer and server counts).
 func (t *tally) add(ch *chunk, tk *tokenizer.Tokenizer) int {
 	t.usageAll = t.usageAll && ch.hasUsage
+	if !t.usageAll && tk == nil {
+		return t.approx(ch) // no per-chunk usage to attribute, no text to keep
+	}
 	t.marks = append(t.marks, mark{completion: ch.usage.CompletionTokens})
 	if tk != nil {
 		t.content = append(t.content, ch.content...)
@@ -59,6 +62,11 @@ func (t *tally) add(ch *chunk, tk *tokenizer.Tokenizer) int {
 		m.content, m.reasoning = len(t.content), len(t.reasoning)
 		return 1
 	}
+	return t.approx(ch)
+}
+
+// approx counts ch with the word heuristic.
+func (t *tally) approx(ch *chunk) int {
 	out, rsn := 0, 0
 	if len(ch.content) > 0 {
 		out = ApproxTokens(ch.content)
