@@ -170,7 +170,8 @@ func TestExtensionJSONMatchesTags(t *testing.T) {
 		{TraceRow: 3, IntendedSendNs: 12, Worker: "worker-\"1\"", RequestedOutputTokens: 5,
 			Usage: &Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},
 			Sim: &SimDetail{QueueWaitNs: 4, PrefillStartNs: 5, PrefillEndNs: 6, CachedTokens: 7, Preemptions: 1,
-				TTFTBreakdown: []Stage{{Name: "queue_wait", Ns: 4}, {Name: "prefill", Ns: 2}}}},
+				TTFTBreakdown: []Stage{{Name: "queue_wait", Ns: 4}, {Name: "prefill", Ns: 2}},
+				PrefillWorker: "prefill-\"0\"", DecodeWorker: "decode-1", KVTransferStartNs: 8, KVTransferEndNs: 9, KVTransferBytes: 10}},
 		{TraceRow: 0, Usage: &Usage{ReasoningTokens: 9}, Sim: &SimDetail{}},
 		{TraceRow: 1, ChunkNs: []int64{5, 7, -1}},
 	}

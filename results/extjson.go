@@ -61,6 +61,17 @@ func appendSimDetail(b []byte, s *SimDetail) []byte {
 		}
 		b = append(b, ']')
 	}
+	if s.PrefillWorker != "" {
+		b = append(b, `,"prefill_worker":`...)
+		b = appendString(b, s.PrefillWorker)
+	}
+	if s.DecodeWorker != "" {
+		b = append(b, `,"decode_worker":`...)
+		b = appendString(b, s.DecodeWorker)
+	}
+	b = appendOptInt(b, "kv_transfer_start_ns", s.KVTransferStartNs)
+	b = appendOptInt(b, "kv_transfer_end_ns", s.KVTransferEndNs)
+	b = appendOptInt(b, "kv_transfer_bytes", s.KVTransferBytes)
 	return append(b, '}')
 }
 

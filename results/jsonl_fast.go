@@ -159,10 +159,16 @@ const (
 	simCached
 	simPreemptions
 	simBreakdown
+	simPrefillWorker
+	simDecodeWorker
+	simXferStart
+	simXferEnd
+	simXferBytes
 )
 
 var simKeys = jsonlex.Names{"queue_wait_ns", "prefill_start_ns", "prefill_end_ns",
-	"cached_tokens", "preemptions", "ttft_breakdown"}
+	"cached_tokens", "preemptions", "ttft_breakdown", "prefill_worker", "decode_worker",
+	"kv_transfer_start_ns", "kv_transfer_end_ns", "kv_transfer_bytes"}
 
 const (
 	stName = iota
@@ -317,6 +323,16 @@ func (d *jdec) sim(dst **SimDetail) bool {
 			return d.intTo(&s.Preemptions)
 		case simBreakdown:
 			return d.stages(&s.TTFTBreakdown)
+		case simPrefillWorker:
+			return d.stringTo(&s.PrefillWorker)
+		case simDecodeWorker:
+			return d.stringTo(&s.DecodeWorker)
+		case simXferStart:
+			return d.int64To(&s.KVTransferStartNs)
+		case simXferEnd:
+			return d.int64To(&s.KVTransferEndNs)
+		case simXferBytes:
+			return d.int64To(&s.KVTransferBytes)
 		}
 		return ok
 	})

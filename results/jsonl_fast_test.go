@@ -579,6 +579,10 @@ func (g *lineGen) intList() {
 
 func (g *lineGen) sim() {
 	g.object(simKeys, func(k string) {
+		if k == "prefill_worker" || k == "decode_worker" {
+			g.stringVal()
+			return
+		}
 		if k != "ttft_breakdown" {
 			g.intVal()
 			return

@@ -41,6 +41,13 @@ type SimDetail struct {
 	CachedTokens   int     `json:"cached_tokens"`
 	Preemptions    int     `json:"preemptions"`
 	TTFTBreakdown  []Stage `json:"ttft_breakdown,omitempty"`
+	// Disaggregated serving: the prefill and decode workers (the record's
+	// Worker is the decode worker) and the KV transfer between them.
+	PrefillWorker     string `json:"prefill_worker,omitempty"`
+	DecodeWorker      string `json:"decode_worker,omitempty"`
+	KVTransferStartNs int64  `json:"kv_transfer_start_ns,omitempty"`
+	KVTransferEndNs   int64  `json:"kv_transfer_end_ns,omitempty"`
+	KVTransferBytes   int64  `json:"kv_transfer_bytes,omitempty"`
 }
 
 // Record is one request of a run, real or simulated. All times are wall-clock

@@ -24,6 +24,9 @@ type Config struct {
 	Timing   TimingConfig   `yaml:"timing" json:"timing"`
 	Hardware HardwareConfig `yaml:"hardware" json:"hardware"`
 	Frontend FrontendConfig `yaml:"frontend" json:"frontend"`
+	// Disaggregation splits the workers into prefill and decode pools.
+	// Absent (nil): aggregated serving.
+	Disaggregation *DisaggregationConfig `yaml:"disaggregation,omitempty" json:"disaggregation,omitempty"`
 	// ServerMetrics is the Prometheus metrics the simulated servers expose
 	// and the virtual scraper that collects them (server_metrics_export.json).
 	ServerMetrics ServerMetricsConfig `yaml:"server_metrics" json:"server_metrics"`
@@ -258,10 +261,19 @@ func ParseConfig(b []byte) (Config, error) {
 	if err := checkKeys(root.Content[0], reflect.TypeOf(cfg), ""); err != nil {
 		return cfg, err
 	}
+	if mappingValue(root.Content[0], "disaggregation") != nil {
+		cfg.Disaggregation = DefaultDisaggregation() // the keys given are decoded over its defaults
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return cfg, err
+	}
+	if err := resolvePools(root.Content[0], &cfg); err != nil {
+		return cfg, err
+	}
+	if cfg.Disaggregated() && mappingValue(root.Content[0], "workers") == nil {
+		cfg.Workers = cfg.Disaggregation.PrefillWorkers + cfg.Disaggregation.DecodeWorkers
 	}
 	return cfg, nil
 }
@@ -382,6 +394,14 @@ var configDocs = map[string]string{
 	"frontend.request_overhead_ms":        "client send → engine arrival",
 	"frontend.response_overhead_ms":       "engine token → client, every token",
 	"frontend.concurrency":                "requests the frontend prepares at once (request_overhead_ms each, FIFO); 0 = unbounded",
+	"disaggregation.prefill_workers":          "0 = aggregated serving; else workers = prefill_workers + decode_workers",
+	"disaggregation.decode_workers":           "workers that receive the KV and generate every token",
+	"disaggregation.max_local_prefill_tokens": "conditional: prompts with at most this many tokens uncached on the decode worker prefill there; 0 = always remote",
+	"disaggregation.kv_transfer.bandwidth_gbs": "GB/s of one transfer (bytes = tokens × layers × kv_heads × head_dim × 2 × dtype)",
+	"disaggregation.kv_transfer.latency_ms":   "fixed cost of a transfer",
+	"disaggregation.kv_transfer.contention":   "true: transfers moving at once share one bandwidth_gbs link fairly",
+	"disaggregation.prefill":                  "the prefill pool's engine, hardware, timing (over the top-level sections)",
+	"disaggregation.decode":                   "the decode pool's engine, hardware, timing (over the top-level sections)",
 	"server_metrics.enabled":              "expose Dynamo/engine Prometheus metrics and write server_metrics_export.json",
 	"server_metrics.interval_ms":          "virtual ms between scrapes (gauges; histograms at start and end)",
 }
@@ -439,7 +459,8 @@ func (c Config) YAML() ([]byte, error) {
 // Validate checks every value; the error names the offending key.
 func (c Config) Validate() error {
 	checks := []func() error{c.validateTop, c.Engine.validate, c.Router.validate(c.Workers),
-		c.Timing.validate, c.Hardware.validate, c.Frontend.validate, c.ServerMetrics.validate, c.validateMemory}
+		c.Timing.validate, c.Hardware.validate, c.Frontend.validate, c.ServerMetrics.validate, c.validateDisaggregation,
+		c.validateMemory}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err

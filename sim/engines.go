@@ -16,12 +16,18 @@ package sim
 //     request is always allowed to chunk its recomputation). Admission stops
 //     at the first request whose blocks do not fit.
 func (w *worker) planVLLM() {
-	cfg := &w.sim.cfg.Engine
+	cfg := w.eng()
 	budget, preempted := w.scheduleRunning(cfg.MaxNumBatchedTokens)
 	if preempted {
 		return
 	}
-	for w.waiting.len() > 0 && len(w.running) < cfg.MaxNumSeqs && budget > 0 {
+	for w.waiting.len() > 0 && w.seqs() < cfg.MaxNumSeqs && budget > 0 {
+		if w.waiting.front().kv == kvWaiting {
+			if !w.admitHandoff(0) {
+				break
+			}
+			continue
+		}
 		n, ok := w.tryAdmit(budget, 0, cfg.EnableChunkedPrefill)
 		if !ok {
 			break
@@ -58,7 +64,7 @@ func (w *worker) scheduleRunning(budget int) (int, bool) {
 func (w *worker) makeRoom(r *request, n, i int) (idx, back int, preempted, fits bool) {
 	for !w.grow(r, r.computed+n) {
 		v := w.running[len(w.running)-1]
-		if w.sim.cfg.Engine.Preemption == "fifo" {
+		if w.eng().Preemption == "fifo" {
 			v = w.running[0]
 		}
 		at, got := w.preempt(v)
@@ -106,7 +112,7 @@ func (w *worker) planSGLang() {
 // planSGLangPrefill builds the prefill batch: the chunked request first,
 // then new requests until the budget, a chunk or max_num_seqs stops it.
 func (w *worker) planSGLangPrefill() {
-	cfg := &w.sim.cfg.Engine
+	cfg := w.eng()
 	budget := cfg.SGLang.ChunkedPrefillSize
 	if r := w.chunked; r != nil {
 		n := min(r.remaining(), budget)
@@ -118,8 +124,14 @@ func (w *worker) planSGLangPrefill() {
 			}
 		}
 	}
-	for w.chunked == nil && w.waiting.len() > 0 && budget > 0 && len(w.running) < cfg.MaxNumSeqs {
+	for w.chunked == nil && w.waiting.len() > 0 && budget > 0 && w.seqs() < cfg.MaxNumSeqs {
 		r := w.waiting.front()
+		if r.kv == kvWaiting {
+			if !w.admitHandoff(w.reserveBlocks()) {
+				break
+			}
+			continue
+		}
 		n, ok := w.tryAdmit(budget, w.reserveBlocks(), true)
 		if !ok {
 			break
@@ -167,8 +179,8 @@ func (w *worker) retractVictim(protect *request) *request {
 
 // reserveBlocks is the KV kept free for the running requests' future output.
 func (w *worker) reserveBlocks() int {
-	ratio := w.sim.cfg.Engine.SGLang.NewTokenRatio
-	if ratio == 0 {
+	ratio := w.eng().SGLang.NewTokenRatio
+	if ratio == 0 || w.pool.role == RolePrefill { // a prefill worker generates nothing
 		return 0
 	}
 	rest := 0
@@ -196,7 +208,7 @@ func (w *worker) planLlamaCpp() {
 		}
 		w.assignSlot(w.waiting.popFront(), s)
 	}
-	lc := w.sim.cfg.Engine.LlamaCpp
+	lc := w.eng().LlamaCpp
 	budget := lc.NBatch
 	for i := range w.slots {
 		if r := w.slots[i].req; r != nil && r.decoding() && budget > 0 {
@@ -231,7 +243,7 @@ func (w *worker) pickSlot(r *request) int {
 			continue
 		}
 		lcp := 0
-		if w.sim.cfg.Engine.EnablePrefixCaching {
+		if w.eng().EnablePrefixCaching {
 			lcp = commonPrefix(s.prev, r.hashes)
 		}
 		if best < 0 || lcp > bestLCP || lcp == bestLCP && s.lastUsed < w.slots[best].lastUsed {
@@ -244,7 +256,7 @@ func (w *worker) pickSlot(r *request) int {
 func (w *worker) assignSlot(r *request, i int) {
 	s := &w.slots[i]
 	lcp := 0
-	if w.sim.cfg.Engine.EnablePrefixCaching {
+	if w.eng().EnablePrefixCaching {
 		lcp = commonPrefix(s.prev, r.hashes)
 	}
 	r.computed = min(lcp*w.bs, r.isl-1)

@@ -27,11 +27,29 @@ import (
 // metrics keep it (dynamo_frontend_ttft_stage_seconds{stage="route"},
 // observed as 0) so the Dynamo vocabulary is complete there. SimDetail's
 // QueueWaitNs is the queue_wait stage.
+//
+// A request prefilled on a prefill worker (disaggregated serving) has
+// three more stages between waiting_behind_other_work (which then ends when
+// the prefill worker has computed the last prompt token) and
+// first_token_emission:
+//
+//   - decode_queue_wait: prefill end → admission by the decode worker (KV
+//     blocks and a sequence slot; the prefill worker keeps the KV).
+//   - kv_transfer: admission → the KV is on the decode worker
+//     (kv_transfer.latency_ms plus the bytes at the link's share).
+//   - decode_first_step: the rest until the decode worker's first token:
+//     waiting for its running step to end, then the one-token step.
+//
+// The first three stages are the prefill worker's; the frontend's
+// breakdown counts the three new ones as backend/decode.
 const (
 	StageFrontendRequest = "frontend_request"
 	StageQueueWait       = "queue_wait"
 	StagePrefill         = "prefill_compute"
 	StageBehindOther     = "waiting_behind_other_work"
+	StageDecodeQueue     = "decode_queue_wait"
+	StageKVTransfer      = "kv_transfer"
+	StageDecodeFirstStep = "decode_first_step"
 	StageFirstEmission   = "first_token_emission"
 )
 
@@ -63,6 +81,9 @@ func (s *simulator) record(r *request) *results.Record {
 }
 
 func (s *simulator) detail(r *request) *results.SimDetail {
+	if r.pw != nil {
+		return s.disaggDetail(r)
+	}
 	queue := r.prefillAt - r.arrive
 	behind := r.firstTok - r.prefillAt - r.ownPrefill
 	return &results.SimDetail{
@@ -75,6 +96,27 @@ func (s *simulator) detail(r *request) *results.SimDetail {
 			{Name: StageBehindOther, Ns: behind},
 			{Name: StageFirstEmission, Ns: s.respOv},
 		},
+	}
+}
+
+// disaggDetail is the detail of a request prefilled on a prefill worker.
+func (s *simulator) disaggDetail(r *request) *results.SimDetail {
+	queue := r.prefillAt - r.arrive
+	return &results.SimDetail{
+		QueueWaitNs: queue, PrefillStartNs: Epoch + r.prefillAt, PrefillEndNs: Epoch + r.pDone,
+		CachedTokens: r.cached, Preemptions: r.preemptions,
+		TTFTBreakdown: []results.Stage{
+			{Name: StageFrontendRequest, Ns: r.arrive - r.send},
+			{Name: StageQueueWait, Ns: queue},
+			{Name: StagePrefill, Ns: r.pOwn},
+			{Name: StageBehindOther, Ns: r.pDone - r.prefillAt - r.pOwn},
+			{Name: StageDecodeQueue, Ns: r.xferStart - r.pDone},
+			{Name: StageKVTransfer, Ns: r.xferEnd - r.xferStart},
+			{Name: StageDecodeFirstStep, Ns: r.firstTok - r.xferEnd},
+			{Name: StageFirstEmission, Ns: s.respOv},
+		},
+		PrefillWorker: r.pw.name, DecodeWorker: r.w.name,
+		KVTransferStartNs: Epoch + r.xferStart, KVTransferEndNs: Epoch + r.xferEnd, KVTransferBytes: r.xferBytes,
 	}
 }
 

@@ -36,7 +36,40 @@ type request struct {
 	ownPrefill int64 // Σ standalone compute of its prompt chunks before the first token
 
 	chunks []results.Chunk
+
+	handoff // disaggregated serving: the prefill worker's part and the KV transfer
 }
+
+// handoff is a disaggregated request's prefill-side state and its KV
+// transfer. The KV moves once the decode worker has admitted the request
+// (allocated its blocks, as vLLM's NIXL connector does), and the prefill
+// worker's blocks stay held until the transfer ends.
+type handoff struct {
+	pw         *worker // prefill worker; nil: prefilled on its serving worker
+	kv         kvState
+	dw         *worker // decode worker chosen at arrival (conditional disaggregation), else nil
+	pHeld      []int32 // the prefill worker's shared blocks, until the transfer ends
+	pPrivate   int     // and private ones
+	pOwn       int64   // ownPrefill when the prefill ended
+	pDone      int64   // engine time the prefill worker computed the last prompt token
+	xferStart  int64   // the decode worker admitted it: the transfer starts
+	xferEnd    int64   // the KV is on the decode worker
+	xferBytes  int64
+	xferLeft   float64 // bytes still to move (contention)
+	remoteKV   bool    // its prompt KV came from pw: its first step on the decode worker is a decode
+	xferTokens int     // prompt tokens transferred (not cached on the decode worker)
+}
+
+// kvState is where a disaggregated request's prompt KV is.
+type kvState uint8
+
+const (
+	kvLocal     kvState = iota // computed by the worker serving it (aggregated, or local prefill)
+	kvPrefill                  // being computed on the prefill worker
+	kvWaiting                  // computed; waiting for the decode worker to admit it
+	kvMoving                   // admitted by the decode worker; moving
+	kvArrived                  // on the decode worker
+)
 
 // known is the number of tokens of the sequence so far: prompt plus output.
 func (r *request) known() int { return r.isl + r.generated }
@@ -48,7 +81,7 @@ func (r *request) remaining() int { return r.known() - r.computed }
 func (r *request) blocks() int { return len(r.held) + r.private }
 
 // decoding reports whether the request's next step is a one-token decode.
-func (r *request) decoding() bool { return r.generated > 0 && r.remaining() == 1 }
+func (r *request) decoding() bool { return (r.generated > 0 || r.remoteKV) && r.remaining() == 1 }
 
 // ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0.
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -56,14 +56,15 @@ func newServerMetrics(s *simulator, c *servermetrics.Collector) *serverMetrics {
 	if model == "" {
 		model = "sim"
 	}
-	maxLen := s.cfg.Engine.MaxModelLen
-	if maxLen <= 0 {
-		maxLen = 1_000_000
-	}
-	m := &serverMetrics{interval: msToNs(s.cfg.ServerMetrics.IntervalMs), front: newFrontend(model)}
+	local := s.decode != nil && s.cfg.Disaggregation.MaxLocalPrefillTokens > 0
+	m := &serverMetrics{interval: msToNs(s.cfg.ServerMetrics.IntervalMs), front: newFrontend(model, s.decode != nil, local)}
 	m.next = m.interval
 	m.eps = append(m.eps, &m.front.endpoint)
 	for _, w := range s.workers {
+		maxLen := w.eng().MaxModelLen
+		if maxLen <= 0 {
+			maxLen = 1_000_000
+		}
 		e := newEngineMetrics(w, model, maxLen)
 		m.engines = append(m.engines, e)
 		m.eps = append(m.eps, &e.endpoint)
@@ -157,19 +158,72 @@ func (m *serverMetrics) firstToken(r *request, respOv int64) {
 	f := m.front
 	f.ttft.Observe(seconds(r.firstTok + respOv - r.send))
 	f.preprocess.Observe(seconds(r.arrive - r.send))
-	f.route.Observe(0)
-	f.backend.Observe(seconds(r.firstTok - r.arrive))
 	f.out.Observe(seconds(respOv))
-	e := m.engines[r.w.id]
-	e.prompt.Add(float64(r.isl))
+	m.backendStages(r)
+	start, queued := r.arrive, r.prefillAt
+	if r.pw != nil { // the decode worker's request starts when the prefill ends
+		start, queued = r.pDone, r.xferStart
+	}
+	m.engines[r.w.id].firstToken(r.isl, start, queued, r.firstTok)
+}
+
+// backendStages observes the routing and backend stages of r's path, and
+// zero for the other path's pairs.
+func (m *serverMetrics) backendStages(r *request) {
+	f, d := m.front, m.front.disagg
+	if r.pw == nil {
+		f.route.Observe(0)
+		f.backend.Observe(seconds(r.firstTok - r.arrive))
+		if d != nil {
+			d.observe(0, 0)
+		}
+		return
+	}
+	if f.route != nil {
+		f.route.Observe(0)
+		f.backend.Observe(0)
+	}
+	d.observe(seconds(r.pDone-r.arrive), seconds(r.firstTok-r.pDone))
+}
+
+// observe records a request's backend time on the prefill and the decode
+// side. Routing decides at once and the first token is the decode worker's,
+// emitted when its step ends: those stages are 0.
+func (d *disaggStages) observe(prefill, decode float64) {
+	d.routePrefill.Observe(0)
+	d.backendPrefill.Observe(prefill)
+	d.firstPrefill.Observe(0)
+	d.routeDecode.Observe(0)
+	d.backendDecode.Observe(decode)
+	d.firstDecode.Observe(0)
+}
+
+// firstToken observes a request that started on the engine at start, was
+// first scheduled at queued and got its first token at first.
+func (e *engineMetrics) firstToken(isl int, start, queued, first int64) {
+	e.prompt.Add(float64(isl))
 	if e.ttft != nil {
-		e.ttft.Observe(seconds(r.firstTok - r.arrive))
+		e.ttft.Observe(seconds(first - start))
 	}
 	if e.queue != nil {
-		e.queue.Observe(seconds(r.prefillAt - r.arrive))
+		e.queue.Observe(seconds(queued - start))
 	}
 	if e.prefill != nil {
-		e.prefill.Observe(seconds(r.firstTok - r.prefillAt))
+		e.prefill.Observe(seconds(first - queued))
+	}
+}
+
+// prefilled observes r's prefill worker when its prompt is computed (the
+// prefill worker's request ends there; the token it would sample is the
+// decode worker's to emit).
+func (m *serverMetrics) prefilled(r *request) {
+	e := m.engines[r.pw.id]
+	e.firstToken(r.isl, r.arrive, r.prefillAt, r.pDone)
+	if e.e2e != nil {
+		e.e2e.Observe(seconds(r.pDone - r.arrive))
+	}
+	if e.promptLen != nil {
+		e.promptLen.Observe(float64(r.isl))
 	}
 }
 
@@ -187,8 +241,12 @@ func (m *serverMetrics) completed(r *request, now, respOv int64) {
 	if e.decode != nil {
 		e.decode.Observe(seconds(now - r.firstTok))
 	}
+	start := r.arrive
+	if r.pw != nil {
+		start = r.pDone
+	}
 	if e.e2e != nil {
-		e.e2e.Observe(seconds(now - r.arrive))
+		e.e2e.Observe(seconds(now - start))
 	}
 	if e.promptLen != nil {
 		e.promptLen.Observe(float64(r.isl))

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/simbench/simbench/servermetrics"
@@ -18,13 +16,11 @@ func WorkerEndpoint(worker string) string { return "sim://" + worker + "/metrics
 // frontend, then one per worker.
 func ServerMetricsEndpoints(cfg Config) []string {
 	out := []string{FrontendEndpoint}
-	for i := range cfg.Workers {
-		out = append(out, WorkerEndpoint(workerName(i)))
+	for _, name := range WorkerNames(cfg) {
+		out = append(out, WorkerEndpoint(name))
 	}
 	return out
 }
-
-func workerName(i int) string { return "worker-" + strconv.Itoa(i) }
 
 // WithServerMetrics makes Run expose the servers' Prometheus metrics and
 // feed its virtual scrapes to c (when cfg.ServerMetrics.Enabled). See
@@ -175,9 +171,21 @@ type frontend struct {
 	ok, failed                      prometheus.Counter
 	ttft, duration, isl, osl        prometheus.Observer
 	preprocess, route, backend, out prometheus.Observer
+	disagg                          *disaggStages // nil: aggregated serving
 }
 
-func newFrontend(model string) *frontend {
+// disaggStages are the disaggregated path's stage/phase pairs. Every
+// request observes each of them (0 where its path has no such stage, as
+// Dynamo records zero-valued combinations), so the stage means add up.
+type disaggStages struct {
+	routePrefill, backendPrefill, firstPrefill prometheus.Observer
+	routeDecode, backendDecode, firstDecode    prometheus.Observer
+}
+
+// newFrontend registers the frontend's families. disagg adds the
+// disaggregated stages; local keeps the aggregated ones beside them (a
+// request prefilled on its decode worker takes the aggregated path).
+func newFrontend(model string, disagg, local bool) *frontend {
 	f := &frontend{endpoint: endpoint{url: FrontendEndpoint, reg: prometheus.NewRegistry(), hist: prometheus.NewRegistry()}}
 	m := prometheus.Labels{"model": model}
 	f.gauge("dynamo_frontend_inflight_requests", "Number of inflight requests", m,
@@ -201,8 +209,16 @@ func newFrontend(model string) *frontend {
 	stage := func(stage, phase string) prometheus.Observer {
 		return stages.With(prometheus.Labels{"model": model, "stage": stage, "phase": phase})
 	}
-	f.preprocess, f.route = stage("preprocess", "none"), stage("route", "aggregated")
-	f.backend, f.out = stage("backend", "aggregated"), stage("response_postprocess", "none")
+	f.preprocess, f.out = stage("preprocess", "none"), stage("response_postprocess", "none")
+	if !disagg || local {
+		f.route, f.backend = stage("route", "aggregated"), stage("backend", "aggregated")
+	}
+	if disagg {
+		f.disagg = &disaggStages{
+			routePrefill: stage("route", "prefill"), backendPrefill: stage("backend", "prefill"), firstPrefill: stage("first_token", "prefill"),
+			routeDecode: stage("route", "decode"), backendDecode: stage("backend", "decode"), firstDecode: stage("first_token", "decode"),
+		}
+	}
 	return f
 }
 
@@ -223,7 +239,7 @@ func newEngineMetrics(w *worker, model string, maxLen int) *engineMetrics {
 	st := &w.stats
 	switch w.kind {
 	case engineVLLM:
-		l := prometheus.Labels{"model_name": model, "engine": "0"}
+		l := roleLabel(w, prometheus.Labels{"model_name": model, "engine": "0"})
 		e.gauge("vllm:num_requests_running", "Number of requests in model execution batches.", l, running)
 		e.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", l, waiting)
 		e.gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", l, usage)
@@ -241,7 +257,7 @@ func newEngineMetrics(w *worker, model string, maxLen int) *engineMetrics {
 		e.promptLen = e.histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.", tok, l)
 		e.genLen = e.histogram("vllm:request_generation_tokens", "Number of generation tokens processed.", tok, l)
 	case engineSGLang:
-		l := prometheus.Labels{"model_name": model}
+		l := roleLabel(w, prometheus.Labels{"model_name": model})
 		e.gauge("sglang:num_running_reqs", "The number of running requests.", l, running)
 		e.gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", l, waiting)
 		e.gauge("sglang:token_usage", "The token usage.", l, usage)
@@ -260,4 +276,13 @@ func newEngineMetrics(w *worker, model string, maxLen int) *engineMetrics {
 		e.syncedCounter("llamacpp:tokens_predicted_total", "Number of generation tokens processed.", nil, &st.generated)
 	}
 	return e
+}
+
+// roleLabel adds the worker's pool role (prefill or decode) to its engine
+// families' labels under disaggregated serving.
+func roleLabel(w *worker, l prometheus.Labels) prometheus.Labels {
+	if w.pool.role != "" {
+		l["role"] = w.pool.role
+	}
+	return l
 }

@@ -223,7 +223,7 @@ func TestIntervalGaugesMatchGather(t *testing.T) {
 		wl := workload(req(0, 100, 5), req(0, 200, 5))
 		s, err := newSimulator(cfg, wl, nil, nil)
 		require.NoError(t, err)
-		f := newFrontend("m")
+		f := newFrontend("m", false, false)
 		e := newEngineMetrics(s.workers[0], "m", 1000)
 		for _, ep := range []*endpoint{&f.endpoint, &e.endpoint} {
 			_, err := ep.full()

@@ -67,8 +67,6 @@ type simulator struct {
 	cfg    Config
 	wl     *traces.Workload
 	opts   options
-	clock  clock
-	blocks int // KV blocks per worker (block engines)
 	reqOv  int64
 	respOv int64
 	// front holds, for each of frontend.concurrency request handlers, when
@@ -88,7 +86,13 @@ type simulator struct {
 	waking  bool
 	live    []*request // in-flight requests by workload index
 	workers []*worker
-	router  router
+	pools   []*pool
+	router  router // over the workers of the first pool (the prefill pool when disaggregated)
+	// prefill and decode are the pools of disaggregated serving (nil when
+	// aggregated); link carries their KV transfers.
+	prefill, decode *pool
+	link            *link
+	xfer            transferStats
 	dirty   []bool
 	sink    Sink
 	err     error
@@ -155,41 +159,20 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	if s.opts.every <= 0 {
 		s.opts.every = max(1, len(wl.Requests)/200)
 	}
-	if s.clock, err = newTiming(&s.cfg); err != nil {
-		return nil, err
-	}
-	if err := s.buildWorkers(); err != nil {
+	if err := s.buildPools(); err != nil {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed_5111_b3c4))
-	s.router = newRouter(&s.cfg.Router, s.workers, rng)
-	return s, nil
-}
-
-func (s *simulator) buildWorkers() error {
-	e := &s.cfg.Engine
-	kind := map[string]engineKind{"vllm": engineVLLM, "sglang": engineSGLang, "llamacpp": engineLlamaCpp}[e.Type]
-	if kind != engineLlamaCpp {
-		b, err := s.cfg.KVBlocks()
+	s.router = newRouter(&s.cfg.Router, s.pools[0].workers, rng)
+	if s.decode != nil {
+		h := s.prefill.cfg.Hardware
+		m, err := h.model()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		s.blocks = b
+		s.link = newLink(s.cfg.Disaggregation.KVTransfer, m.kvBytesPerToken(dtypeBytes[h.DType]))
 	}
-	for i := range s.cfg.Workers {
-		w := &worker{id: i, name: workerName(i), sim: s, kind: kind, bs: e.BlockSize,
-			jitter: newJitter(s.cfg.Timing.Jitter, s.cfg.Seed, i)}
-		if kind == engineLlamaCpp {
-			w.slots = make([]slot, e.LlamaCpp.Parallel)
-			w.slotCtx = e.LlamaCpp.CtxSize / e.LlamaCpp.Parallel
-			w.kvCap = int64(e.LlamaCpp.CtxSize)
-		} else {
-			w.kv = newKVCache(s.blocks, e.EnablePrefixCaching)
-			w.kvCap = int64(s.blocks) * int64(e.BlockSize)
-		}
-		s.workers = append(s.workers, w)
-	}
-	return nil
+	return s, nil
 }
 
 func (s *simulator) push(t int64, kind eventKind, arg int32) { s.events.push(t, kind, arg) }
@@ -240,6 +223,12 @@ func (s *simulator) handle(e event) {
 		s.afterStep(w)
 	case evClientDone:
 		s.clientDone(e.arg)
+	case evTransferJoin:
+		s.linkJoin(s.live[e.arg])
+	case evTransferEnd:
+		s.transferDone(s.live[e.arg])
+	case evLinkDone:
+		s.linkDone(e.arg)
 	}
 }
 
@@ -351,16 +340,38 @@ func (s *simulator) arrive(r *request) {
 		s.reject(r, reason)
 		return
 	}
-	if s.cfg.Engine.EnablePrefixCaching || s.cfg.Router.Policy == "kv" {
-		r.hashes = blockHashes(s.hashBuf(), r.src, r.isl, s.wl.BlockSize, s.cfg.Engine.BlockSize, uint64(r.wi)+1)
+	if s.needHashes() {
+		r.hashes = blockHashes(s.hashBuf(), r.src, r.isl, s.wl.BlockSize, s.pools[0].cfg.Engine.BlockSize, uint64(r.wi)+1)
 		r.held = s.heldBuf()
 	}
-	w := s.workers[s.router.pick(r)]
-	r.w = w
 	r.chunks = make([]results.Chunk, 0, r.osl)
+	if s.decode != nil {
+		s.route(r)
+		return
+	}
+	s.enqueue(r, s.pools[0].workers[s.router.pick(r)])
+}
+
+// enqueue puts r in w's waiting queue.
+func (s *simulator) enqueue(r *request, w *worker) {
+	r.w = w
 	w.waiting.pushBack(r)
 	w.stats.requests++
 	s.dirty[w.id] = true
+}
+
+// needHashes reports whether requests need their prompt's block hashes: a
+// pool caches prefixes, or a router looks at them.
+func (s *simulator) needHashes() bool {
+	if s.cfg.Router.Policy == "kv" || s.decode != nil && s.cfg.Disaggregation.MaxLocalPrefillTokens > 0 {
+		return true
+	}
+	for _, p := range s.pools {
+		if p.cfg.Engine.EnablePrefixCaching {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *simulator) hashBuf() []uint64 {
@@ -394,22 +405,13 @@ func (s *simulator) recycle(r *request) {
 
 // rejectReason says why r can never be served, or "".
 func (s *simulator) rejectReason(r *request) string {
-	e := &s.cfg.Engine
-	need := r.isl + r.osl - 1
-	switch {
-	case r.osl <= 0:
+	if r.osl <= 0 {
 		return "output_length is 0 (server default): the simulator needs a requested output length"
-	case e.MaxModelLen > 0 && r.isl+r.osl > e.MaxModelLen:
-		return fmt.Sprintf("ISL %d + OSL %d exceeds engine.max_model_len %d", r.isl, r.osl, e.MaxModelLen)
-	case e.Type == "llamacpp" && need > e.LlamaCpp.CtxSize/e.LlamaCpp.Parallel:
-		return fmt.Sprintf("ISL %d + OSL %d − 1 tokens exceed the slot context of %d tokens (llamacpp.ctx_size %d / parallel %d)",
-			r.isl, r.osl, e.LlamaCpp.CtxSize/e.LlamaCpp.Parallel, e.LlamaCpp.CtxSize, e.LlamaCpp.Parallel)
-	case e.Type != "llamacpp" && ceilDiv(need, e.BlockSize) > s.blocks:
-		return fmt.Sprintf("needs %d KV blocks (ISL %d + OSL %d − 1 tokens at block size %d) but a worker has %d",
-			ceilDiv(need, e.BlockSize), r.isl, r.osl, e.BlockSize, s.blocks)
-	case e.Type == "vllm" && !e.EnableChunkedPrefill && r.isl > e.MaxNumBatchedTokens:
-		return fmt.Sprintf("ISL %d exceeds engine.max_num_batched_tokens %d with chunked prefill disabled",
-			r.isl, e.MaxNumBatchedTokens)
+	}
+	for _, p := range s.pools {
+		if reason := p.rejectReason(r.isl, r.osl); reason != "" {
+			return reason
+		}
 	}
 	return ""
 }

@@ -32,10 +32,23 @@ type Summary struct {
 	InputTokens            int64           `json:"input_tokens"`
 	KVPeakUsage            float64         `json:"kv_peak_usage"` // largest worker peak / capacity
 	Workers                []WorkerSummary `json:"workers"`
+	// Disaggregation is the KV handoffs of disaggregated serving (absent
+	// when aggregated).
+	Disaggregation *DisaggregationSummary `json:"disaggregation,omitempty"`
 	Engine                 string          `json:"engine"`
 	Router                 string          `json:"router"`
 	Timing                 string          `json:"timing"`
 	WorkloadDigest         string          `json:"workload_digest"`
+}
+
+// DisaggregationSummary counts the KV transfers of a disaggregated run
+// (warmup requests included).
+type DisaggregationSummary struct {
+	Transfers               int64   `json:"kv_transfers"`
+	TransferBytes           int64   `json:"kv_transfer_bytes"`
+	MeanTransferMs          float64 `json:"kv_transfer_mean_ms"` // admission by the decode worker → KV there
+	PeakConcurrentTransfers int     `json:"kv_transfer_peak_concurrent"`
+	LocalPrefills           int64   `json:"local_prefills"` // prefilled on their decode worker (max_local_prefill_tokens)
 }
 
 // ReasonCount counts rejected requests by reason.
@@ -47,6 +60,7 @@ type ReasonCount struct {
 // WorkerSummary is one worker's share of the run.
 type WorkerSummary struct {
 	Name             string  `json:"name"`
+	Role             string  `json:"role,omitempty"` // prefill | decode under disaggregated serving
 	Requests         int64   `json:"requests"`
 	Steps            int64   `json:"steps"`
 	BusySeconds      float64 `json:"busy_seconds"`
@@ -99,6 +113,14 @@ func (s *simulator) summary() *Summary {
 	if t.isl > 0 {
 		sum.PrefixCacheReusedRatio = float64(t.cached) / float64(t.isl)
 	}
+	if s.decode != nil {
+		x := &s.xfer
+		sum.Disaggregation = &DisaggregationSummary{Transfers: x.count, TransferBytes: x.bytes,
+			PeakConcurrentTransfers: x.peak, LocalPrefills: x.local}
+		if x.count > 0 {
+			sum.Disaggregation.MeanTransferMs = float64(x.busyNs) / float64(x.count) / 1e6
+		}
+	}
 	for _, w := range s.workers {
 		ws := s.workerSummary(w)
 		sum.Steps += ws.Steps
@@ -111,7 +133,7 @@ func (s *simulator) summary() *Summary {
 
 func (s *simulator) workerSummary(w *worker) WorkerSummary {
 	st := &w.stats
-	ws := WorkerSummary{Name: w.name, Requests: st.requests, Steps: st.steps,
+	ws := WorkerSummary{Name: w.name, Role: w.pool.role, Requests: st.requests, Steps: st.steps,
 		BusySeconds: float64(st.busyNs) / 1e9, Preemptions: st.preemptions,
 		PrefillTokens: st.prefillTokens, DecodeTokens: st.decodeTokens,
 		KVCapacityTokens: w.kvCap, KVPeakTokens: st.peakTokens}

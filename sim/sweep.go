@@ -130,6 +130,9 @@ func (s *Sweep) Apply(base Config, pt SweepPoint) (Config, float64, error) {
 		}
 		setPath(doc, strings.Split(p.Key, "."), pt.Values[i])
 	}
+	if s.setsPoolSizes() {
+		delete(doc, "workers") // derived from the pools' sizes again
+	}
 	if b, err = yaml.Marshal(doc); err != nil {
 		return base, 0, err
 	}
@@ -141,6 +144,19 @@ func (s *Sweep) Apply(base Config, pt SweepPoint) (Config, float64, error) {
 		return base, 0, fmt.Errorf("sweep point %d (%s): %w", pt.Index, s.Describe(pt), err)
 	}
 	return cfg, speedup, nil
+}
+
+// setsPoolSizes reports whether the sweep sets a disaggregated pool's size
+// and not workers (which must then follow the pools).
+func (s *Sweep) setsPoolSizes() bool {
+	pools := false
+	for _, p := range s.Parameters {
+		if p.Key == "workers" {
+			return false
+		}
+		pools = pools || p.Key == "disaggregation.prefill_workers" || p.Key == "disaggregation.decode_workers"
+	}
+	return pools
 }
 
 // Describe is "key=value, key=value".

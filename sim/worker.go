@@ -43,6 +43,7 @@ type worker struct {
 	id   int
 	name string
 	sim  *simulator
+	pool *pool
 	kind engineKind
 	bs   int
 
@@ -55,6 +56,10 @@ type worker struct {
 	running []*request
 	batch   []entry
 	chunked *request // sglang: the request whose prompt continues next step
+	// incoming are the requests whose KV is moving to this decode worker
+	// (admitted: their blocks are allocated), and incomingBlocks their blocks.
+	incoming       int
+	incomingBlocks int
 
 	jitter    *jitter // nil: deterministic step times
 	busy      bool
@@ -62,6 +67,9 @@ type worker struct {
 	snapshot  []*request
 	stats     workerStats
 }
+
+// eng is the worker's engine configuration (its pool's).
+func (w *worker) eng() *EngineConfig { return &w.pool.cfg.Engine }
 
 // plan fills w.batch with the next step's work.
 func (w *worker) plan() {
@@ -98,6 +106,7 @@ func (w *worker) grow(r *request, tokens int) bool {
 func (w *worker) preempt(r *request) (idx, scheduled int) {
 	w.kv.release(r.held, r.private)
 	r.held, r.private, r.computed = r.held[:0], 0, 0
+	r.remoteKV = false // recomputed here
 	r.preemptions++
 	r.running = false
 	w.stats.preemptions++
@@ -180,7 +189,7 @@ func (w *worker) stepShape() StepShape {
 func (w *worker) soloNs(e entry) int64 {
 	n, p := int64(e.n), int64(e.r.computed)
 	s := StepShape{PrefillTokens: n, PrefillSeqs: 1, PrefillPrefix: p, PrefillAttn: n*p + n*(n+1)/2, KVCapacity: w.kvCap}
-	return w.sim.clock.stepNs(s)
+	return w.pool.clock.stepNs(s)
 }
 
 // startStep plans and starts a step at now; false when there is nothing to do.
@@ -191,7 +200,7 @@ func (w *worker) startStep(now int64) bool {
 		return false
 	}
 	st := w.stepShape()
-	dur := w.jitter.apply(w.sim.clock.stepNs(st))
+	dur := w.jitter.apply(w.pool.clock.stepNs(st))
 	for _, e := range w.batch {
 		if !e.prefill || e.r.generated > 0 {
 			continue
@@ -223,6 +232,11 @@ func (w *worker) endStep(now int64) {
 			w.commit(r)
 		}
 		if r.computed < r.known() {
+			continue
+		}
+		if r.kv == kvPrefill {
+			w.sim.prefilled(w, r, now)
+			finished = true
 			continue
 		}
 		w.sim.token(r, now)
@@ -257,9 +271,12 @@ func (w *worker) finish(r *request, now int64) {
 func (w *worker) load() (prefillTokens, blocks int) {
 	for i := range w.waiting.len() {
 		r := w.waiting.at(i)
-		prefillTokens += r.remaining()
+		if r.kv != kvWaiting { // a prompt computed elsewhere needs no prefill here
+			prefillTokens += r.remaining()
+		}
 		blocks += ceilDiv(r.known(), w.bs)
 	}
+	blocks += w.incomingBlocks
 	for _, r := range w.running {
 		if !r.decoding() {
 			prefillTokens += r.remaining()
@@ -269,7 +286,11 @@ func (w *worker) load() (prefillTokens, blocks int) {
 	return prefillTokens, blocks
 }
 
-func (w *worker) active() int { return w.waiting.len() + len(w.running) }
+func (w *worker) active() int { return w.waiting.len() + len(w.running) + w.incoming }
+
+// seqs is the sequences holding a slot: running, and admitted with their KV
+// on the way.
+func (w *worker) seqs() int { return len(w.running) + w.incoming }
 
 // overlap is the number of r's leading blocks this worker has cached.
 func (w *worker) overlap(hashes []uint64) int {
