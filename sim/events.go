@@ -3,13 +3,13 @@ package sim
 type eventKind uint8
 
 const (
-	evWake       eventKind = iota // the pacer's next send is due
-	evArrive                      // a sent request reaches the frontend (arg: request index)
-	evStepEnd                     // a worker's step ends (arg: worker)
-	evClientDone                  // the client received a request's last byte (arg: request index)
-	evTransferJoin                // a KV transfer's latency is over: its bytes join the shared link (arg: request index)
-	evTransferEnd                 // a KV transfer without contention ends (arg: request index)
-	evLinkDone                    // the shared link's next transfer may be done (arg: the link's generation)
+	evWake         eventKind = iota // the pacer's next send is due
+	evArrive                        // a sent request reaches the frontend (arg: request index)
+	evStepEnd                       // a worker's step ends (arg: worker)
+	evClientDone                    // the client received a request's last byte (arg: request index)
+	evTransferJoin                  // a KV transfer's latency is over: its bytes join the shared link (arg: request index)
+	evTransferEnd                   // a KV transfer without contention ends (arg: request index)
+	evLinkDone                      // the shared link's next transfer may be done (arg: the link's generation)
 )
 
 // event is one entry of the simulator's agenda. Events at the same time run

@@ -64,11 +64,11 @@ type handoff struct {
 type kvState uint8
 
 const (
-	kvLocal     kvState = iota // computed by the worker serving it (aggregated, or local prefill)
-	kvPrefill                  // being computed on the prefill worker
-	kvWaiting                  // computed; waiting for the decode worker to admit it
-	kvMoving                   // admitted by the decode worker; moving
-	kvArrived                  // on the decode worker
+	kvLocal   kvState = iota // computed by the worker serving it (aggregated, or local prefill)
+	kvPrefill                // being computed on the prefill worker
+	kvWaiting                // computed; waiting for the decode worker to admit it
+	kvMoving                 // admitted by the decode worker; moving
+	kvArrived                // on the decode worker
 )
 
 // known is the number of tokens of the sequence so far: prompt plus output.

@@ -93,9 +93,9 @@ type simulator struct {
 	prefill, decode *pool
 	link            *link
 	xfer            transferStats
-	dirty   []bool
-	sink    Sink
-	err     error
+	dirty           []bool
+	sink            Sink
+	err             error
 
 	done int
 	sum  tally

@@ -35,10 +35,10 @@ type Summary struct {
 	// Disaggregation is the KV handoffs of disaggregated serving (absent
 	// when aggregated).
 	Disaggregation *DisaggregationSummary `json:"disaggregation,omitempty"`
-	Engine                 string          `json:"engine"`
-	Router                 string          `json:"router"`
-	Timing                 string          `json:"timing"`
-	WorkloadDigest         string          `json:"workload_digest"`
+	Engine         string                 `json:"engine"`
+	Router         string                 `json:"router"`
+	Timing         string                 `json:"timing"`
+	WorkloadDigest string                 `json:"workload_digest"`
 }
 
 // DisaggregationSummary counts the KV transfers of a disaggregated run
