@@ -21,10 +21,13 @@ const fineBinNs = int64(100_000_000)
 
 // Request is what a Digest keeps of one valid request.
 type Request struct {
-	TraceRow    int32 // -1 when unknown
-	SessionNum  int32
-	Turn        int32
-	Worker      int32 // index into Digest.Workers; -1 when unknown
+	TraceRow   int32 // -1 when unknown
+	SessionNum int32
+	Turn       int32
+	Worker     int32 // index into Digest.Workers; -1 when unknown
+	// Prefill is the worker that computed the prompt: the prefill worker of
+	// a disaggregated simulated run, else Worker.
+	Prefill     int32
 	Correlation string
 	StartNs     int64
 	FirstNs     int64 // first content chunk; 0 when none
@@ -119,6 +122,10 @@ func (d *Digest) request(m *results.RecordMetrics) Request {
 		Correlation: m.Meta.XCorrelationID, StartNs: m.Meta.RequestStartNs, Worker: d.worker(servingWorker(m))}
 	if m.Ext != nil && m.Ext.TraceRow >= 0 {
 		req.TraceRow = int32(m.Ext.TraceRow)
+	}
+	req.Prefill = req.Worker
+	if m.Ext != nil && m.Ext.Sim != nil && m.Ext.Sim.PrefillWorker != "" && req.Worker >= 0 {
+		req.Prefill = d.worker(m.Ext.Sim.PrefillWorker)
 	}
 	for i, tag := range joinTags {
 		if v, ok := m.Get(tag); ok {

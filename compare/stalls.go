@@ -137,14 +137,15 @@ func (s *Stalls) summarize(d *Digest, pw *prefillWindows) {
 // of the ends, so "does any window overlap [a, b]?" is one binary search.
 type prefillWindows struct {
 	scope  string
-	groups map[int32][]window
-	counts map[int32]int // stalls per group, for the expected share
+	groups  map[int32][]window
+	counts  map[int32]int  // stalls per group, for the expected share
+	serving map[int32]bool // groups that stream tokens (a prefill worker streams none)
 }
 
 type window struct{ start, end, maxEnd int64 }
 
 func newPrefillWindows(d *Digest) *prefillWindows {
-	pw := &prefillWindows{scope: "worker", groups: map[int32][]window{}, counts: map[int32]int{}}
+	pw := &prefillWindows{scope: "worker", groups: map[int32][]window{}, counts: map[int32]int{}, serving: map[int32]bool{}}
 	for i := range d.Requests {
 		if d.Requests[i].Worker < 0 {
 			pw.scope = "run"
@@ -153,8 +154,9 @@ func newPrefillWindows(d *Digest) *prefillWindows {
 	}
 	for i := range d.Requests {
 		r := &d.Requests[i]
+		pw.serving[pw.group(r.Worker)] = true
 		if r.FirstNs > 0 && r.FirstNs >= r.StartNs {
-			g := pw.group(r.Worker)
+			g := pw.group(r.Prefill) // a disaggregated request's prompt ran on its prefill worker
 			pw.groups[g] = append(pw.groups[g], window{start: r.StartNs, end: r.FirstNs})
 		}
 	}
@@ -194,7 +196,8 @@ func (pw *prefillWindows) overlaps(e gapEvent) bool {
 // if stalls ignored prefill: a stall of length L overlaps window [s, f] when
 // it ends inside (s, f + L), so each group's windows are stretched by the
 // median stall length and their union measured against the run. Groups are
-// weighted by their stalls (equally when there are none).
+// weighted by their stalls (when there are none, the groups that stream
+// tokens equally).
 func (pw *prefillWindows) expectedShare(d *Digest, dilate int64) float64 {
 	dur := d.EndNs - d.OriginNs
 	if dur <= 0 || len(pw.groups) == 0 {
@@ -203,7 +206,7 @@ func (pw *prefillWindows) expectedShare(d *Digest, dilate int64) float64 {
 	weights := pw.counts
 	if len(weights) == 0 {
 		weights = map[int32]int{}
-		for g := range pw.groups {
+		for g := range pw.serving {
 			weights[g] = 1
 		}
 	}
