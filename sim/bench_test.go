@@ -44,6 +44,38 @@ func BenchmarkReplayConversation(b *testing.B) {
 	}
 }
 
+// BenchmarkReplayConversationDisagg replays the full conversation trace on
+// 4 aggregated workers and on 1 prefill + 3 decode workers, both behind the
+// kv router with server metrics, so one run gives the cost of the
+// disaggregated path as a ratio. Goal: disaggregated within 1.5× the
+// aggregated wall time.
+func BenchmarkReplayConversationDisagg(b *testing.B) {
+	wl, _, err := traces.LoadMooncake(conversationTrace)
+	if err != nil {
+		b.Skipf("conversation trace not available: %v", err)
+	}
+	agg := DefaultConfig()
+	agg.Workers, agg.Router.Policy, agg.Seed = 4, "kv", 7
+	pd := agg
+	pd.Disaggregation = DefaultDisaggregation()
+	pd.Disaggregation.PrefillWorkers, pd.Disaggregation.DecodeWorkers = 1, 3
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{{"aggregated-4", agg}, {"prefill-1-decode-3", pd}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				col := servermetrics.NewCollector(ServerMetricsEndpoints(tc.cfg))
+				if _, err := Run(context.Background(), tc.cfg, wl, nil, WithServerMetrics(col)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(wl.Requests)*b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
+
 // BenchmarkWriteRunConversation is BenchmarkReplayConversation plus the
 // files (what `simbench sim --trace ... -o DIR` does after loading the
 // trace): the AIPerf JSONL, aggregates and sim_summary.json. Goal: the whole

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -343,4 +345,116 @@ func TestDisaggPerPoolTiming(t *testing.T) {
 	u := 1000.0 / 16000 // the prompt's context over 1000 blocks of 16 tokens
 	assert.InDelta(t, dec.Decode[0]+dec.Decode[1]*u+dec.Decode[2]*u*u, stages(r)[StageDecodeFirstStep], 1e-6,
 		"poly decode step at KV utilisation 1000/16000")
+}
+
+// Disaggregated serving's Dynamo breakdown is additive, has the prefill
+// and decode phases, and its stage means are the records' own; every
+// engine family carries the worker's role; the prefill workers' engine
+// TTFT ends when the prompt is computed.
+func TestDisaggServerMetrics(t *testing.T) {
+	for _, local := range []int{0, 300} {
+		t.Run(fmt.Sprint("local=", local), func(t *testing.T) {
+			wl := randomWorkload(2, 120, true)
+			cfg := metricsCfg("vllm", 3)
+			cfg.Disaggregation = DefaultDisaggregation()
+			cfg.Disaggregation.PrefillWorkers, cfg.Disaggregation.DecodeWorkers = 1, 2
+			cfg.Disaggregation.MaxLocalPrefillTokens = local
+			recs, sum, _, e := runMetrics(t, cfg, wl)
+			dyn := servermetrics.TTFTBreakdowns(e)[0]
+			require.Equal(t, servermetrics.Dynamo, dyn.Server)
+			assert.True(t, dyn.Additive, dyn.Reason)
+			remote := func(r *results.Record) bool { return r.Sim.PrefillWorker != "" }
+			want := map[string]float64{}
+			want["preprocess/none"], _ = meanMs(recs, func(r *results.Record) int64 { return stageNs(r, StageFrontendRequest) })
+			want["backend/prefill"], _ = meanMs(recs, func(r *results.Record) int64 {
+				if !remote(r) {
+					return 0
+				}
+				return stageNs(r, StageQueueWait, StagePrefill, StageBehindOther)
+			})
+			want["backend/decode"], _ = meanMs(recs, func(r *results.Record) int64 {
+				return stageNs(r, StageDecodeQueue, StageKVTransfer, StageDecodeFirstStep)
+			})
+			want["response_postprocess/none"], _ = meanMs(recs, func(r *results.Record) int64 { return stageNs(r, StageFirstEmission) })
+			for _, k := range []string{"route/prefill", "route/decode", "first_token/prefill", "first_token/decode"} {
+				want[k] = 0
+			}
+			if local > 0 {
+				require.Positive(t, sum.Disaggregation.LocalPrefills)
+				require.Less(t, sum.Disaggregation.LocalPrefills, int64(len(wl.Requests)))
+				want["route/aggregated"] = 0
+				want["backend/aggregated"], _ = meanMs(recs, func(r *results.Record) int64 {
+					if remote(r) {
+						return 0
+					}
+					return stageNs(r, StageQueueWait, StagePrefill, StageBehindOther)
+				})
+			}
+			got := map[string]float64{}
+			for _, st := range dyn.Stages {
+				got[st.Key()] = st.MeanMs
+			}
+			require.Len(t, got, len(want))
+			for k, v := range want {
+				assert.InDelta(t, v, got[k], 1e-9*max(1, v), k)
+			}
+			prompt := e.Metrics["vllm:prompt_tokens"]
+			require.NotNil(t, prompt)
+			roles := map[string]bool{}
+			for _, s := range prompt.Series {
+				roles[s.Labels["role"]] = true
+			}
+			assert.Equal(t, map[string]bool{"prefill": true, "decode": true}, roles)
+			assert.Len(t, ServerMetricsEndpoints(cfg), 4)
+		})
+	}
+}
+
+// The first 3,000 rows of the real conversation trace (acceptance of the
+// disaggregation issue): 1 prefill + 3 decode workers against 4 aggregated
+// workers, both behind the kv router. The disaggregated breakdown has the
+// prefill and decode phases and adds up, and the decode workers' token
+// gaps have no chunked-prefill interference: their p99 is far below
+// aggregated serving's.
+func TestDisaggConversationTrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3,000 requests twice")
+	}
+	full, _, err := traces.LoadMooncake(conversationTrace)
+	if err != nil {
+		t.Skipf("conversation trace not available: %v", err)
+	}
+	wl := &traces.Workload{Requests: full.Requests[:3000], BlockSize: full.BlockSize, Source: "conversation[:3000]"}
+	wl.Digest = traces.ComputeDigest(wl.Requests)
+	agg := DefaultConfig()
+	agg.Workers, agg.Router.Policy = 4, "kv"
+	pd := agg
+	pd.Disaggregation = DefaultDisaggregation()
+	pd.Disaggregation.PrefillWorkers, pd.Disaggregation.DecodeWorkers = 1, 3
+	run := func(cfg Config) *RunFiles {
+		f, err := WriteRun(context.Background(), t.TempDir(), cfg, wl, &results.InputConfig{})
+		require.NoError(t, err)
+		return f
+	}
+	a, d := run(agg), run(pd)
+	b := d.TTFTBreakdown
+	require.NotNil(t, b)
+	assert.True(t, b.Additive, b.Reason)
+	phases := map[string]float64{}
+	for _, st := range b.Stages {
+		phases[st.Key()] = st.MeanMs
+	}
+	assert.Positive(t, phases["backend/prefill"])
+	assert.Positive(t, phases["backend/decode"])
+	aggP99, ok := a.Profile.Value(results.TagTokenGap, "p99")
+	require.True(t, ok)
+	pdP99, ok := d.Profile.Value(results.TagTokenGap, "p99")
+	require.True(t, ok)
+	t.Logf("token_gap p99: aggregated %.2f ms, disaggregated %.2f ms", aggP99, pdP99)
+	assert.Less(t, pdP99, aggP99/3)
+	for _, w := range d.Summary.Workers {
+		if w.Role == RoleDecode {
+			assert.Zero(t, w.PrefillTokens, w.Name)
+		}
+	}
 }
