@@ -136,7 +136,7 @@ func (s *Stalls) summarize(d *Digest, pw *prefillWindows) {
 // worker (or for the whole run), sorted by start, with the running maximum
 // of the ends, so "does any window overlap [a, b]?" is one binary search.
 type prefillWindows struct {
-	scope  string
+	scope   string
 	groups  map[int32][]window
 	counts  map[int32]int  // stalls per group, for the expected share
 	serving map[int32]bool // groups that stream tokens (a prefill worker streams none)
