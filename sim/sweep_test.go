@@ -44,3 +44,19 @@ func TestSweepErrors(t *testing.T) {
 		assert.ErrorContains(t, err, tc.want, tc.doc)
 	}
 }
+
+// A sweep over a pool's size keeps workers equal to the pools' sum, from an
+// aggregated base too.
+func TestSweepDisaggregatedPoolSize(t *testing.T) {
+	s, err := ParseSweep([]byte("parameters:\n  - key: disaggregation.decode_workers\n    values: [1, 3]\n  - key: disaggregation.prefill_workers\n    values: [1, 2]\n"))
+	require.NoError(t, err)
+	pts := s.Points()
+	require.Len(t, pts, 4)
+	for _, pt := range pts {
+		cfg, _, err := s.Apply(DefaultConfig(), pt)
+		require.NoError(t, err, s.Describe(pt))
+		d := cfg.Disaggregation
+		assert.Equal(t, d.PrefillWorkers+d.DecodeWorkers, cfg.Workers, s.Describe(pt))
+		assert.Equal(t, 25.0, d.KVTransfer.BandwidthGBs, "the section's defaults")
+	}
+}

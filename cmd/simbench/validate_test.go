@@ -393,3 +393,26 @@ func TestValidateHelp(t *testing.T) {
 		assert.Contains(t, stdout, want)
 	}
 }
+
+// TestValidateDisaggregatedSim: the pipeline runs unchanged with a
+// disaggregated simulator (1 prefill + 1 decode worker): every artifact is
+// written and the simulated records name both workers.
+func TestValidateDisaggregatedSim(t *testing.T) {
+	t.Setenv("SIMBENCH_VALIDATE_TEST_KEY", validateTestKey)
+	ts, _ := validateServer(t, http.StatusOK)
+	out := filepath.Join(t.TempDir(), "artifacts")
+	p := writePipeline(t, ts.URL, "compare:\n  fail_above: [inter_token_latency.avg=5000%]\n")
+	pd := strings.Replace(slowSim, "workers: 1\n", "disaggregation: {prefill_workers: 1, decode_workers: 1}\n", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(p), "sim.yaml"), []byte(pd), 0o644))
+	code, stdout, stderr := validateCLI("--config", p, "-o", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "verdict: pass")
+	checkValidateArtifacts(t, out)
+	recs, err := results.LoadJSONL(filepath.Join(out, "sim", results.RecordsName))
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	for _, r := range recs {
+		assert.Equal(t, "prefill-0", r.Ext.Sim.PrefillWorker)
+		assert.Equal(t, "decode-0", r.Ext.Sim.DecodeWorker)
+	}
+}
