@@ -458,3 +458,45 @@ func TestDisaggConversationTrace(t *testing.T) {
 		}
 	}
 }
+
+// Under KV pressure on both pools (waiting for admission, preemption on the
+// decode workers, recomputation) with either engine, every request ends,
+// stages still add up, and no block is left held.
+func TestDisaggUnderKVPressure(t *testing.T) {
+	for _, engine := range []string{"vllm", "sglang"} {
+		for _, contention := range []bool{false, true} {
+			t.Run(fmt.Sprint(engine, "/contention=", contention), func(t *testing.T) {
+				cfg := metricsCfg(engine, 4)
+				cfg.Engine.NumGPUBlocks = 160
+				cfg.Disaggregation = DefaultDisaggregation()
+				cfg.Disaggregation.PrefillWorkers, cfg.Disaggregation.DecodeWorkers = 2, 2
+				cfg.Disaggregation.MaxLocalPrefillTokens = 64
+				cfg.Disaggregation.KVTransfer.Contention = contention
+				wl := randomWorkload(5, 200, false)
+				s, err := newSimulator(cfg, wl, func(r *results.Record) error {
+					if r.Error != nil {
+						return nil
+					}
+					var total int64
+					for _, st := range r.Sim.TTFTBreakdown {
+						assert.GreaterOrEqual(t, st.Ns, int64(0), st.Name)
+						total += st.Ns
+					}
+					assert.Equal(t, ttftNs(r), total, "request %d", r.TraceRow)
+					return nil
+				}, nil)
+				require.NoError(t, err)
+				sum, err := s.run(context.Background())
+				require.NoError(t, err)
+				assert.Equal(t, len(wl.Requests), sum.Completed+sum.Rejected)
+				assert.Positive(t, sum.Disaggregation.Transfers)
+				for _, w := range s.workers {
+					assert.Zero(t, w.kv.held, w.name)
+					assert.Zero(t, w.incoming, w.name)
+				}
+				t.Logf("preemptions %d, rejected %d, transfers %d, local %d", sum.Preemptions, sum.Rejected,
+					sum.Disaggregation.Transfers, sum.Disaggregation.LocalPrefills)
+			})
+		}
+	}
+}
