@@ -31,6 +31,9 @@
 # at loads the machine can carry: a real-time process that wants more CPU
 # than there is starves everything else (and, SCHED_FIFO, could starve its
 # own threads), so each client run is also bounded by a timeout.
+#
+# PROF=DIR writes a CPU profile of each simbench run to DIR/NAME-REP.pprof
+# (go tool pprof -top DIR/head-1.pprof), for the test binary of that run.
 set -euo pipefail
 RATE=${1:-500}
 SECS=${2:-20}
@@ -115,8 +118,10 @@ PY
 
 # run_simbench NAME REP appends one row to rows.tsv.
 run_simbench() {
+  local prof=()
+  [ -n "${PROF:-}" ] && mkdir -p "$PROF" && prof=(-test.cpuprofile "$(cd "$PROF" && pwd)/$1-$2.pprof")
   (cd "$WORK" && SIMBENCH_BENCH_URL="http://$ADDR" SIMBENCH_BENCH_RATE=$RATE SIMBENCH_BENCH_SECONDS=$SECS SIMBENCH_BENCH_TOKENS=$TOKENS \
-    timeout "$LIMIT" "${RUN[@]}" /usr/bin/time -f "%U %S" -o "$WORK/cpu" "./$1.test" -test.run '^$' -test.bench '^BenchmarkStream$' -test.benchtime 1x > "$WORK/bench.out")
+    timeout "$LIMIT" "${RUN[@]}" /usr/bin/time -f "%U %S" -o "$WORK/cpu" "./$1.test" -test.run '^$' -test.bench '^BenchmarkStream$' -test.benchtime 1x "${prof[@]}" > "$WORK/bench.out")
   python3 - "$WORK/bench.out" "$WORK/cpu" "$1" "$2" >> "$WORK/rows.tsv" <<'PY'
 import sys
 out, cpu, name, rep = sys.argv[1:]
