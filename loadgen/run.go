@@ -117,6 +117,7 @@ func Run(ctx context.Context, wl *traces.Workload, cfg Config, sink Sink) (*Repo
 		return nil, err
 	}
 	defer r.client.close()
+	defer r.wait.close()
 	parent := ctx
 	ctx, r.abort = context.WithCancel(ctx)
 	defer r.abort()
