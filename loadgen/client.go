@@ -19,7 +19,7 @@ import (
 // readBufSize is each worker's body read buffer. Lines longer than it are
 // joined across reads (no line-length limit: the aiohttp trap of vLLM
 // #39963), so it only needs to hold a typical burst of events.
-const readBufSize = 32 << 10
+const readBufSize = 4 << 10
 
 // client sends requests to one endpoint and turns responses into records.
 type client struct {
@@ -44,8 +44,8 @@ func newTransport(pool int) *http.Transport {
 		MaxConnsPerHost:     0,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
-		ReadBufferSize:      16 << 10,
-		WriteBufferSize:     16 << 10,
+		ReadBufferSize:      4 << 10,
+		WriteBufferSize:     8 << 10,
 	}
 }
 
