@@ -99,3 +99,23 @@ func TestRunRefusesATrace(t *testing.T) {
 	_, err = Run(context.Background(), t.TempDir(), p, traces.Spec{Trace: ptr("t.jsonl")}, nil, io.Discard)
 	assert.ErrorContains(t, err, "needs a synthetic workload")
 }
+
+// A sweep in which no request succeeded at any load (a server that is down
+// or refuses everything) is an error after its summary is written: there is
+// no capacity to report, and the exit status must say so.
+func TestRunNoSuccessIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	p, err := NewPlan(Flags{Concurrency: "1,2", Goodput: "time_to_first_token:100", Attainment: 0.9, MaxErrorRate: -1})
+	require.NoError(t, err)
+	allFailed := func(context.Context, string, traces.Spec) (*results.Profile, error) {
+		return &results.Profile{Metrics: []results.MetricResult{
+			{Tag: results.TagErrorRequestCount, Stats: map[string]float64{"avg": 4}}}}, nil
+	}
+	s, err := Run(context.Background(), dir, p, traces.Spec{RequestCount: ptr(4), ISL: ptr(16), OSL: ptr(4)}, allFailed, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no request succeeded at any load")
+	require.NotNil(t, s)
+	assert.Len(t, s.Points, 2)
+	_, err = capacity.ReadSummary(dir)
+	assert.NoError(t, err, "the summary is written")
+}

@@ -66,7 +66,21 @@ func Run(ctx context.Context, dir string, p *Plan, spec traces.Spec, runner Runn
 	if ctx.Err() != nil {
 		return s, realrun.ErrInterrupted
 	}
+	if noSuccess(s.Points) {
+		return s, fmt.Errorf("no request succeeded at any load (%d points; their errors are in each point's error_summary)", len(s.Points))
+	}
 	return s, nil
+}
+
+// noSuccess reports whether no point had a valid request: a server that
+// is down, or refuses every request, has no capacity to report.
+func noSuccess(points []capacity.Point) bool {
+	for _, pt := range points {
+		if pt.RequestCount > 0 {
+			return false
+		}
+	}
+	return len(points) > 0
 }
 
 // pointLine is the progress line of a finished point.
