@@ -133,8 +133,8 @@ func (c Capacity) Failing() float64 { return float64(c.FailingConcurrency) + c.F
 
 // Stop says why a sweep stopped before its last load.
 type Stop struct {
-	// Reason is "saturation", "error_rate", "slo" (the stop rule) or
-	// "interrupted" (SIGINT/SIGTERM).
+	// Reason is "saturation", "error_rate", "slo" (the stop rule),
+	// "interrupted" (SIGINT/SIGTERM) or "failed" (a point's run failed).
 	Reason string `json:"reason"`
 	// After is the last load run.
 	After float64 `json:"after"`
@@ -151,6 +151,9 @@ const (
 	StopSLO        = "slo"
 	// StopInterrupted is a sweep ended by a signal, not by the rule.
 	StopInterrupted = "interrupted"
+	// StopFailed is a sweep ended by a point whose run failed outright
+	// (its load is the first of Skipped).
+	StopFailed = "failed"
 )
 
 // PointDir is the run directory name of a load: c4, r2.5.

@@ -116,8 +116,8 @@ func (s *Summary) checkCapacity() error {
 
 func (s *Summary) checkStop() error {
 	st := s.Stopped
-	if !slices.Contains([]string{StopSaturation, StopErrorRate, StopSLO, StopInterrupted}, st.Reason) {
-		return fmt.Errorf("reason %q: want %s, %s, %s or %s", st.Reason, StopSaturation, StopErrorRate, StopSLO, StopInterrupted)
+	if !slices.Contains([]string{StopSaturation, StopErrorRate, StopSLO, StopInterrupted, StopFailed}, st.Reason) {
+		return fmt.Errorf("reason %q: want %s, %s, %s, %s or %s", st.Reason, StopSaturation, StopErrorRate, StopSLO, StopInterrupted, StopFailed)
 	}
 	n := len(s.Points)
 	if n == 0 || s.Points[n-1].Value() != st.After {

@@ -2,6 +2,7 @@ package loadsweep
 
 import (
 	"context"
+	"errors"
 	"io"
 	"path/filepath"
 	"testing"
@@ -118,4 +119,29 @@ func TestRunNoSuccessIsAnError(t *testing.T) {
 	assert.Len(t, s.Points, 2)
 	_, err = capacity.ReadSummary(dir)
 	assert.NoError(t, err, "the summary is written")
+}
+
+// A point whose run fails outright ends the sweep with an error; the points
+// run before it keep their summary, which says why it stopped.
+func TestRunPointFailureKeepsTheSummary(t *testing.T) {
+	dir := t.TempDir()
+	p, err := NewPlan(Flags{Concurrency: "1,2,4", Attainment: 0.9, MaxErrorRate: -1})
+	require.NoError(t, err)
+	runner := Sim(sim.DefaultConfig(), io.Discard)
+	failSecond := func(ctx context.Context, d string, spec traces.Spec) (*results.Profile, error) {
+		if *spec.Concurrency == 2 {
+			return nil, errors.New("disk full")
+		}
+		return runner(ctx, d, spec)
+	}
+	_, err = Run(context.Background(), dir, p, traces.Spec{RequestCount: ptr(4), ISL: ptr(16), OSL: ptr(4)}, failSecond, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sweep point c2: disk full")
+	s, err := capacity.ReadSummary(dir)
+	require.NoError(t, err)
+	require.Len(t, s.Points, 1)
+	require.NotNil(t, s.Stopped)
+	assert.Equal(t, capacity.StopFailed, s.Stopped.Reason)
+	assert.Equal(t, []float64{2, 4}, s.Stopped.Skipped)
+	assert.Equal(t, 1.0, s.Stopped.After)
 }

@@ -2,6 +2,7 @@ package loadsweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -43,7 +44,7 @@ func Run(ctx context.Context, dir string, p *Plan, spec traces.Spec, runner Runn
 			err = errNoProfile
 		}
 		if err != nil {
-			return nil, pointErr(p.Load, load, err)
+			return s, failed(dir, s, p, i, pointErr(p.Load, load, err))
 		}
 		pt := capacity.NewPoint(load, name, prof, po)
 		s.Points = append(s.Points, pt)
@@ -70,6 +71,17 @@ func Run(ctx context.Context, dir string, p *Plan, spec traces.Spec, runner Runn
 		return s, fmt.Errorf("no request succeeded at any load (%d points; their errors are in each point's error_summary)", len(s.Points))
 	}
 	return s, nil
+}
+
+// failed ends the sweep at point i, whose run failed with err: the points
+// run before it keep their summary (stopped: failed), and err is returned.
+func failed(dir string, s *capacity.Summary, p *Plan, i int, err error) error {
+	if len(s.Points) == 0 {
+		return err
+	}
+	s.Stopped = &capacity.Stop{Reason: capacity.StopFailed, After: p.Loads[i-1], Detail: err.Error(), Skipped: p.Loads[i:]}
+	s.Capacity = capacity.FindCapacity(p.Load, s.Points, p.Target)
+	return errors.Join(err, capacity.WriteSummary(dir, s))
 }
 
 // noSuccess reports whether no point had a valid request: a server that
