@@ -1,6 +1,9 @@
 package servermetrics
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // CommonMetric is one vocabulary metric as one server exposes it in an
 // export, combined over the server's endpoints and label sets (summed, or
@@ -40,6 +43,7 @@ func CommonMetrics(e *Export) []CommonMetric {
 			if ok {
 				done[src.Server] = true
 				out = append(out, cm)
+				out = append(out, byRole(info, src, m)...)
 			}
 		}
 	}
@@ -74,6 +78,39 @@ func combine(info MetricInfo, src FamilySource, m *Metric) (CommonMetric, bool) 
 		}
 	}
 	return cm, true
+}
+
+// RoleLabel is the label of a disaggregated deployment's engine series:
+// the worker's pool (prefill or decode), as simbench's simulator writes it.
+const RoleLabel = "role"
+
+// byRole is the metric once per pool role (named "ttft/prefill", …) when
+// its series carry RoleLabel: a sum over prefill and decode workers mixes
+// two different requests (the prefill's and the decode's), so each pool is
+// also reported on its own.
+func byRole(info MetricInfo, src FamilySource, m *Metric) []CommonMetric {
+	var roles []string
+	for i := range m.Series {
+		if r := m.Series[i].Labels[RoleLabel]; r != "" && !slices.Contains(roles, r) {
+			roles = append(roles, r)
+		}
+	}
+	slices.Sort(roles)
+	var out []CommonMetric
+	for _, role := range roles {
+		sub := *m
+		sub.Series = nil
+		for i := range m.Series {
+			if m.Series[i].Labels[RoleLabel] == role {
+				sub.Series = append(sub.Series, m.Series[i])
+			}
+		}
+		if cm, ok := combine(info, src, &sub); ok {
+			cm.Name += "/" + role
+			out = append(out, cm)
+		}
+	}
+	return out
 }
 
 // sumStat adds a statistic over a family's series (missing ones count 0).

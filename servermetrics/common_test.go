@@ -40,3 +40,26 @@ func TestCommonMetrics(t *testing.T) {
 	assert.Equal(t, "vllm:kv_cache_usage_perc", got["kv_cache_usage/vllm"].Family)
 	assert.Equal(t, StatValues{{"total", 150}, {"rate", 15}}, got["prompt_tokens/vllm"].Stats)
 }
+
+// Series labelled with a pool role (a disaggregated simulation) are also
+// combined per role: the prefill workers' TTFT and the decode workers' are
+// different quantities, and their sum over both pools is neither.
+func TestCommonMetricsByRole(t *testing.T) {
+	role := func(r string) map[string]string { return map[string]string{"model_name": "m", "role": r} }
+	e := &Export{Metrics: map[string]*Metric{
+		"vllm:time_to_first_token_seconds": {Type: KindHistogram, Series: []SeriesStats{
+			histSeries("sim://prefill-0/metrics", role("prefill"), 10, 2),
+			histSeries("sim://decode-0/metrics", role("decode"), 6, 0.06),
+			histSeries("sim://decode-1/metrics", role("decode"), 4, 0.04)}},
+	}}
+	got := map[string]StatValues{}
+	var order []string
+	for _, m := range CommonMetrics(e) {
+		got[m.Name] = m.Stats
+		order = append(order, m.Name)
+	}
+	assert.Equal(t, []string{"ttft", "ttft/decode", "ttft/prefill"}, order)
+	assert.Equal(t, StatValues{{"count", 20}, {"avg", 1000 * 2.1 / 20}}, got["ttft"])
+	assert.Equal(t, StatValues{{"count", 10}, {"avg", 10}}, got["ttft/decode"])
+	assert.Equal(t, StatValues{{"count", 10}, {"avg", 200}}, got["ttft/prefill"])
+}
