@@ -85,9 +85,19 @@ func appendValue(b []byte, f float64, asInt bool) []byte {
 	return appendFloat(b, f)
 }
 
+// appendString appends s as encoding/json quotes it. Metric tags, units
+// and ids are plain ASCII, written as they are; anything else (escapes,
+// HTML characters, non-ASCII) goes through json.Marshal.
 func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -693,4 +694,29 @@ func FuzzFastJSONLGen(f *testing.F) {
 			checkFastLine(t, g.line())
 		}
 	})
+}
+
+// TestAppendStringAsJSON: appendString writes what encoding/json writes.
+func TestAppendStringAsJSON(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "time_to_first_token", "ms", "0b1c-2d", `a"b`, `a\b`, "a<b>&c", "tab\there", "\x00", "é", "\u2028", "日本", "\xff"} {
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(appendString([]byte("x"), s))[1:], "%q", s)
+	}
+}
+
+// BenchmarkAppendJSONL is the cost of one record's JSONL line.
+func BenchmarkAppendJSONL(b *testing.B) {
+	rec := &Record{ID: "3f1c2a9e-0d4b-4e6f-9a1b-2c3d4e5f6a7b", SessionNum: 7, StartNs: 1e18, AckNs: 1e18 + 1e6, EndNs: 1e18 + 6e8,
+		IntendedNs: 1e18, InputTokens: 100, RequestedOutputTokens: 50}
+	for k := range 50 {
+		rec.Chunks = append(rec.Chunks, Chunk{AtNs: 1e18 + 2e7 + int64(k)*1e7, Tokens: 1})
+	}
+	m := ComputeMetrics(rec)
+	b.ReportAllocs()
+	var buf []byte
+	for range b.N {
+		buf = AppendJSONL(buf[:0], &m)
+	}
 }
