@@ -163,6 +163,7 @@ func newRunner(wl *traces.Workload, cfg Config, sink Sink) (*runner, error) {
 		pool = 10000
 	}
 	if r.client, err = newClient(&r.cfg.Endpoint, pool, r.now); err != nil {
+		r.wait.close()
 		return nil, err
 	}
 	r.body = newBody(&r.cfg.Endpoint)
