@@ -497,8 +497,16 @@ func (d *jdec) metricValue(mv *metricVal) bool {
 }
 
 // usualMetric reads {"value": …, "unit": "…"}, the members in the order
-// everyone writes them, without the generic member lookup.
+// everyone writes them, without the generic member lookup: as one literal
+// per separator in the two layouts written (simbench's compact one and
+// AIPerf's ", " and ": "), token by token otherwise.
 func (d *jdec) usualMetric(mv *metricVal) bool {
+	switch {
+	case d.Literal(`{"value":`):
+		return d.value(mv) && d.Literal(`,"unit":`) && d.unitString(mv) && d.Eat('}')
+	case d.Literal(`{"value": `):
+		return d.value(mv) && d.Literal(`, "unit": `) && d.unitString(mv) && d.Eat('}')
+	}
 	return d.Token(`{`) && d.Token(`"value"`) && d.Token(`:`) && d.value(mv) &&
 		d.Token(`,`) && d.Token(`"unit"`) && d.Token(`:`) && d.unitString(mv) && d.Token(`}`)
 }

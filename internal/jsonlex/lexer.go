@@ -49,16 +49,21 @@ func (l *Lexer) SetPos(i int) { l.i = i }
 // From returns the text from offset start (an earlier Pos) to the cursor.
 func (l *Lexer) From(start int) []byte { return l.b[start:l.i] }
 
-// WS skips whitespace. (Comparisons, not a table: the first one rejects
-// most bytes without the table's extra load, and WS runs between all
-// tokens.)
-func (l *Lexer) WS() {
-	b, i := l.b, l.i
+// WS skips whitespace.
+func (l *Lexer) WS() { l.i = skipWS(l.b, l.i) }
+
+// skipWS returns the offset of the first non-whitespace byte at or after
+// b[i:]. (Comparisons, not a table: the first one rejects most bytes
+// without the table's extra load, and it runs between all tokens.)
+func skipWS(b []byte, i int) int {
 	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
-	l.i = i
+	return i
 }
+
+// afterComma skips the comma at the cursor and the whitespace after it.
+func (l *Lexer) afterComma() { l.i = skipWS(l.b, l.i+1) }
 
 // Peek returns the byte at the cursor, 0 at the end.
 func (l *Lexer) Peek() byte {
@@ -131,29 +136,23 @@ func (l *Lexer) Object(member func(key []byte) bool) bool {
 	if !l.Eat('{') || !l.enter() {
 		return false
 	}
-	l.WS()
-	for more := !l.Eat('}'); more; {
-		k, ok := l.key()
-		if !ok || !member(k) {
-			return false
+	if l.WS(); !l.Eat('}') {
+		for {
+			k, ok := l.key()
+			if !ok || !member(k) {
+				return false
+			}
+			if l.i < len(l.b) && l.b[l.i] == ',' { // the usual separator: one test, inlined
+				l.afterComma()
+			} else if l.i, ok = listSep(l.b, l.i); !ok {
+				break
+			}
 		}
-		if more = l.sep(); !more && !l.Eat('}') {
+		if !l.Eat('}') {
 			return false
 		}
 	}
 	l.depth--
-	return true
-}
-
-// sep reads the comma after an element or member and the whitespace
-// around it; false leaves the cursor after the whitespace, on what should
-// be the closing byte.
-func (l *Lexer) sep() bool {
-	l.WS()
-	if !l.Eat(',') {
-		return false
-	}
-	l.WS()
 	return true
 }
 
@@ -196,12 +195,19 @@ func (l *Lexer) Array(elem func(i int) bool) bool {
 	if !l.Eat('[') || !l.enter() {
 		return false
 	}
-	l.WS()
-	for n, more := 0, !l.Eat(']'); more; n++ {
-		if !elem(n) {
-			return false
+	if l.WS(); !l.Eat(']') {
+		for n := 0; ; n++ {
+			if !elem(n) {
+				return false
+			}
+			ok := true
+			if l.i < len(l.b) && l.b[l.i] == ',' { // the usual separator: one test, inlined
+				l.afterComma()
+			} else if l.i, ok = listSep(l.b, l.i); !ok {
+				break
+			}
 		}
-		if more = l.sep(); !more && !l.Eat(']') {
+		if !l.Eat(']') {
 			return false
 		}
 	}

@@ -11,40 +11,63 @@ import (
 // at the cursor and returns its text.
 func (l *Lexer) Number() ([]byte, bool) {
 	start := l.i
-	l.Eat('-')
-	if !l.Eat('0') && !l.digits(true) {
-		return nil, false
-	}
-	if l.Eat('.') && !l.digits(false) {
-		return nil, false
-	}
-	if l.Eat('e') || l.Eat('E') {
-		if !l.Eat('+') {
-			l.Eat('-')
-		}
-		if !l.digits(false) {
-			return nil, false
-		}
-	}
-	return l.b[start:l.i], true
+	var ok bool
+	l.i, ok = scanNumber(l.b, start)
+	return l.b[start:l.i], ok
 }
 
-// digits reads one or more digits; nonZero requires the first to be 1-9.
-func (l *Lexer) digits(nonZero bool) bool {
-	start := l.i
-	if nonZero && (l.i >= len(l.b) || l.b[l.i] == '0') {
-		return false
+// scanNumber validates the number at b[i:] and returns the offset after it.
+func scanNumber(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
 	}
-	for l.i < len(l.b) && l.b[l.i]-'0' <= 9 {
-		l.i++
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i]-'1' <= 8:
+		i = skipDigits(b, i+1)
+	default:
+		return i, false
 	}
-	return l.i > start
+	if i < len(b) && b[i] == '.' {
+		j := skipDigits(b, i+1)
+		if j == i+1 {
+			return j, false
+		}
+		i = j
+	}
+	if i < len(b) && b[i]|0x20 == 'e' {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := skipDigits(b, i)
+		if j == i {
+			return j, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+// skipDigits returns the offset of the first non-digit at or after b[i:].
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i]-'0' <= 9 {
+		i++
+	}
+	return i
 }
 
 // Int reads an integer literal (no fraction, no exponent) that fits in a
 // signed integer of bitSize bits: what json.Unmarshal stores in an int field.
-func (l *Lexer) Int(bitSize int) (int64, bool) {
-	b, i := l.b, l.i
+func (l *Lexer) Int(bitSize int) (v int64, ok bool) {
+	v, l.i, ok = scanInt(l.b, l.i, bitSize)
+	return v, ok
+}
+
+// scanInt is Int on b[i:]; it returns the offset after the literal.
+func scanInt(b []byte, i, bitSize int) (int64, int, bool) {
+	start := i
 	neg := i < len(b) && b[i] == '-'
 	if neg {
 		i++
@@ -57,32 +80,38 @@ func (l *Lexer) Int(bitSize int) (int64, bool) {
 	case i < len(b) && b[i]-'1' <= 8:
 		i, u = digitRun(b, i, u)
 	default:
-		return 0, false
+		return 0, i, false
 	}
 	if i < len(b) && (b[i] == '.' || b[i]|0x20 == 'e') {
-		return 0, false // a fraction or exponent: not for an int field
+		return 0, i, false // a fraction or exponent: not for an int field
 	}
-	lit := b[l.i:i]
-	l.i = i
 	switch {
 	case i-first > 19 || bitSize < 64: // 19 digits cannot wrap a uint64
-		v, err := strconv.ParseInt(string(lit), 10, bitSize)
-		return v, err == nil
+		v, err := strconv.ParseInt(string(b[start:i]), 10, bitSize)
+		return v, i, err == nil
 	case neg:
-		return -int64(u), u <= 1<<63
+		return -int64(u), i, u <= 1<<63
 	}
-	return int64(u), u <= math.MaxInt64
+	return int64(u), i, u <= math.MaxInt64
 }
 
 // Float reads a number as the float64 strconv.ParseFloat returns for it
-// (the one json.Unmarshal stores), refusing what does not fit. It is the
-// hot loop of the readers, hence one function on locals. ParseFloat rounds
-// correctly (to nearest, ties to even), so any correctly rounded conversion
-// gives the same float: numbers without exponent of at most 19 digits are
-// their digits m divided by 10^k, which toFloat computes exactly; others
-// (exponents, longer numbers) go through strconv.
-func (l *Lexer) Float() (float64, bool) {
-	b, i := l.b, l.i
+// (the one json.Unmarshal stores), refusing what does not fit.
+func (l *Lexer) Float() (f float64, ok bool) {
+	f, l.i, ok = scanFloat(l.b, l.i)
+	return f, ok
+}
+
+// scanFloat is Float on b[i:]; it returns the offset after the number. It
+// is the hot loop of the readers, hence one function on values: the
+// cursor stays in a register and the list loops call it without going
+// through memory. ParseFloat rounds correctly (to nearest, ties to even),
+// so any correctly rounded conversion gives the same float: numbers
+// without exponent of at most 19 digits are their digits m divided by
+// 10^k, which toFloat computes exactly; others (exponents, longer numbers)
+// go through strconv.
+func scanFloat(b []byte, i int) (float64, int, bool) {
+	start := i
 	neg := i < len(b) && b[i] == '-'
 	if neg {
 		i++
@@ -95,7 +124,7 @@ func (l *Lexer) Float() (float64, bool) {
 	case i < len(b) && b[i]-'1' <= 8:
 		i, mant = digitRun(b, i, mant)
 	default:
-		return 0, false
+		return 0, i, false
 	}
 	nd, frac := i-first, i
 	if i < len(b) && b[i] == '.' {
@@ -103,29 +132,28 @@ func (l *Lexer) Float() (float64, bool) {
 		frac = i
 		i, mant = digitRun(b, i, mant)
 		if i == frac {
-			return 0, false
+			return 0, i, false
 		}
 		nd += i - frac
 	}
 	if (i < len(b) && b[i]|0x20 == 'e') || nd > 19 {
-		return l.parseFloat()
+		return parseFloat(b, start)
 	}
-	l.i = i
 	f := toFloat(mant, i-frac)
 	if neg {
 		f = -f
 	}
-	return f, true
+	return f, i, true
 }
 
-// parseFloat reads the number at the cursor with strconv.
-func (l *Lexer) parseFloat() (float64, bool) {
-	tok, ok := l.Number()
+// parseFloat reads the number at b[start:] with strconv.
+func parseFloat(b []byte, start int) (float64, int, bool) {
+	i, ok := scanNumber(b, start)
 	if !ok {
-		return 0, false
+		return 0, i, false
 	}
-	v, err := strconv.ParseFloat(string(tok), 64)
-	return v, err == nil // ErrRange: beyond ±MaxFloat64
+	v, err := strconv.ParseFloat(string(b[start:i]), 64)
+	return v, i, err == nil // ErrRange: beyond ±MaxFloat64
 }
 
 // toFloat returns m/10^k correctly rounded, for k ≤ 19.
@@ -174,7 +202,9 @@ func divRound(a, b uint64) float64 {
 
 // digitRun reads the digits at b[i:] into mant (which wraps past 19
 // digits). Word-at-a-time (SWAR) and two-digit variants were slower on
-// these runs (they cost digitRun its inlining).
+// these runs: they cost digitRun its inlining, and the call with its
+// spills costs more than the short runs save (measured again with eight
+// digits a step: +13 % instructions and +70 % stores over a line).
 func digitRun(b []byte, i int, mant uint64) (int, uint64) {
 	for ; i < len(b) && b[i]-'0' <= 9; i++ {
 		mant = mant*10 + uint64(b[i]-'0')
@@ -194,53 +224,93 @@ func (l *Lexer) ListLen() int {
 
 // AppendFloats reads an array of numbers, appending each as Float reads it
 // to dst; null elements append 0, as json.Unmarshal into []float64 leaves
-// them. It is the hot loop of a profile_export.jsonl line.
+// them. It is the hot loop of a profile_export.jsonl line, hence on
+// locals: the cursor lives in a register between the elements.
 func (l *Lexer) AppendFloats(dst []float64) ([]float64, bool) {
-	if !l.Eat('[') {
+	b, i := l.b, l.i
+	if i >= len(b) || b[i] != '[' {
 		return dst, false
 	}
-	l.WS()
-	for more, ok := !l.Eat(']'), true; more; {
-		v := 0.0
-		if !l.Null() {
-			if v, ok = l.Float(); !ok {
-				return dst, false
-			}
-		}
-		dst = append(dst, v)
-		if l.Eat(',') { // compact: one test per element
-			l.WS()
-			continue
-		}
-		if more = l.sep(); !more && !l.Eat(']') {
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		l.i = i + 1
+		return dst, true
+	}
+	for {
+		v, ok := 0.0, true
+		if isNull(b, i) {
+			i += len("null")
+		} else if v, i, ok = scanFloat(b, i); !ok {
 			return dst, false
 		}
+		dst = append(dst, v)
+		if i < len(b) && b[i] == ',' { // the usual separator: one test, inlined
+			i = skipWS(b, i+1)
+			continue
+		}
+		if i = skipWS(b, i); i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipWS(b, i+1)
 	}
-	return dst, true
+	return dst, l.closeList(i)
 }
 
 // AppendInts reads an array of integer literals fitting int64 to dst; null
 // elements append 0, as json.Unmarshal into []int64 leaves them.
 func (l *Lexer) AppendInts(dst []int64) ([]int64, bool) {
-	if !l.Eat('[') {
+	b, i := l.b, l.i
+	if i >= len(b) || b[i] != '[' {
 		return dst, false
 	}
-	l.WS()
-	for more, ok := !l.Eat(']'), true; more; {
-		v := int64(0)
-		if !l.Null() {
-			if v, ok = l.Int(64); !ok {
-				return dst, false
-			}
-		}
-		dst = append(dst, v)
-		if l.Eat(',') { // compact: one test per element
-			l.WS()
-			continue
-		}
-		if more = l.sep(); !more && !l.Eat(']') {
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		l.i = i + 1
+		return dst, true
+	}
+	for {
+		v, ok := int64(0), true
+		if isNull(b, i) {
+			i += len("null")
+		} else if v, i, ok = scanInt(b, i, 64); !ok {
 			return dst, false
 		}
+		dst = append(dst, v)
+		if i < len(b) && b[i] == ',' { // the usual separator: one test, inlined
+			i = skipWS(b, i+1)
+			continue
+		}
+		if i = skipWS(b, i); i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipWS(b, i+1)
 	}
-	return dst, true
+	return dst, l.closeList(i)
+}
+
+// isNull reports whether b[i:] starts with null.
+func isNull(b []byte, i int) bool {
+	return len(b)-i >= 4 && b[i] == 'n' && string(b[i:i+4]) == "null"
+}
+
+// listSep reads the comma after an element or member and the whitespace
+// around it, returning the offset of what follows; false (at the offset
+// after the whitespace, on what should be the closing byte) when there is
+// no comma. The loops test for a comma right after the element themselves
+// before calling it.
+func listSep(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == ',' {
+		return skipWS(b, i+1), true
+	}
+	i = skipWS(b, i)
+	if i < len(b) && b[i] == ',' {
+		return skipWS(b, i+1), true
+	}
+	return i, false
+}
+
+// closeList consumes the ']' at b[i] that should end a list.
+func (l *Lexer) closeList(i int) bool {
+	l.i = i
+	return l.Eat(']')
 }
