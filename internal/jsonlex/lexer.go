@@ -20,6 +20,8 @@
 // was asked for (or not JSON); the cursor is then unspecified.
 package jsonlex
 
+import "unicode/utf8"
+
 // MaxDepth bounds the nesting of objects and arrays, so that hostile input
 // cannot exhaust the stack.
 const MaxDepth = 256
@@ -165,27 +167,24 @@ func (l *Lexer) KeyASCII() bool { return l.keyASCII }
 
 // key reads `"name":` and the whitespace after it.
 func (l *Lexer) key() ([]byte, bool) {
-	if !l.Eat('"') {
+	b, i := l.b, l.i
+	if i >= len(b) || b[i] != '"' {
 		return nil, false
 	}
-	start := l.i
-	acc := l.plainRun()
-	l.keyPlain = true
-	for !l.Eat('"') {
-		if !l.Eat('\\') || !l.escape() {
-			return nil, false // control character or end of text
-		}
-		l.keyPlain = false
-		acc |= l.plainRun()
-	}
-	l.keyASCII = acc < 0x80
-	k := l.b[start : l.i-1]
-	l.WS()
-	if !l.Eat(':') {
+	end, acc := plainRun(b, i+1) // most keys are one run
+	esc, ok := false, end < len(b) && b[end] == '"'
+	if ok {
+		end++
+	} else if end, acc, esc, ok = quotedRest(b, end, acc); !ok {
 		return nil, false
 	}
-	l.WS()
-	return k, true
+	l.keyPlain, l.keyASCII = !esc, acc < utf8.RuneSelf
+	j := skipWS(b, end)
+	if j >= len(b) || b[j] != ':' {
+		return nil, false
+	}
+	l.i = skipWS(b, j+1)
+	return b[i+1 : end-1], true
 }
 
 // Array reads an array, calling elem with each element's index and the

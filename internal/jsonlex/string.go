@@ -14,57 +14,82 @@ var plainByte = func() (t [256]bool) {
 	return t
 }()
 
-// plainRun skips plain string bytes and returns them ORed together (so
-// the result is below 0x80 when they are all ASCII).
-func (l *Lexer) plainRun() byte {
-	b, i := l.b, l.i
-	var acc byte
-	for ; i < len(b) && plainByte[b[i]]; i++ {
-		acc |= b[i]
-	}
-	l.i = i
-	return acc
-}
-
 // String reads a string, validating its escapes, and returns its body: the
 // bytes between the quotes as written. plain reports no escapes and valid
 // UTF-8, when the body is the decoded string itself; otherwise Decode or
 // AppendUnescaped decode it.
 func (l *Lexer) String() (body []byte, plain, ok bool) {
-	if !l.Eat('"') {
+	b, i := l.b, l.i
+	if i >= len(b) || b[i] != '"' {
 		return nil, false, false
 	}
-	start := l.i
-	acc, esc := l.plainRun(), false
-	for !l.Eat('"') {
-		if !l.Eat('\\') || !l.escape() {
-			return nil, false, false // control character or end of text
-		}
-		esc = true
-		acc |= l.plainRun()
+	end, acc := plainRun(b, i+1) // most strings are one run
+	esc := false
+	if ok = end < len(b) && b[end] == '"'; ok {
+		end++
+	} else {
+		end, acc, esc, ok = quotedRest(b, end, acc)
 	}
-	body = l.b[start : l.i-1]
+	l.i = end
+	if !ok {
+		return nil, false, false
+	}
+	body = b[i+1 : end-1]
 	return body, !esc && (acc < utf8.RuneSelf || utf8.Valid(body)), true
 }
 
-// escape validates the escape after a backslash and consumes it.
-func (l *Lexer) escape() bool {
-	if l.i >= len(l.b) {
-		return false
+// plainRun skips the plain string bytes at b[i:] and returns them ORed
+// together.
+func plainRun(b []byte, i int) (int, byte) {
+	var acc byte
+	for ; i < len(b) && plainByte[b[i]]; i++ {
+		acc |= b[i]
 	}
-	c := l.b[l.i]
-	l.i++
-	switch c {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return true
-	case 'u':
-		if l.i+4 > len(l.b) || hex4(l.b[l.i:l.i+4]) < 0 {
-			return false
+	return i, acc
+}
+
+// quotedRest reads the rest of a string from b[i], its first byte that is
+// not plain, validating its escapes; acc holds the plain bytes before it.
+// It returns the offset after the closing quote, the plain bytes ORed
+// together (below 0x80 when they are all ASCII) and whether there were
+// escapes; false for a control character or the end of the text before
+// the closing quote.
+func quotedRest(b []byte, i int, acc byte) (end int, _ byte, esc, ok bool) {
+	for {
+		switch {
+		case i >= len(b):
+			return i, acc, esc, false
+		case b[i] == '"':
+			return i + 1, acc, esc, true
+		case b[i] != '\\':
+			return i, acc, esc, false // control character
 		}
-		l.i += 4
-		return true
+		if i, ok = escapeAt(b, i+1); !ok {
+			return i, acc, esc, false
+		}
+		esc = true
+		var more byte
+		i, more = plainRun(b, i)
+		acc |= more
 	}
-	return false
+}
+
+// escapeAt validates the escape at b[i:], just after its backslash, and
+// returns the offset after it.
+func escapeAt(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch b[i] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return i + 1, true
+	case 'u':
+		if len(b)-i < 5 || hex4(b[i+1:i+5]) < 0 {
+			return i, false
+		}
+		return i + 5, true
+	}
+	return i, false
 }
 
 // hex4 returns the value of four hex digits, -1 when one is not.
