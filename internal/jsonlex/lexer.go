@@ -158,6 +158,22 @@ func (l *Lexer) Object(member func(key []byte) bool) bool {
 	return true
 }
 
+// listSep reads the comma after an element or member and the whitespace
+// around it, returning the offset of what follows; false (at the offset
+// after the whitespace, on what should be the closing byte) when there is
+// no comma. Object and Array test for a comma right after the element
+// themselves (inlined) and call it for the rest.
+func listSep(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == ',' {
+		return skipWS(b, i+1), true
+	}
+	i = skipWS(b, i)
+	if i < len(b) && b[i] == ',' {
+		return skipWS(b, i+1), true
+	}
+	return i, false
+}
+
 // KeyPlain reports whether the last key Object read has no escapes: only
 // then does the raw key equal the decoded name.
 func (l *Lexer) KeyPlain() bool { return l.keyPlain }

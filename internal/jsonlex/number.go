@@ -293,22 +293,6 @@ func isNull(b []byte, i int) bool {
 	return len(b)-i >= 4 && b[i] == 'n' && string(b[i:i+4]) == "null"
 }
 
-// listSep reads the comma after an element or member and the whitespace
-// around it, returning the offset of what follows; false (at the offset
-// after the whitespace, on what should be the closing byte) when there is
-// no comma. The loops test for a comma right after the element themselves
-// before calling it.
-func listSep(b []byte, i int) (int, bool) {
-	if i < len(b) && b[i] == ',' {
-		return skipWS(b, i+1), true
-	}
-	i = skipWS(b, i)
-	if i < len(b) && b[i] == ',' {
-		return skipWS(b, i+1), true
-	}
-	return i, false
-}
-
 // closeList consumes the ']' at b[i] that should end a list.
 func (l *Lexer) closeList(i int) bool {
 	l.i = i
