@@ -36,17 +36,17 @@ import (
 // route sends an arriving request to its prefill worker, or prefills it on
 // its decode worker under conditional disaggregation.
 func (s *simulator) route(r *request) {
+	var dw *worker
 	if limit := s.cfg.Disaggregation.MaxLocalPrefillTokens; limit > 0 {
-		dw := s.pickDecode(r)
+		dw = s.pickDecode(r)
 		if rest := r.isl - s.cachedOn(dw, r); rest <= limit && dw.canPrefill(rest) && dw.pool.rejectReason(r.isl, r.osl) == "" {
 			s.xfer.local++
 			s.enqueue(r, dw)
 			return
 		}
-		r.dw = dw
 	}
 	pw := s.prefill.workers[s.router.pick(r)]
-	r.pw, r.kv = pw, kvPrefill
+	r.h, r.kv = &handoff{pw: pw, dw: dw}, kvPrefill
 	s.enqueue(r, pw)
 }
 
@@ -88,14 +88,14 @@ func (s *simulator) prefilled(w *worker, r *request, now int64) {
 	if w.chunked == r {
 		w.chunked = nil
 	}
-	r.pDone, r.pOwn = now, r.ownPrefill
-	r.pHeld, r.pPrivate = r.held, r.private
+	r.h.pDone, r.h.pOwn = now, r.ownPrefill
+	r.h.pHeld, r.h.pPrivate = r.held, r.private
 	r.held, r.private, r.computed = s.heldBuf(), 0, 0
 	r.kv = kvWaiting
 	if s.metrics != nil {
 		s.metrics.prefilled(r)
 	}
-	dw := r.dw
+	dw := r.h.dw
 	if dw == nil {
 		dw = s.pickDecode(r)
 	}
@@ -130,27 +130,27 @@ func (w *worker) admitHandoff(reserve int) bool {
 // startTransfer moves the prompt tokens r's decode worker lacks.
 func (s *simulator) startTransfer(r *request) {
 	r.kv = kvMoving
-	r.xferStart = s.now
-	r.xferTokens = r.isl - r.computed
-	r.xferBytes = int64(math.Round(float64(r.xferTokens) * s.link.bytesPerToken))
-	s.xfer.start(r.xferBytes)
+	r.h.xferStart = s.now
+	r.h.xferTokens = r.isl - r.computed
+	r.h.xferBytes = int64(math.Round(float64(r.h.xferTokens) * s.link.bytesPerToken))
+	s.xfer.start(r.h.xferBytes)
 	at := s.now + s.link.latency
 	if s.link.shared {
 		s.push(at, evTransferJoin, r.wi)
 		return
 	}
-	s.push(at+s.link.soloNs(r.xferBytes), evTransferEnd, r.wi)
+	s.push(at+s.link.soloNs(r.h.xferBytes), evTransferEnd, r.wi)
 }
 
 // transferDone lands r's KV on its decode worker.
 func (s *simulator) transferDone(r *request) {
-	r.xferEnd = s.now
+	r.h.xferEnd = s.now
 	r.kv, r.remoteKV = kvArrived, true
-	s.xfer.done(r.xferEnd - r.xferStart)
-	pw := r.pw
-	pw.kv.release(r.pHeld, r.pPrivate)
-	s.spareHeld = append(s.spareHeld, r.pHeld[:0])
-	r.pHeld, r.pPrivate = nil, 0
+	s.xfer.done(r.h.xferEnd - r.h.xferStart)
+	pw := r.h.pw
+	pw.kv.release(r.h.pHeld, r.h.pPrivate)
+	s.spareHeld = append(s.spareHeld, r.h.pHeld[:0])
+	r.h.pHeld, r.h.pPrivate = nil, 0
 	s.dirty[pw.id] = true // freed KV may admit a waiting prompt
 	w := r.w
 	w.incoming--
@@ -212,7 +212,7 @@ func (l *link) advance(now int64) {
 	if n := len(l.active); n > 0 && now > l.last {
 		moved := float64(now-l.last) * l.bytesPerNs / float64(n)
 		for _, r := range l.active {
-			r.xferLeft -= moved
+			r.h.xferLeft -= moved
 		}
 	}
 	l.last = now
@@ -222,7 +222,7 @@ func (l *link) advance(now int64) {
 func (s *simulator) linkJoin(r *request) {
 	l := s.link
 	l.advance(s.now)
-	r.xferLeft = float64(r.xferBytes)
+	r.h.xferLeft = float64(r.h.xferBytes)
 	l.active = append(l.active, r)
 	s.linkSchedule()
 }
@@ -235,9 +235,9 @@ func (s *simulator) linkSchedule() {
 	if len(l.active) == 0 {
 		return
 	}
-	least := l.active[0].xferLeft
+	least := l.active[0].h.xferLeft
 	for _, r := range l.active[1:] {
-		least = min(least, r.xferLeft)
+		least = min(least, r.h.xferLeft)
 	}
 	dt := int64(math.Ceil(max(0, least) * float64(len(l.active)) / l.bytesPerNs))
 	s.push(s.now+dt, evLinkDone, l.gen)
@@ -252,7 +252,7 @@ func (s *simulator) linkDone(gen int32) {
 	l.advance(s.now)
 	var done []*request
 	l.active = slices.DeleteFunc(l.active, func(r *request) bool {
-		if r.xferLeft < 0.5 { // less than a byte: float rounding of the shares
+		if r.h.xferLeft < 0.5 { // less than a byte: float rounding of the shares
 			done = append(done, r)
 			return true
 		}

@@ -81,7 +81,7 @@ func (s *simulator) record(r *request) *results.Record {
 }
 
 func (s *simulator) detail(r *request) *results.SimDetail {
-	if r.pw != nil {
+	if r.h != nil {
 		return s.disaggDetail(r)
 	}
 	queue := r.prefillAt - r.arrive
@@ -103,20 +103,20 @@ func (s *simulator) detail(r *request) *results.SimDetail {
 func (s *simulator) disaggDetail(r *request) *results.SimDetail {
 	queue := r.prefillAt - r.arrive
 	return &results.SimDetail{
-		QueueWaitNs: queue, PrefillStartNs: Epoch + r.prefillAt, PrefillEndNs: Epoch + r.pDone,
+		QueueWaitNs: queue, PrefillStartNs: Epoch + r.prefillAt, PrefillEndNs: Epoch + r.h.pDone,
 		CachedTokens: r.cached, Preemptions: r.preemptions,
 		TTFTBreakdown: []results.Stage{
 			{Name: StageFrontendRequest, Ns: r.arrive - r.send},
 			{Name: StageQueueWait, Ns: queue},
-			{Name: StagePrefill, Ns: r.pOwn},
-			{Name: StageBehindOther, Ns: r.pDone - r.prefillAt - r.pOwn},
-			{Name: StageDecodeQueue, Ns: r.xferStart - r.pDone},
-			{Name: StageKVTransfer, Ns: r.xferEnd - r.xferStart},
-			{Name: StageDecodeFirstStep, Ns: r.firstTok - r.xferEnd},
+			{Name: StagePrefill, Ns: r.h.pOwn},
+			{Name: StageBehindOther, Ns: r.h.pDone - r.prefillAt - r.h.pOwn},
+			{Name: StageDecodeQueue, Ns: r.h.xferStart - r.h.pDone},
+			{Name: StageKVTransfer, Ns: r.h.xferEnd - r.h.xferStart},
+			{Name: StageDecodeFirstStep, Ns: r.firstTok - r.h.xferEnd},
 			{Name: StageFirstEmission, Ns: s.respOv},
 		},
-		PrefillWorker: r.pw.name, DecodeWorker: r.w.name,
-		KVTransferStartNs: Epoch + r.xferStart, KVTransferEndNs: Epoch + r.xferEnd, KVTransferBytes: r.xferBytes,
+		PrefillWorker: r.h.pw.name, DecodeWorker: r.w.name,
+		KVTransferStartNs: Epoch + r.h.xferStart, KVTransferEndNs: Epoch + r.h.xferEnd, KVTransferBytes: r.h.xferBytes,
 	}
 }
 

@@ -37,7 +37,9 @@ type request struct {
 
 	chunks []results.Chunk
 
-	handoff // disaggregated serving: the prefill worker's part and the KV transfer
+	kv       kvState  // where the prompt's KV is (disaggregated serving)
+	remoteKV bool     // its prompt KV came from a prefill worker: its first step here is a decode
+	h        *handoff // prefilled on a prefill worker: its part and the KV transfer; nil otherwise
 }
 
 // handoff is a disaggregated request's prefill-side state and its KV
@@ -45,8 +47,7 @@ type request struct {
 // (allocated its blocks, as vLLM's NIXL connector does), and the prefill
 // worker's blocks stay held until the transfer ends.
 type handoff struct {
-	pw         *worker // prefill worker; nil: prefilled on its serving worker
-	kv         kvState
+	pw         *worker // prefill worker
 	dw         *worker // decode worker chosen at arrival (conditional disaggregation), else nil
 	pHeld      []int32 // the prefill worker's shared blocks, until the transfer ends
 	pPrivate   int     // and private ones
@@ -56,7 +57,6 @@ type handoff struct {
 	xferEnd    int64   // the KV is on the decode worker
 	xferBytes  int64
 	xferLeft   float64 // bytes still to move (contention)
-	remoteKV   bool    // its prompt KV came from pw: its first step on the decode worker is a decode
 	xferTokens int     // prompt tokens transferred (not cached on the decode worker)
 }
 

@@ -161,8 +161,8 @@ func (m *serverMetrics) firstToken(r *request, respOv int64) {
 	f.out.Observe(seconds(respOv))
 	m.backendStages(r)
 	start, queued := r.arrive, r.prefillAt
-	if r.pw != nil { // the decode worker's request starts when the prefill ends
-		start, queued = r.pDone, r.xferStart
+	if r.h != nil { // the decode worker's request starts when the prefill ends
+		start, queued = r.h.pDone, r.h.xferStart
 	}
 	m.engines[r.w.id].firstToken(r.isl, start, queued, r.firstTok)
 }
@@ -171,7 +171,7 @@ func (m *serverMetrics) firstToken(r *request, respOv int64) {
 // zero for the other path's pairs.
 func (m *serverMetrics) backendStages(r *request) {
 	f, d := m.front, m.front.disagg
-	if r.pw == nil {
+	if r.h == nil {
 		f.route.Observe(0)
 		f.backend.Observe(seconds(r.firstTok - r.arrive))
 		if d != nil {
@@ -183,7 +183,7 @@ func (m *serverMetrics) backendStages(r *request) {
 		f.route.Observe(0)
 		f.backend.Observe(0)
 	}
-	d.observe(seconds(r.pDone-r.arrive), seconds(r.firstTok-r.pDone))
+	d.observe(seconds(r.h.pDone-r.arrive), seconds(r.firstTok-r.h.pDone))
 }
 
 // observe records a request's backend time on the prefill and the decode
@@ -217,10 +217,10 @@ func (e *engineMetrics) firstToken(isl int, start, queued, first int64) {
 // prefill worker's request ends there; the token it would sample is the
 // decode worker's to emit).
 func (m *serverMetrics) prefilled(r *request) {
-	e := m.engines[r.pw.id]
-	e.firstToken(r.isl, r.arrive, r.prefillAt, r.pDone)
+	e := m.engines[r.h.pw.id]
+	e.firstToken(r.isl, r.arrive, r.prefillAt, r.h.pDone)
 	if e.e2e != nil {
-		e.e2e.Observe(seconds(r.pDone - r.arrive))
+		e.e2e.Observe(seconds(r.h.pDone - r.arrive))
 	}
 	if e.promptLen != nil {
 		e.promptLen.Observe(float64(r.isl))
@@ -242,8 +242,8 @@ func (m *serverMetrics) completed(r *request, now, respOv int64) {
 		e.decode.Observe(seconds(now - r.firstTok))
 	}
 	start := r.arrive
-	if r.pw != nil {
-		start = r.pDone
+	if r.h != nil {
+		start = r.h.pDone
 	}
 	if e.e2e != nil {
 		e.e2e.Observe(seconds(now - start))
