@@ -17,7 +17,8 @@
 #        isl384-c3             concurrency 3, ISL 384, OSL 96
 #        trace                 testdata/e2e/conversation_slice.jsonl (40 Mooncake
 #                              rows), lengths scaled to what a 2-core CPU serves
-#   3. sweep-c4 once more on the engine (real-repeat): the real-vs-real spread.
+#   3. sweep-c4 and sweep-c1 once more on the engine (real-repeat): the
+#      real-vs-real spread, and the drift since the first held-out run.
 #
 # Artifacts go to artifacts/e2e/<workload>/{real,sim,sim-uncal,compare.txt,
 # compare.json,plots/}. The assertions (every request ok with exact OSL and
@@ -134,8 +135,12 @@ done
 compare_pair load-sweep
 workload isl384-c3 --concurrency 3 --request-count "$((REQUESTS / 2))" --isl 384 --osl 96 --seed 2
 workload trace --trace "$TRACE" "${TRACE_FLAGS[@]}"
-# The same workload again on the engine: silicon's own run-to-run spread.
+# The same workloads again on the engine: silicon's own run-to-run spread,
+# at the slot count and at concurrency 1. sweep-c1 ran first after the
+# calibration, so its repeat also shows how far the machine's speed drifted
+# over the predictions (up to a third on a shared 2-vCPU VM).
 real sweep-c4 real-repeat --concurrency 4 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
+real sweep-c1 real-repeat --concurrency 1 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
 
 engine_stop
 engine_log "real and simulated runs done in $(($(date +%s) - start))s; checking"
