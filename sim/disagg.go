@@ -131,8 +131,7 @@ func (w *worker) admitHandoff(reserve int) bool {
 func (s *simulator) startTransfer(r *request) {
 	r.kv = kvMoving
 	r.h.xferStart = s.now
-	r.h.xferTokens = r.isl - r.computed
-	r.h.xferBytes = int64(math.Round(float64(r.h.xferTokens) * s.link.bytesPerToken))
+	r.h.xferBytes = int64(math.Round(float64(r.isl-r.computed) * s.link.bytesPerToken))
 	s.xfer.start(r.h.xferBytes)
 	at := s.now + s.link.latency
 	if s.link.shared {
@@ -196,6 +195,7 @@ type link struct {
 	latency       int64
 	shared        bool
 	active        []*request // moving on the shared link, in join order
+	done          []*request // scratch of linkDone
 	last          int64      // time xferLeft was last brought up to date
 	gen           int32      // generation of the pending evLinkDone
 }
@@ -250,15 +250,15 @@ func (s *simulator) linkDone(gen int32) {
 		return
 	}
 	l.advance(s.now)
-	var done []*request
+	l.done = l.done[:0]
 	l.active = slices.DeleteFunc(l.active, func(r *request) bool {
 		if r.h.xferLeft < 0.5 { // less than a byte: float rounding of the shares
-			done = append(done, r)
+			l.done = append(l.done, r)
 			return true
 		}
 		return false
 	})
-	for _, r := range done {
+	for _, r := range l.done {
 		s.transferDone(r)
 	}
 	s.linkSchedule()

@@ -165,34 +165,33 @@ func resolvePools(root *yaml.Node, cfg *Config) error {
 		if role == RolePrefill {
 			o = &cfg.Disaggregation.Prefill
 		}
-		if n := mappingValue(pool, "engine"); n != nil {
-			e := cfg.Engine
-			if err := decodeKnown(n, &e); err != nil {
-				return err
-			}
-			o.Engine = &e
+		var err error
+		if o.Engine, err = override(pool, "engine", cfg.Engine); err != nil {
+			return err
 		}
-		if n := mappingValue(pool, "hardware"); n != nil {
-			h := cfg.Hardware
-			if err := decodeKnown(n, &h); err != nil {
-				return err
-			}
-			o.Hardware = &h
+		if o.Hardware, err = override(pool, "hardware", cfg.Hardware); err != nil {
+			return err
 		}
-		if n := mappingValue(pool, "timing"); n != nil {
-			t := cfg.Timing
-			if err := decodeKnown(n, &t); err != nil {
-				return err
-			}
-			o.Timing = &t
+		if o.Timing, err = override(pool, "timing", cfg.Timing); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// decodeKnown decodes n onto v, keeping the fields n does not name
-// (checkKeys has refused unknown keys already).
-func decodeKnown(n *yaml.Node, v any) error { return n.Decode(v) }
+// override is the pool's section key decoded over the top-level section
+// top (keeping the fields it does not name; checkKeys has refused unknown
+// keys already), or nil when the pool does not give the section.
+func override[T any](pool *yaml.Node, key string, top T) (*T, error) {
+	n := mappingValue(pool, key)
+	if n == nil {
+		return nil, nil
+	}
+	if err := n.Decode(&top); err != nil {
+		return nil, err
+	}
+	return &top, nil
+}
 
 // mappingValue is the value of key in the mapping n, or nil.
 func mappingValue(n *yaml.Node, key string) *yaml.Node {

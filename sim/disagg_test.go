@@ -327,7 +327,13 @@ engine: {max_num_batched_tokens: 4096}
 	// Each pool runs on its own hardware: the H200 decode workers hold more KV.
 	s, err := newSimulator(cfg, workload(req(0, 10, 2)), nil, nil)
 	require.NoError(t, err)
-	assert.Greater(t, s.decode.blocks, s.prefill.blocks/2, "decode on one H200 vs prefill on 2×H100")
+	preBlocks, err := pre.KVBlocks()
+	require.NoError(t, err)
+	decBlocks, err := dec.KVBlocks()
+	require.NoError(t, err)
+	assert.Equal(t, preBlocks, s.prefill.blocks, "prefill workers sized on 2×H100")
+	assert.Equal(t, decBlocks, s.decode.blocks, "decode workers sized on one H200")
+	assert.NotEqual(t, preBlocks, decBlocks)
 	assert.Equal(t, []string{"prefill-0", "prefill-1", "decode-0", "decode-1"}, WorkerNames(cfg))
 }
 

@@ -47,17 +47,16 @@ type request struct {
 // (allocated its blocks, as vLLM's NIXL connector does), and the prefill
 // worker's blocks stay held until the transfer ends.
 type handoff struct {
-	pw         *worker // prefill worker
-	dw         *worker // decode worker chosen at arrival (conditional disaggregation), else nil
-	pHeld      []int32 // the prefill worker's shared blocks, until the transfer ends
-	pPrivate   int     // and private ones
-	pOwn       int64   // ownPrefill when the prefill ended
-	pDone      int64   // engine time the prefill worker computed the last prompt token
-	xferStart  int64   // the decode worker admitted it: the transfer starts
-	xferEnd    int64   // the KV is on the decode worker
-	xferBytes  int64
-	xferLeft   float64 // bytes still to move (contention)
-	xferTokens int     // prompt tokens transferred (not cached on the decode worker)
+	pw        *worker // prefill worker
+	dw        *worker // decode worker chosen at arrival (conditional disaggregation), else nil
+	pHeld     []int32 // the prefill worker's shared blocks, until the transfer ends
+	pPrivate  int     // and private ones
+	pOwn      int64   // ownPrefill when the prefill ended
+	pDone     int64   // engine time the prefill worker computed the last prompt token
+	xferStart int64   // the decode worker admitted it: the transfer starts
+	xferEnd   int64   // the KV is on the decode worker
+	xferBytes int64
+	xferLeft  float64 // bytes still to move (contention)
 }
 
 // kvState is where a disaggregated request's prompt KV is.
