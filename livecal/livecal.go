@@ -129,7 +129,8 @@ func discover(ctx context.Context, opts Options) (sim.Config, []string) {
 			if base.Engine.Type == "llamacpp" && base.Engine.LlamaCpp.Batch == "" {
 				// /api/show is Ollama's: its runner gives every slot n_batch.
 				base.Engine.LlamaCpp.Batch = sim.LlamaCppBatchPerSlot
-				notes = append(notes, "engine: Ollama's runner (n_batch per slot)")
+				base.Engine.LlamaCpp.ReuseLagSteps = 1
+				notes = append(notes, "engine: Ollama's runner (n_batch per slot; a freed slot is taken one step late)")
 			}
 			base.Hardware.DType = dtypeOf(info.Quantization)
 			notes = append(notes, fmt.Sprintf("model: %s from the server: %d layers, hidden %d, %d/%d heads, ff %d, vocab %d, %s",

@@ -17,8 +17,10 @@
 #        isl384-c3             concurrency 3, ISL 384, OSL 96
 #        trace                 testdata/e2e/conversation_slice.jsonl (40 Mooncake
 #                              rows), lengths scaled to what a 2-core CPU serves
-#   3. sweep-c4 and sweep-c1 once more on the engine (real-repeat): the
-#      real-vs-real spread, and the drift since the first held-out run.
+#   3. sweep-c4, the trace and sweep-c1 once more on the engine
+#      (real-repeat): the real-vs-real spread (the trace's bursts reach the
+#      server in a different order every run), and the drift since the
+#      first held-out run.
 #
 # Artifacts go to artifacts/e2e/<workload>/{real,sim,sim-uncal,compare.txt,
 # compare.json,plots/}. The assertions (every request ok with exact OSL and
@@ -136,10 +138,13 @@ compare_pair load-sweep
 workload isl384-c3 --concurrency 3 --request-count "$((REQUESTS / 2))" --isl 384 --osl 96 --seed 2
 workload trace --trace "$TRACE" "${TRACE_FLAGS[@]}"
 # The same workloads again on the engine: silicon's own run-to-run spread,
-# at the slot count and at concurrency 1. sweep-c1 ran first after the
-# calibration, so its repeat also shows how far the machine's speed drifted
-# over the predictions (up to a third on a shared 2-vCPU VM).
+# at the slot count, on the trace (whose simultaneous sends reach the
+# server in a new order every run: its few short-output requests' ITL swings
+# the average by tens of percent) and at concurrency 1. sweep-c1 ran first
+# after the calibration, so its repeat also shows how far the machine's
+# speed drifted over the predictions (up to a third on a shared 2-vCPU VM).
 real sweep-c4 real-repeat --concurrency 4 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
+real trace real-repeat --trace "$TRACE" "${TRACE_FLAGS[@]}"
 real sweep-c1 real-repeat --concurrency 1 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
 
 engine_stop

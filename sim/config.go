@@ -76,6 +76,12 @@ type LlamaCppConfig struct {
 	// (Ollama's runner: up to n_batch prompt tokens per slot, every slot's
 	// tokens in one decode call).
 	Batch string `yaml:"batch,omitempty" json:"batch,omitempty"`
+	// ReuseLagSteps is how many steps a slot freed while other slots run
+	// stays empty before a waiting request takes it. Ollama's runner: 1 (the
+	// waiting request's handler wakes when the slot frees, then needs the
+	// lock the runner's loop holds for a whole step, and the loop takes it
+	// again first); llama-server assigns slots in its own loop: 0.
+	ReuseLagSteps int `yaml:"reuse_lag_steps,omitempty" json:"reuse_lag_steps,omitempty"`
 }
 
 // The llamacpp engine's batching modes (LlamaCppConfig.Batch).
@@ -185,6 +191,19 @@ type FrontendConfig struct {
 	// engine together. It decides whether a burst's first request starts
 	// an engine step on its own or the burst batches as one.
 	Concurrency int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
+	// ArrivalStallMs is how much a request that reaches a busy engine
+	// stretches the engine's next step: a CPU engine shares its cores with
+	// the server, whose work on the request (HTTP, chat template,
+	// tokenisation, handing it to the runner) takes CPU from the engine's
+	// threads. 0 for an engine on its own device (a GPU). calibrate fits it
+	// from the token gaps of the steps a request was sent in.
+	ArrivalStallMs float64 `yaml:"arrival_stall_ms,omitempty" json:"arrival_stall_ms,omitempty"`
+	// TieOrder is the order in which requests sent at the same instant
+	// reach the frontend: "trace" (the workload's order; the default) or
+	// "random" (seeded by seed): a real client sends them on concurrent
+	// connections, and which one the server reads first is a race, so a
+	// burst's short prompt may as well be first as last.
+	TieOrder string `yaml:"tie_order,omitempty" json:"tie_order,omitempty"`
 	// ClientGapMs is the load generator's own time between a response's end
 	// and the next request it sends from the freed slot or session (closed
 	// loop, concurrency caps, later turns). AIPerf's is visible in its
@@ -196,6 +215,12 @@ type FrontendConfig struct {
 	// closed-loop run's records). client_gap_ms is then unused.
 	ClientGapSamplesMs []float64 `yaml:"client_gap_samples_ms,omitempty" json:"client_gap_samples_ms,omitempty"`
 }
+
+// The orders of simultaneous sends (FrontendConfig.TieOrder).
+const (
+	TieOrderTrace  = "trace"
+	TieOrderRandom = "random"
+)
 
 // DefaultConfig is one H100 running Llama-3.1-8B in bf16 under a vLLM-like
 // scheduler with DynoSim's polynomial timing: enough KV (about 6,800 blocks
@@ -374,6 +399,7 @@ var configDocs = map[string]string{
 	"engine.llamacpp.ctx_size":                 "total context tokens, split evenly among the slots",
 	"engine.llamacpp.n_batch":                  "tokens per step",
 	"engine.llamacpp.batch":                    "shared (llama-server; the default) | per_slot (Ollama's runner: n_batch per slot)",
+	"engine.llamacpp.reuse_lag_steps":          "steps a slot freed while others run stays empty before a waiting request takes it (Ollama's runner: 1; llama-server: 0)",
 	"router.policy":                            "round_robin | random | least_loaded | kv",
 	"router.overlap_weight":                    "kv: cost = overlap_weight × prefill blocks + decode blocks",
 	"router.temperature":                       "kv: softmax temperature; 0 = cheapest worker",
@@ -394,6 +420,8 @@ var configDocs = map[string]string{
 	"frontend.request_overhead_ms":             "client send → engine arrival",
 	"frontend.response_overhead_ms":            "engine token → client, every token",
 	"frontend.concurrency":                     "requests the frontend prepares at once (request_overhead_ms each, FIFO); 0 = unbounded",
+	"frontend.tie_order":                       "trace (default) | random: the order in which requests sent at one instant reach the frontend",
+	"frontend.arrival_stall_ms":                "a request reaching a busy engine stretches its next step by this (a CPU engine sharing its cores with the server)",
 	"disaggregation.prefill_workers":           "0 = aggregated serving; else workers = prefill_workers + decode_workers",
 	"disaggregation.decode_workers":            "workers that receive the KV and generate every token",
 	"disaggregation.max_local_prefill_tokens":  "conditional: prompts with at most this many tokens uncached on the decode worker prefill there; 0 = always remote",
@@ -578,6 +606,7 @@ func (e EngineConfig) validate() error {
 		inRange("engine.llamacpp.parallel", e.LlamaCpp.Parallel, 1, maxSeqs),
 		inRange("engine.llamacpp.ctx_size", e.LlamaCpp.CtxSize, 0, maxContextTokens),
 		inRange("engine.llamacpp.n_batch", e.LlamaCpp.NBatch, 1, maxStepTokens),
+		inRange("engine.llamacpp.reuse_lag_steps", e.LlamaCpp.ReuseLagSteps, 0, 1000),
 		oneOf("engine.llamacpp.batch", cmp.Or(e.LlamaCpp.Batch, LlamaCppBatchShared), LlamaCppBatchShared, LlamaCppBatchPerSlot),
 		e.validateCtx(),
 	)
@@ -714,6 +743,8 @@ func (f FrontendConfig) validate() error {
 	return firstErr(finiteIn("frontend.request_overhead_ms", f.RequestOverheadMs, 0, 1e7),
 		finiteIn("frontend.response_overhead_ms", f.ResponseOverheadMs, 0, 1e7),
 		finiteIn("frontend.client_gap_ms", f.ClientGapMs, 0, 1e7),
+		finiteIn("frontend.arrival_stall_ms", f.ArrivalStallMs, 0, 1e7),
+		oneOf("frontend.tie_order", cmp.Or(f.TieOrder, TieOrderTrace), TieOrderTrace, TieOrderRandom),
 		validateSamples("frontend.client_gap_samples_ms", f.ClientGapSamplesMs),
 		nonNegative("frontend.concurrency", f.Concurrency), atMost("frontend.concurrency", f.Concurrency, 1<<16))
 }

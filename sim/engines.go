@@ -201,8 +201,9 @@ func (w *worker) reserveBlocks() int {
 //     every generating slot first, then prompt chunks of the slots still
 //     reading their prompt, in slot order.
 func (w *worker) planLlamaCpp() {
+	lagged := w.slotsBusy() // an idle runner takes a request at once
 	for w.waiting.len() > 0 {
-		s := w.pickSlot(w.waiting.front())
+		s := w.pickSlot(w.waiting.front(), lagged)
 		if s < 0 {
 			break
 		}
@@ -235,11 +236,23 @@ func (w *worker) planLlamaCpp() {
 	w.stats.peakTokens = max(w.stats.peakTokens, tokens)
 }
 
-func (w *worker) pickSlot(r *request) int {
+// slotsBusy reports whether any slot is running a request.
+func (w *worker) slotsBusy() bool {
+	for i := range w.slots {
+		if w.slots[i].req != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// pickSlot is the free slot r takes; with lagged, slots freed within the
+// last reuse_lag_steps steps are not yet free.
+func (w *worker) pickSlot(r *request, lagged bool) int {
 	best, bestLCP := -1, -1
 	for i := range w.slots {
 		s := &w.slots[i]
-		if s.req != nil {
+		if s.req != nil || lagged && w.stats.steps < s.freeAt {
 			continue
 		}
 		lcp := 0

@@ -245,3 +245,75 @@ func TestLlamaCppPerSlotBatch(t *testing.T) {
 		assert.InDeltaSlice(t, []float64{40, 50, 60}, stampsMs(r), 1e-9)
 	}
 }
+
+// frontend.arrival_stall_ms: B reaches the busy worker during A's second
+// step (10→20), which then ends 4 ms late; C reaches an idle worker and
+// stalls nothing. 10 ms steps, no request overhead.
+func TestArrivalStall(t *testing.T) {
+	cases := []struct {
+		stall   float64
+		a, b, c []float64
+	}{
+		{0, []float64{10, 20, 30, 40, 50}, []float64{30, 40}, []float64{110, 120}},
+		{4, []float64{10, 24, 34, 44, 54}, []float64{34, 44}, []float64{110, 120}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.stall), func(t *testing.T) {
+			cfg := constCfg("vllm", 10, 0)
+			cfg.Frontend.ArrivalStallMs = tc.stall
+			recs, sum := runAll(t, cfg, workload(req(0, 2, 5), req(15, 2, 2), req(100, 2, 2)))
+			assert.Equal(t, tc.a, stampsMs(recs[0]))
+			assert.Equal(t, tc.b, stampsMs(recs[1]))
+			assert.Equal(t, tc.c, stampsMs(recs[2]))
+			assert.InDelta(t, 0.07+tc.stall/1e3, sum.Workers[0].BusySeconds, 1e-12)
+		})
+	}
+}
+
+// engine.llamacpp.reuse_lag_steps (Ollama's runner): two slots, A (OSL 2)
+// and C (OSL 6) take them, B waits. A's slot frees at the end of step 2
+// (20 ms); with a lag of one step, step 3 runs C alone and B joins step 4.
+// When no other slot runs, a freed slot is taken at once.
+func TestLlamaCppReuseLag(t *testing.T) {
+	for _, tc := range []struct {
+		lag int
+		b   []float64
+	}{{0, []float64{30, 40}}, {1, []float64{40, 50}}} {
+		t.Run(fmt.Sprint(tc.lag), func(t *testing.T) {
+			cfg := constCfg("llamacpp", 10, 0)
+			cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 2, CtxSize: 512, NBatch: 64, ReuseLagSteps: tc.lag}
+			recs, _ := runAll(t, cfg, workload(req(0, 2, 2), req(0, 2, 6), req(0, 2, 2)))
+			assert.Equal(t, []float64{10, 20}, stampsMs(recs[0]))
+			assert.Equal(t, tc.b, stampsMs(recs[2]))
+		})
+	}
+	t.Run("idle", func(t *testing.T) {
+		cfg := constCfg("llamacpp", 10, 0)
+		cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 1, CtxSize: 512, NBatch: 64, ReuseLagSteps: 1}
+		recs, _ := runAll(t, cfg, workload(req(0, 2, 2), req(0, 2, 2)))
+		assert.Equal(t, []float64{30, 40}, stampsMs(recs[1]))
+	})
+}
+
+// frontend.tie_order: three prompts sent at once to one slot (10 ms + 0.1
+// ms per prompt token a step) are served in the workload's order, or, with
+// random, in a seeded order: the same seed gives the same order, and
+// different seeds give different ones.
+func TestTieOrder(t *testing.T) {
+	first := func(order string, seed int64) []float64 {
+		cfg := constCfg("llamacpp", 10, 0.1)
+		cfg.Seed = seed
+		cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 1, CtxSize: 512, NBatch: 64}
+		cfg.Frontend.TieOrder = order
+		recs, _ := runAll(t, cfg, workload(req(0, 10, 1), req(0, 20, 1), req(0, 30, 1)))
+		return []float64{stampsMs(recs[0])[0], stampsMs(recs[1])[0], stampsMs(recs[2])[0]}
+	}
+	assert.InDeltaSlice(t, []float64{11, 23, 36}, first(TieOrderTrace, 0), 1e-9)
+	orders := map[string]bool{}
+	for seed := range int64(8) {
+		got := first(TieOrderRandom, seed)
+		assert.Equal(t, got, first(TieOrderRandom, seed), "seed %d is deterministic", seed)
+		orders[fmt.Sprint(got)] = true
+	}
+	assert.Greater(t, len(orders), 2, "random tie order: %v", orders)
+}

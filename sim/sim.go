@@ -64,11 +64,18 @@ func withHook(fn func(*simulator)) Option { return func(o *options) { o.hook = f
 
 // simulator is one run: the agenda, the pacer, the router and the workers.
 type simulator struct {
-	cfg    Config
-	wl     *traces.Workload
-	opts   options
-	reqOv  int64
-	respOv int64
+	cfg   Config
+	wl    *traces.Workload
+	opts  options
+	reqOv int64
+	// stallNs is frontend.arrival_stall_ms: what a request reaching a busy
+	// worker adds to the step in flight.
+	stallNs int64
+	// sendQueue holds the sends released at this instant; ties shuffles
+	// them (frontend.tie_order random), nil keeps the workload's order.
+	sendQueue []pacer.Send
+	ties      *rand.Rand
+	respOv    int64
 	// front holds, for each of frontend.concurrency request handlers, when
 	// it is next free (empty: unbounded, every request's overhead overlaps).
 	front []int64
@@ -150,7 +157,8 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	s := &simulator{cfg: cfg, wl: wl, sink: sink, pacer: pc, stale: true,
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
 		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
-		gap: newClientGap(cfg.Frontend, cfg.Seed), profileStart: -1,
+		stallNs: msToNs(cfg.Frontend.ArrivalStallMs),
+		gap:     newClientGap(cfg.Frontend, cfg.Seed), profileStart: -1,
 		front: make([]int64, cfg.Frontend.Concurrency),
 		sum:   tally{reasons: map[string]int{}}}
 	for _, o := range opts {
@@ -161,6 +169,9 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	}
 	if err := s.buildPools(); err != nil {
 		return nil, err
+	}
+	if cfg.Frontend.TieOrder == TieOrderRandom {
+		s.ties = rand.New(rand.NewPCG(uint64(cfg.Seed), 0x71e5_0bde_7a11))
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed_5111_b3c4))
 	s.router = newRouter(&s.cfg.Router, s.pools[0].workers, rng)
@@ -218,6 +229,12 @@ func (s *simulator) handle(e event) {
 		s.arrive(s.live[e.arg])
 	case evStepEnd:
 		w := s.workers[e.arg]
+		if w.stallNs > 0 { // requests reached it meanwhile: the step took longer
+			w.stats.busyNs += w.stallNs
+			s.push(s.now+w.stallNs, evStepEnd, e.arg)
+			w.stallNs = 0
+			return
+		}
 		w.endStep(s.now)
 		s.dirty[e.arg] = true
 		s.afterStep(w)
@@ -236,6 +253,13 @@ func (s *simulator) handle(e event) {
 // event for the next one when it is due later. The pacer's answer changes
 // only when a request is sent or completes, so only then is it asked again.
 func (s *simulator) dispatch() {
+	for s.release(); len(s.sendQueue) > 0; s.release() {
+		s.flushSends() // a send can complete at once (rejected) and free the pacer
+	}
+}
+
+// release queues every send the pacer lets go now (see dispatch).
+func (s *simulator) release() {
 	for {
 		if s.stale {
 			s.next, s.nextSt = s.pacer.Next()
@@ -251,8 +275,20 @@ func (s *simulator) dispatch() {
 		snd := s.next
 		s.pacer.Dispatch(snd)
 		s.stale = true
+		s.sendQueue = append(s.sendQueue, snd)
+	}
+}
+
+// flushSends sends what dispatch let go at this instant, in the workload's
+// order or, with frontend.tie_order random, shuffled.
+func (s *simulator) flushSends() {
+	if s.ties != nil {
+		s.ties.Shuffle(len(s.sendQueue), func(i, j int) { s.sendQueue[i], s.sendQueue[j] = s.sendQueue[j], s.sendQueue[i] })
+	}
+	for _, snd := range s.sendQueue {
 		s.send(snd)
 	}
+	s.sendQueue = s.sendQueue[:0]
 }
 
 // wakeAt schedules a wake event at t unless one is pending at or before t.
@@ -349,7 +385,18 @@ func (s *simulator) arrive(r *request) {
 		s.route(r)
 		return
 	}
-	s.enqueue(r, s.pools[0].workers[s.router.pick(r)])
+	s.admitFrontend(r, s.pools[0].workers[s.router.pick(r)])
+}
+
+// admitFrontend enqueues a request the frontend hands to w; reaching a
+// busy worker (a step in flight, or one about to start for the requests it
+// runs), it stretches that step by frontend.arrival_stall_ms: the server's
+// work on it took CPU from the engine's threads.
+func (s *simulator) admitFrontend(r *request, w *worker) {
+	if w.busy || len(w.running) > 0 {
+		w.stallNs += s.stallNs
+	}
+	s.enqueue(r, w)
 }
 
 // enqueue puts r in w's waiting queue.

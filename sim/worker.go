@@ -36,6 +36,7 @@ type slot struct {
 	req      *request
 	prev     []uint64 // block hashes of the slot's cached prompt
 	lastUsed int64
+	freeAt   int64 // the first step (w.stats.steps) that may fill it while other slots run (reuse_lag_steps)
 }
 
 // worker is one engine replica: a scheduler, its queues and its KV cache.
@@ -63,6 +64,7 @@ type worker struct {
 
 	jitter    *jitter // nil: deterministic step times
 	busy      bool
+	stallNs   int64 // frontend.arrival_stall_ms of the requests that reached the worker during its step: the step ends that much later
 	nextOrder int64
 	snapshot  []*request
 	stats     workerStats
@@ -259,6 +261,7 @@ func (w *worker) finish(r *request, now int64) {
 	} else {
 		s := &w.slots[r.slot]
 		s.req, s.prev, s.lastUsed = nil, r.hashes, now
+		s.freeAt = w.stats.steps + int64(w.eng().LlamaCpp.ReuseLagSteps)
 	}
 	if w.chunked == r {
 		w.chunked = nil

@@ -110,18 +110,25 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		return nil, err
 	}
 	obs, warnings := collect(targets, stepsOptions(opts.Base))
-	x, y := obs.design(b)
+	x, y, nSteps := obs.design(b)
 	mean, sd := b.prior()
-	mean, sd = append(mean, 0), append(sd, 1e4) // the frontend overhead
+	p := len(mean)
+	// The frontend's request overhead, and the stall a request's arrival
+	// puts on a busy engine (0 unless the data show it).
+	mean, sd = append(mean, 0, 0), append(sd, 1e4, priorStallSD)
 	post, err := regress(x, y, mean, sd)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
-	p := len(mean) - 1
 	cfg := b.apply(opts.Base, post.Beta[:p])
 	cfg.Timing.Speedup = 1
-	cfg.Timing.Jitter = jitterOf(opts.Jitter, post, x[len(obs.steps):], y[len(obs.steps):], y)
-	res := &Result{Model: b.model(), Params: b.params(post), Steps: len(obs.steps), StepResidualMs: post.Sigma, Warnings: warnings}
+	cfg.Timing.Jitter = jitterOf(opts.Jitter, post, x[nSteps:], y[nSteps:], y)
+	cfg.Frontend.ArrivalStallMs = post.Beta[p+1]
+	// The runs were made by a real client, whose simultaneous sends reach
+	// the server in the order of a race.
+	cfg.Frontend.TieOrder = sim.TieOrderRandom
+	res := &Result{Model: b.model(), Params: append(b.params(post), param(post, p+1, "arrival_stall_ms", mean, sd)),
+		Steps: len(obs.steps), StepResidualMs: post.Sigma, Warnings: warnings}
 	fe := sim.CalibratedParam{Name: "request_overhead_ms", Value: post.Beta[p], SD: post.SD[p], Pinned: true,
 		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(obs.prefills))}
 	cfg.Frontend.RequestOverheadMs = fe.Value
@@ -174,6 +181,11 @@ func stepsOptions(c sim.Config) StepsOptions {
 	return StepsOptions{}
 }
 
+// priorStallSD is the prior sd (ms) of frontend.arrival_stall_ms, whose
+// prior mean is 0: an engine on its own device is not slowed by the
+// server's work on arriving requests.
+const priorStallSD = 100
+
 // observations are the regression's data: engine steps from token gaps
 // and idle prefills from TTFTs.
 type observations struct {
@@ -201,21 +213,27 @@ func collect(targets []Target, opts StepsOptions) (observations, []string) {
 	return obs, warnings
 }
 
-// design is the regression's matrix: a step's basis features with 0 for
-// the overhead, and an idle prefill's summed features with 1.
-func (o observations) design(b basis) ([][]float64, []float64) {
+// design is the regression's matrix: a step's basis features, 0 for the
+// request overhead and its sends (the arrival stall); then an idle
+// prefill's summed features, 1 and 0. nSteps is how many rows are steps.
+func (o observations) design(b basis) (x [][]float64, y []float64, nSteps int) {
 	mean, _ := b.prior()
 	p := len(mean)
-	var x [][]float64
-	var y []float64
 	for _, s := range o.steps {
-		row := make([]float64, p+1)
+		if s.Sends > 0 && s.Shape.PrefillTokens > 0 {
+			// A prompt step's own cost is far larger and less certain (its
+			// booking): it would lend the arrival stall its residual.
+			continue
+		}
+		row := make([]float64, p+2)
 		b.features(s.Shape, row)
+		row[p+1] = float64(s.Sends)
 		x, y = append(x, row), append(y, s.Ms)
 	}
+	nSteps = len(x)
 	tmp := make([]float64, p)
 	for _, pf := range o.prefills {
-		row := make([]float64, p+1)
+		row := make([]float64, p+2)
 		for _, c := range pf.Chunks {
 			b.features(c, tmp)
 			for i, v := range tmp {
@@ -225,7 +243,7 @@ func (o observations) design(b basis) ([][]float64, []float64) {
 		row[p] = 1
 		x, y = append(x, row), append(y, pf.TTFTMs)
 	}
-	return x, y
+	return x, y, nSteps
 }
 
 // aggregateStep is a run's mean decode step: ITL at its concurrency and

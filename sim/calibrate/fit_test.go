@@ -70,15 +70,18 @@ func paramByName(ps []sim.CalibratedParam, name string) sim.CalibratedParam {
 // they cannot is flagged as the prior's.
 func TestRecoverKnownParameters(t *testing.T) {
 	truth := cpuTruth()
+	truth.Timing.Physics.AttentionEfficiency = 0.08
+	truth.Frontend.ArrivalStallMs = 2
+	truth.Frontend.TieOrder = sim.TieOrderRandom // as calibrate assumes of a real client
 	base := truth
 	base.Timing.Physics = sim.DefaultConfig().Timing.Physics
-	base.Frontend.RequestOverheadMs = 0
+	base.Frontend.RequestOverheadMs, base.Frontend.ArrivalStallMs = 0, 0
 	want := map[string]float64{"compute_efficiency": 0.4, "memory_efficiency": 0.35, "step_overhead_ms": 1.5,
-		"seq_overhead_ms": 0.3, "request_overhead_ms": 4}
+		"seq_overhead_ms": 0.3, "request_overhead_ms": 4, "attention_efficiency": 0.08, "arrival_stall_ms": 2}
 
 	t.Run("set", func(t *testing.T) {
 		var targets []Target
-		for _, c := range []struct{ conc, isl int }{{1, 64}, {4, 64}, {4, 600}} {
+		for _, c := range []struct{ conc, isl int }{{1, 64}, {1, 1200}, {4, 64}, {4, 600}} {
 			targets = append(targets, simulateTarget(t, fmt.Sprintf("c%d-isl%d", c.conc, c.isl), truth, synth(t, c.conc, 24, c.isl, c.isl/4)))
 		}
 		res, err := Fit(context.Background(), targets, Options{Base: base, Jitter: -1})
@@ -96,6 +99,7 @@ func TestRecoverKnownParameters(t *testing.T) {
 		}
 		assert.Equal(t, [2]int{1, 4}, res.Range.Concurrency)
 		assert.Equal(t, "physics", res.Config.Calibration.Model)
+		assert.Equal(t, sim.TieOrderRandom, res.Config.Frontend.TieOrder, "real clients race their simultaneous sends")
 	})
 
 	t.Run("one load", func(t *testing.T) {
@@ -108,8 +112,10 @@ func TestRecoverKnownParameters(t *testing.T) {
 		for _, r := range res.Rows {
 			t.Logf("%s.%s real %.3f sim %.3f", r.Metric, r.Stat, r.Real, r.Sim)
 		}
-		// One sequence per step: its cost cannot be told from the step's.
+		// One sequence per step: its cost cannot be told from the step's;
+		// every request met an idle engine: no arrival stalled a step.
 		assert.False(t, paramByName(res.Params, "seq_overhead_ms").Pinned)
+		assert.False(t, paramByName(res.Params, "arrival_stall_ms").Pinned)
 		assert.Equal(t, [2]int{1, 1}, res.Range.Batch)
 		// Still, the run itself is reproduced.
 		for _, r := range res.Rows {
@@ -124,24 +130,36 @@ func TestRecoverKnownParameters(t *testing.T) {
 // step recovered from the token stream has exactly the duration the timing
 // model gives its recovered shape, so the shapes are the engine's batches;
 // with llama-server's shared budget and with Ollama's per-slot one.
+//
+// With an arrival stall and a request overhead shorter than any step, a
+// request reaches the worker in the step it was sent in, which the stall
+// stretches: the extracted steps count those sends exactly.
 func TestExtractStepsMatchesEngine(t *testing.T) {
-	for _, batch := range []string{sim.LlamaCppBatchShared, sim.LlamaCppBatchPerSlot} {
-		t.Run(batch, func(t *testing.T) {
+	for _, tc := range []struct {
+		batch    string
+		stall    float64
+		isl, std int
+	}{{sim.LlamaCppBatchShared, 0, 700, 300}, {sim.LlamaCppBatchPerSlot, 0, 700, 300}, {sim.LlamaCppBatchPerSlot, 3, 300, 100}} {
+		t.Run(fmt.Sprint(tc.batch, tc.stall), func(t *testing.T) {
 			cfg := cpuTruth()
-			cfg.Engine.LlamaCpp.Batch = batch
-			tg := simulateTarget(t, "c4", cfg, synth(t, 4, 32, 700, 300))
+			cfg.Engine.LlamaCpp.Batch = tc.batch
+			if tc.stall > 0 {
+				cfg.Frontend.RequestOverheadMs, cfg.Frontend.ArrivalStallMs = 0.5, tc.stall
+			}
+			tg := simulateTarget(t, "c4", cfg, synth(t, 4, 32, tc.isl, tc.std))
 			steps, ok := ExtractSteps(tg.Records, stepsOptions(cfg))
 			require.True(t, ok)
 			require.NotEmpty(t, steps)
 			phys, err := sim.NewPhysics(cfg.Hardware)
 			require.NoError(t, err)
 			p := cfg.Timing.Physics
-			batches, prefills := map[int64]bool{}, 0
+			batches, prefills, sends := map[int64]bool{}, 0, 0
 			for _, s := range steps {
 				w := phys.Work(s.Shape)
 				model := w.ComputeSec*1e3/p.ComputeEfficiency + w.MemorySec*1e3/p.MemoryEfficiency +
-					p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences)
+					p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences) + tc.stall*float64(s.Sends)
 				assert.InDelta(t, model, s.Ms, 1e-5, "%+v", s.Shape)
+				sends += s.Sends
 				batches[s.Shape.DecodeSeqs] = true
 				if s.Shape.PrefillTokens > 0 {
 					prefills++
@@ -149,7 +167,8 @@ func TestExtractStepsMatchesEngine(t *testing.T) {
 			}
 			assert.Len(t, batches, 4, "decode batches 1–4 all seen")
 			assert.Positive(t, prefills, "prompts computed beside decodes")
-			t.Logf("%d steps, %d with prompts", len(steps), prefills)
+			assert.Positive(t, sends, "requests sent to a busy engine")
+			t.Logf("%d steps, %d with prompts, %d sends to a busy engine", len(steps), prefills, sends)
 		})
 	}
 }

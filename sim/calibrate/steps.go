@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
@@ -19,6 +20,10 @@ type Step struct {
 	Ms    float64       // duration: the mean token gap of the requests decoding in it and the one before
 	Gaps  int           // token gaps averaged into Ms
 	Shape sim.StepShape // decoding sequences and their context, prompt chunks finished in it
+	// Sends is how many requests were sent while the step ran: on a CPU
+	// engine the server's work on each takes CPU from the step
+	// (frontend.arrival_stall_ms).
+	Sends int
 }
 
 // stream is one request's token arrivals, ms from the run's first send.
@@ -200,13 +205,31 @@ func buildSteps(streams []stream, arr []arrival, ends []int, opts StepsOptions) 
 	for _, p := range prompts {
 		tl.bookPrompt(p)
 	}
+	sends := tl.sends(streams)
 	var out []Step
 	for k := range tl.end {
 		if tl.cnt[k] > 0 && !tl.dropped[k] {
-			out = append(out, Step{Ms: tl.sum[k] / float64(tl.cnt[k]), Gaps: tl.cnt[k], Shape: tl.shapes[k]})
+			out = append(out, Step{Ms: tl.sum[k] / float64(tl.cnt[k]), Gaps: tl.cnt[k], Shape: tl.shapes[k], Sends: sends[k]})
 		}
 	}
 	return out
+}
+
+// sends counts, per step, the requests sent while it ran: at or after the
+// previous step's end, before its own, in a step known to be busy
+// throughout (bridged). A request sent to an idle engine stalls nothing.
+func (tl *timeline) sends(streams []stream) []int {
+	n := make([]int, len(tl.end))
+	for _, s := range streams {
+		t := s.sent()
+		// A send at a step's end (to the µs: the times are sums of gaps)
+		// is the next step's.
+		k := sort.Search(len(tl.end), func(i int) bool { return tl.end[i] > t+1e-3 })
+		if k > 0 && k < len(tl.end) && tl.bridged[k] {
+			n[k]++
+		}
+	}
+	return n
 }
 
 func newTimeline(n, chunk int) *timeline {
