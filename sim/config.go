@@ -204,6 +204,11 @@ type FrontendConfig struct {
 	// connections, and which one the server reads first is a race, so a
 	// burst's short prompt may as well be first as last.
 	TieOrder string `yaml:"tie_order,omitempty" json:"tie_order,omitempty"`
+	// TemplateTokens are the tokens the server's chat template adds to
+	// every prompt: the engine computes them and counts them in the prompt
+	// (usage.prompt_tokens), on top of the workload's ISL. calibrate
+	// measures them from runs that took ISL from the server.
+	TemplateTokens int `yaml:"template_tokens,omitempty" json:"template_tokens,omitempty"`
 	// ClientGapMs is the load generator's own time between a response's end
 	// and the next request it sends from the freed slot or session (closed
 	// loop, concurrency caps, later turns). AIPerf's is visible in its
@@ -420,6 +425,7 @@ var configDocs = map[string]string{
 	"frontend.request_overhead_ms":             "client send → engine arrival",
 	"frontend.response_overhead_ms":            "engine token → client, every token",
 	"frontend.concurrency":                     "requests the frontend prepares at once (request_overhead_ms each, FIFO); 0 = unbounded",
+	"frontend.template_tokens":                 "tokens the chat template adds to every prompt (computed and counted in ISL)",
 	"frontend.tie_order":                       "trace (default) | random: the order in which requests sent at one instant reach the frontend",
 	"frontend.arrival_stall_ms":                "a request reaching a busy engine stretches its next step by this (a CPU engine sharing its cores with the server)",
 	"disaggregation.prefill_workers":           "0 = aggregated serving; else workers = prefill_workers + decode_workers",
@@ -744,6 +750,7 @@ func (f FrontendConfig) validate() error {
 		finiteIn("frontend.response_overhead_ms", f.ResponseOverheadMs, 0, 1e7),
 		finiteIn("frontend.client_gap_ms", f.ClientGapMs, 0, 1e7),
 		finiteIn("frontend.arrival_stall_ms", f.ArrivalStallMs, 0, 1e7),
+		inRange("frontend.template_tokens", f.TemplateTokens, 0, maxContextTokens),
 		oneOf("frontend.tie_order", cmp.Or(f.TieOrder, TieOrderTrace), TieOrderTrace, TieOrderRandom),
 		validateSamples("frontend.client_gap_samples_ms", f.ClientGapSamplesMs),
 		nonNegative("frontend.concurrency", f.Concurrency), atMost("frontend.concurrency", f.Concurrency, 1<<16))

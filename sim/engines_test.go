@@ -317,3 +317,14 @@ func TestTieOrder(t *testing.T) {
 	}
 	assert.Greater(t, len(orders), 2, "random tie order: %v", orders)
 }
+
+// frontend.template_tokens: the engine computes the template's tokens on
+// top of the workload's prompt and counts them in it (10 ms + 0.1 ms per
+// prompt token: a 10-token prompt with a 5-token template takes 11.5 ms).
+func TestTemplateTokens(t *testing.T) {
+	cfg := constCfg("vllm", 10, 0.1)
+	cfg.Frontend.TemplateTokens = 5
+	recs, _ := runAll(t, cfg, workload(req(0, 10, 2)))
+	assert.InDeltaSlice(t, []float64{11.5, 21.5}, stampsMs(recs[0]), 1e-9)
+	assert.Equal(t, 15, recs[0].InputTokens)
+}

@@ -322,7 +322,7 @@ func (s *simulator) afterStep(*worker) {
 func (s *simulator) send(snd pacer.Send) {
 	idx := int32(snd.Req)
 	src := &s.wl.Requests[idx]
-	r := &request{wi: idx, src: src, isl: engineISL(src), osl: src.OutputLength, slot: -1,
+	r := &request{wi: idx, src: src, isl: engineISL(src) + s.cfg.Frontend.TemplateTokens, osl: src.OutputLength, slot: -1,
 		pace: snd, send: s.now}
 	s.live[idx] = r
 	if s.profileStart < 0 && !src.Warmup {

@@ -27,8 +27,8 @@ import (
 // is the whole rendered prompt, i.e. the intended ISL (loadgen's words, one
 // tiny-model token each) plus tinyTemplateOverhead (BOS, "<|user|>\n",
 // "\n<|assistant|>\n"; see TestLoadgenPromptsAreOneTokenPerWord). The
-// intended ISL of each request is the simulator's, which replays the same
-// workload (same digest, checked).
+// intended ISL of each request is the a-priori simulator's, which replays
+// the same workload (same digest, checked).
 
 // e2eISLTolerance is how far usage.prompt_tokens − template may be from the
 // intended ISL, relative.
@@ -187,7 +187,9 @@ func workloadDigest(raw json.RawMessage) string {
 func checkRealRecords(t *testing.T, wd string) {
 	real, err := results.LoadJSONL(filepath.Join(wd, "real", results.RecordsName))
 	require.NoError(t, err)
-	sim, err := results.LoadJSONL(filepath.Join(wd, "sim", results.RecordsName))
+	// The a-priori config's records: the calibrated one adds the template
+	// (frontend.template_tokens) to its prompts, as the engine does.
+	sim, err := results.LoadJSONL(filepath.Join(wd, "sim-uncal", results.RecordsName))
 	require.NoError(t, err)
 	intended := map[int]float64{}
 	for i := range sim {

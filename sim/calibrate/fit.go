@@ -124,6 +124,10 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	cfg.Timing.Speedup = 1
 	cfg.Timing.Jitter = jitterOf(opts.Jitter, post, x[nSteps:], y[nSteps:], y)
 	cfg.Frontend.ArrivalStallMs = post.Beta[p+1]
+	// The token gaps and TTFTs are of the prompts the engine computed,
+	// template included; the simulated targets must compute them too.
+	tmpl, nTmpl := templateTokens(targets)
+	cfg.Frontend.TemplateTokens = tmpl
 	// The runs were made by a real client, whose simultaneous sends reach
 	// the server in the order of a race.
 	cfg.Frontend.TieOrder = sim.TieOrderRandom
@@ -144,6 +148,10 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Params = append(res.Params, fe)
+	if tmpl > 0 {
+		res.Params = append(res.Params, sim.CalibratedParam{Name: "template_tokens", Value: float64(tmpl), Pinned: true,
+			Source: fmt.Sprintf("usage.prompt_tokens − ISL of %d requests", nTmpl)})
+	}
 	res.Rows, res.Loss, err = evaluate(ctx, cfg, targets, opts.Terms)
 	if err != nil {
 		return nil, err

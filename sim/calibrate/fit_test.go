@@ -73,11 +73,13 @@ func TestRecoverKnownParameters(t *testing.T) {
 	truth.Timing.Physics.AttentionEfficiency = 0.08
 	truth.Frontend.ArrivalStallMs = 2
 	truth.Frontend.TieOrder = sim.TieOrderRandom // as calibrate assumes of a real client
+	truth.Frontend.TemplateTokens = 12
 	base := truth
 	base.Timing.Physics = sim.DefaultConfig().Timing.Physics
-	base.Frontend.RequestOverheadMs, base.Frontend.ArrivalStallMs = 0, 0
+	base.Frontend.RequestOverheadMs, base.Frontend.ArrivalStallMs, base.Frontend.TemplateTokens = 0, 0, 0
 	want := map[string]float64{"compute_efficiency": 0.4, "memory_efficiency": 0.35, "step_overhead_ms": 1.5,
-		"seq_overhead_ms": 0.3, "request_overhead_ms": 4, "attention_efficiency": 0.08, "arrival_stall_ms": 2}
+		"seq_overhead_ms": 0.3, "request_overhead_ms": 4, "attention_efficiency": 0.08, "arrival_stall_ms": 2,
+		"template_tokens": 12}
 
 	t.Run("set", func(t *testing.T) {
 		var targets []Target
@@ -272,4 +274,23 @@ func TestJitterOf(t *testing.T) {
 	assert.Equal(t, 0.3, jitterOf(0.3, post, px, py, steps))
 	assert.Equal(t, 0.0, jitterOf(-1, post, px, py, steps))
 	assert.Equal(t, maxJitter, jitterOf(0, &posterior{Beta: []float64{1}, Sigma: 50}, nil, nil, steps))
+}
+
+// templateTokens: records that count 12 tokens more than the workload's
+// ISL, every one, are a server counting its template; counts that scatter
+// around the ISL are a client's, and no template is assumed.
+func TestTemplateTokens(t *testing.T) {
+	cfg := cpuTruth()
+	cfg.Frontend.TemplateTokens = 12
+	tg := simulateTarget(t, "c4", cfg, synth(t, 4, 16, 100, 20))
+	n, m := templateTokens([]Target{tg})
+	assert.Equal(t, 12, n)
+	assert.Equal(t, 16, m)
+	for i := range tg.Records {
+		if i%3 == 0 {
+			tg.Records[i].Set(results.TagISL, float64(tg.Workload.Requests[tg.Records[i].Ext.TraceRow].InputLength+i%7))
+		}
+	}
+	n, _ = templateTokens([]Target{tg})
+	assert.Zero(t, n, "a third of the counts scatter")
 }
