@@ -196,7 +196,9 @@ func (w *worker) reserveBlocks() int {
 //
 //   - A waiting request takes the free slot whose cached prompt shares the
 //     longest prefix with it (ties: least recently used, then lowest index);
-//     that prefix, up to the prompt length − 1, is not recomputed.
+//     that prefix, up to the prompt length − 1, is not recomputed. While
+//     other slots run, a slot freed in the last reuse_lag_steps steps is
+//     not free yet (Ollama's runner).
 //   - Each step is one batch of at most n_batch tokens: one decode token for
 //     every generating slot first, then prompt chunks of the slots still
 //     reading their prompt, in slot order.
