@@ -203,7 +203,7 @@ func (w *worker) reserveBlocks() int {
 //     every generating slot first, then prompt chunks of the slots still
 //     reading their prompt, in slot order.
 func (w *worker) planLlamaCpp() {
-	lagged := w.slotsBusy() // an idle runner takes a request at once
+	lagged := len(w.running) > 0 // an idle runner takes a request at once
 	for w.waiting.len() > 0 {
 		s := w.pickSlot(w.waiting.front(), lagged)
 		if s < 0 {
@@ -236,16 +236,6 @@ func (w *worker) planLlamaCpp() {
 		tokens += int64(e.n)
 	}
 	w.stats.peakTokens = max(w.stats.peakTokens, tokens)
-}
-
-// slotsBusy reports whether any slot is running a request.
-func (w *worker) slotsBusy() bool {
-	for i := range w.slots {
-		if w.slots[i].req != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // pickSlot is the free slot r takes; with lagged, slots freed within the
