@@ -130,7 +130,13 @@ func discover(ctx context.Context, opts Options) (sim.Config, []string) {
 				// /api/show is Ollama's: its runner gives every slot n_batch.
 				base.Engine.LlamaCpp.Batch = sim.LlamaCppBatchPerSlot
 				base.Engine.LlamaCpp.ReuseLagSteps = 1
-				notes = append(notes, "engine: Ollama's runner (n_batch per slot; a freed slot is taken one step late)")
+				notes = append(notes, "engine: Ollama's runner (n_batch per slot; a freed slot, or a request arriving mid-step, is taken one step late)")
+				if base.Frontend.Concurrency == 0 {
+					// Its server hands requests to the runner one at a
+					// time: a burst's first starts a step on its own.
+					base.Frontend.Concurrency = 1
+					notes = append(notes, "frontend: Ollama's server (one request at a time to the runner)")
+				}
 			}
 			base.Hardware.DType = dtypeOf(info.Quantization)
 			notes = append(notes, fmt.Sprintf("model: %s from the server: %d layers, hidden %d, %d/%d heads, ff %d, vocab %d, %s",

@@ -3,6 +3,7 @@ package livecal
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -67,5 +68,42 @@ func TestLoopback(t *testing.T) {
 	for url, want := range map[string]bool{"http://127.0.0.1:8000": true, "localhost:11434": true,
 		"http://[::1]:80/v1": true, "gpu-node:8000": false, "http://10.0.0.2": false} {
 		assert.Equal(t, want, loopback(url), url)
+	}
+}
+
+// showBody is an excerpt of Ollama v0.17.4's /api/show for the tiny model.
+const showBody = `{"details":{"format":"gguf","family":"llama","quantization_level":"F16"},
+"model_info":{"general.architecture":"llama","general.parameter_count":16781824,"llama.attention.head_count":8,
+"llama.attention.head_count_kv":4,"llama.block_count":4,"llama.embedding_length":512,"llama.feed_forward_length":1536,
+"llama.vocab_size":4096,"tokenizer.ggml.model":"llama"}}`
+
+// TestDiscoverOllama: a server that answers /api/show is Ollama; a
+// llamacpp base then gets its runner's batching and lock lag and its
+// server's one-at-a-time hand-off, unless the base set the frontend.
+func TestDiscoverOllama(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/show" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(showBody))
+	}))
+	defer ts.Close()
+	for _, tc := range []struct {
+		name       string
+		conc, want int
+	}{{"default", 0, 1}, {"base sets the frontend", 3, 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := sim.DefaultConfig()
+			base.Engine.Type = "llamacpp"
+			base.Frontend.Concurrency = tc.conc
+			got, notes := discover(context.Background(), Options{Base: base,
+				Config: loadgen.Config{Endpoint: loadgen.Endpoint{URL: ts.URL + "/v1", Model: "tiny"}}})
+			require.NotNil(t, got.Hardware.CustomModel, "%v", notes)
+			assert.Equal(t, 4, got.Hardware.CustomModel.Layers)
+			assert.Equal(t, sim.LlamaCppBatchPerSlot, got.Engine.LlamaCpp.Batch)
+			assert.Equal(t, 1, got.Engine.LlamaCpp.ReuseLagSteps)
+			assert.Equal(t, tc.want, got.Frontend.Concurrency)
+		})
 	}
 }

@@ -76,11 +76,13 @@ type LlamaCppConfig struct {
 	// (Ollama's runner: up to n_batch prompt tokens per slot, every slot's
 	// tokens in one decode call).
 	Batch string `yaml:"batch,omitempty" json:"batch,omitempty"`
-	// ReuseLagSteps is how many steps a slot freed while other slots run
-	// stays empty before a waiting request takes it. Ollama's runner: 1 (the
-	// waiting request's handler wakes when the slot frees, then needs the
-	// lock the runner's loop holds for a whole step, and the loop takes it
-	// again first); llama-server assigns slots in its own loop: 0.
+	// ReuseLagSteps is how many steps a request that becomes ready while
+	// other slots run waits beyond the next one: a slot freed stays empty,
+	// and a request reaching the runner during a step joins not the next
+	// step but the one after. Ollama's runner: 1 (the request's handler
+	// needs the lock the runner's loop holds for a whole step; the loop
+	// takes it again first, and Go's mutex hands it to the waiter only at
+	// the next unlock); llama-server assigns slots in its own loop: 0.
 	ReuseLagSteps int `yaml:"reuse_lag_steps,omitempty" json:"reuse_lag_steps,omitempty"`
 }
 
@@ -404,7 +406,7 @@ var configDocs = map[string]string{
 	"engine.llamacpp.ctx_size":                 "total context tokens, split evenly among the slots",
 	"engine.llamacpp.n_batch":                  "tokens per step",
 	"engine.llamacpp.batch":                    "shared (llama-server; the default) | per_slot (Ollama's runner: n_batch per slot)",
-	"engine.llamacpp.reuse_lag_steps":          "steps a slot freed while others run stays empty before a waiting request takes it (Ollama's runner: 1; llama-server: 0)",
+	"engine.llamacpp.reuse_lag_steps":          "steps beyond the next that a freed slot stays empty, or a request reaching the runner mid-step waits, while others run (Ollama's runner: 1; llama-server: 0)",
 	"router.policy":                            "round_robin | random | least_loaded | kv",
 	"router.overlap_weight":                    "kv: cost = overlap_weight × prefill blocks + decode blocks",
 	"router.temperature":                       "kv: softmax temperature; 0 = cheapest worker",

@@ -198,14 +198,19 @@ func (w *worker) reserveBlocks() int {
 //     longest prefix with it (ties: least recently used, then lowest index);
 //     that prefix, up to the prompt length − 1, is not recomputed. While
 //     other slots run, a slot freed in the last reuse_lag_steps steps is
-//     not free yet (Ollama's runner).
+//     not free yet, and a request that reached the runner during the last
+//     reuse_lag_steps steps is not admitted yet (Ollama's runner).
 //   - Each step is one batch of at most n_batch tokens: one decode token for
 //     every generating slot first, then prompt chunks of the slots still
 //     reading their prompt, in slot order.
 func (w *worker) planLlamaCpp() {
 	lagged := len(w.running) > 0 // an idle runner takes a request at once
 	for w.waiting.len() > 0 {
-		s := w.pickSlot(w.waiting.front(), lagged)
+		r := w.waiting.front()
+		if lagged && w.stats.steps < r.readyAt {
+			break // it reached the runner during the last step (FIFO: so did those behind it)
+		}
+		s := w.pickSlot(r, lagged)
 		if s < 0 {
 			break
 		}

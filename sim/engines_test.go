@@ -293,6 +293,25 @@ func TestLlamaCppReuseLag(t *testing.T) {
 		recs, _ := runAll(t, cfg, workload(req(0, 2, 2), req(0, 2, 2)))
 		assert.Equal(t, []float64{30, 40}, stampsMs(recs[1]))
 	})
+	// A request that reaches the runner during a step (at 5 ms, a free
+	// slot waiting) joins the step after next with the lag, the next one
+	// without; when nothing else runs after the step in flight, the next.
+	for _, tc := range []struct {
+		name     string
+		lag, osl int
+		b        []float64
+	}{
+		{"arrival/0", 0, 4, []float64{20, 30}},
+		{"arrival/1", 1, 4, []float64{30, 40}},
+		{"arrival/1/last-step", 1, 1, []float64{20, 30}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := constCfg("llamacpp", 10, 0)
+			cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 2, CtxSize: 512, NBatch: 64, ReuseLagSteps: tc.lag}
+			recs, _ := runAll(t, cfg, workload(req(0, 2, tc.osl), req(5, 2, 2)))
+			assert.Equal(t, tc.b, stampsMs(recs[1]))
+		})
+	}
 }
 
 // frontend.tie_order: three prompts sent at once to one slot (10 ms + 0.1

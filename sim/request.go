@@ -22,6 +22,7 @@ type request struct {
 	held    []int32 // shared KV blocks (a prefix of the sequence's blocks)
 	private int     // private KV blocks (the rest)
 	slot    int     // llamacpp slot, -1 when none
+	readyAt int64   // llamacpp: the first step (worker.stats.steps) that may admit it while other slots run (reuse_lag_steps)
 	running bool    // in its worker's running set
 
 	cached      int // prefix-cache hit in tokens (largest over admissions)

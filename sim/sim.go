@@ -402,6 +402,9 @@ func (s *simulator) admitFrontend(r *request, w *worker) {
 // enqueue puts r in w's waiting queue.
 func (s *simulator) enqueue(r *request, w *worker) {
 	r.w = w
+	if w.busy && w.slots != nil {
+		r.readyAt = w.stats.steps + int64(w.eng().LlamaCpp.ReuseLagSteps)
+	}
 	w.waiting.pushBack(r)
 	w.stats.requests++
 	s.dirty[w.id] = true
