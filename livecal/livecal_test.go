@@ -78,8 +78,9 @@ const showBody = `{"details":{"format":"gguf","family":"llama","quantization_lev
 "llama.vocab_size":4096,"tokenizer.ggml.model":"llama"}}`
 
 // TestDiscoverOllama: a server that answers /api/show is Ollama; a
-// llamacpp base then gets its runner's batching and lock lag and its
-// server's one-at-a-time hand-off, unless the base set the frontend.
+// llamacpp base then gets its runner's batching and lock lag, and its
+// server's handlers, as many as the (loopback: this) machine's cores and
+// a shorter prompt ready sooner, unless the base set the frontend.
 func TestDiscoverOllama(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/api/show" {
@@ -92,7 +93,7 @@ func TestDiscoverOllama(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		conc, want int
-	}{{"default", 0, 1}, {"base sets the frontend", 3, 3}} {
+	}{{"default", 0, 0}, {"base sets the frontend", 3, 3}} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := sim.DefaultConfig()
 			base.Engine.Type = "llamacpp"
@@ -103,7 +104,13 @@ func TestDiscoverOllama(t *testing.T) {
 			assert.Equal(t, 4, got.Hardware.CustomModel.Layers)
 			assert.Equal(t, sim.LlamaCppBatchPerSlot, got.Engine.LlamaCpp.Batch)
 			assert.Equal(t, 1, got.Engine.LlamaCpp.ReuseLagSteps)
-			assert.Equal(t, tc.want, got.Frontend.Concurrency)
+			want := tc.want
+			if want == 0 { // the server is on loopback: this machine's cores
+				require.NotNil(t, got.Hardware.CustomCPU)
+				want = got.Hardware.CustomCPU.Cores
+				assert.Equal(t, ollamaFrontendTokenMs, got.Frontend.PromptTokenMs)
+			}
+			assert.Equal(t, want, got.Frontend.Concurrency, "%v", notes)
 		})
 	}
 }

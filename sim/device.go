@@ -86,6 +86,10 @@ func (h HardwareConfig) device() (deviceSpec, error) {
 		MemBWGBs: c.MemBWGBs, MemGB: c.MemGB, LinkBWGBs: c.MemBWGBs}}, nil
 }
 
+// ResolveCPU is the CPU spec hardware.cpu names (a preset or the custom
+// one).
+func (h HardwareConfig) ResolveCPU() (CPUSpec, error) { return h.cpu() }
+
 func (h HardwareConfig) cpu() (CPUSpec, error) {
 	if h.CPU == "custom" {
 		if h.CustomCPU == nil {

@@ -207,7 +207,7 @@ func (w *worker) planLlamaCpp() {
 	lagged := len(w.running) > 0 // an idle runner takes a request at once
 	for w.waiting.len() > 0 {
 		r := w.waiting.front()
-		if lagged && w.stats.steps < r.readyAt {
+		if len(w.running) > 0 && w.stats.steps < r.readyAt {
 			break // it reached the runner during the last step (FIFO: so did those behind it)
 		}
 		s := w.pickSlot(r, lagged)

@@ -270,21 +270,25 @@ func TestArrivalStall(t *testing.T) {
 	}
 }
 
-// engine.llamacpp.reuse_lag_steps (Ollama's runner): two slots, A (OSL 2)
-// and C (OSL 6) take them, B waits. A's slot frees at the end of step 2
-// (20 ms); with a lag of one step, step 3 runs C alone and B joins step 4.
-// When no other slot runs, a freed slot is taken at once.
+// engine.llamacpp.reuse_lag_steps (Ollama's runner), 10 ms steps, two
+// slots: B (OSL 8) starts at 0; A (OSL 2) reaches the runner mid-step (5
+// ms) and C (OSL 2) at 25 ms, with both slots taken. Without the lag A
+// joins step 2 and frees its slot at the end of step 3, which C takes in
+// step 4. With a lag of one A joins step 3, its slot frees at the end of
+// step 4, stays empty for step 5, and C takes it in step 6. When no other
+// slot runs, a freed slot is taken at once.
 func TestLlamaCppReuseLag(t *testing.T) {
 	for _, tc := range []struct {
-		lag int
-		b   []float64
-	}{{0, []float64{30, 40}}, {1, []float64{40, 50}}} {
+		lag  int
+		a, c []float64
+	}{{0, []float64{20, 30}, []float64{40, 50}}, {1, []float64{30, 40}, []float64{60, 70}}} {
 		t.Run(fmt.Sprint(tc.lag), func(t *testing.T) {
 			cfg := constCfg("llamacpp", 10, 0)
 			cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 2, CtxSize: 512, NBatch: 64, ReuseLagSteps: tc.lag}
-			recs, _ := runAll(t, cfg, workload(req(0, 2, 2), req(0, 2, 6), req(0, 2, 2)))
-			assert.Equal(t, []float64{10, 20}, stampsMs(recs[0]))
-			assert.Equal(t, tc.b, stampsMs(recs[2]))
+			recs, _ := runAll(t, cfg, workload(req(0, 2, 8), req(5, 2, 2), req(25, 2, 2)))
+			assert.Equal(t, []float64{10, 20, 30, 40, 50, 60, 70, 80}, stampsMs(recs[0]))
+			assert.Equal(t, tc.a, stampsMs(recs[1]))
+			assert.Equal(t, tc.c, stampsMs(recs[2]))
 		})
 	}
 	t.Run("idle", func(t *testing.T) {
@@ -296,19 +300,24 @@ func TestLlamaCppReuseLag(t *testing.T) {
 	// A request that reaches the runner during a step (at 5 ms, a free
 	// slot waiting) joins the step after next with the lag, the next one
 	// without; when nothing else runs after the step in flight, the next.
+	// One that reaches an idle runner at the same instant as another comes
+	// behind the step the other starts: with the lag it too joins step 3.
 	for _, tc := range []struct {
 		name     string
 		lag, osl int
+		at       float64
 		b        []float64
 	}{
-		{"arrival/0", 0, 4, []float64{20, 30}},
-		{"arrival/1", 1, 4, []float64{30, 40}},
-		{"arrival/1/last-step", 1, 1, []float64{20, 30}},
+		{"arrival/0", 0, 4, 5, []float64{20, 30}},
+		{"arrival/1", 1, 4, 5, []float64{30, 40}},
+		{"arrival/1/last-step", 1, 1, 5, []float64{20, 30}},
+		{"same-instant/0", 0, 4, 0, []float64{10, 20}},
+		{"same-instant/1", 1, 4, 0, []float64{30, 40}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := constCfg("llamacpp", 10, 0)
 			cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 2, CtxSize: 512, NBatch: 64, ReuseLagSteps: tc.lag}
-			recs, _ := runAll(t, cfg, workload(req(0, 2, tc.osl), req(5, 2, 2)))
+			recs, _ := runAll(t, cfg, workload(req(0, 2, tc.osl), req(tc.at, 2, 2)))
 			assert.Equal(t, tc.b, stampsMs(recs[1]))
 		})
 	}
@@ -346,4 +355,28 @@ func TestTemplateTokens(t *testing.T) {
 	recs, _ := runAll(t, cfg, workload(req(0, 10, 2)))
 	assert.InDeltaSlice(t, []float64{11.5, 21.5}, stampsMs(recs[0]), 1e-9)
 	assert.Equal(t, 15, recs[0].InputTokens)
+}
+
+// frontend.prompt_token_ms with two handlers (Ollama's server on two
+// cores), 10 ms + 0.1 ms per prompt token a step, a lag of one step: a
+// 100- and a 10-token prompt sent at once, the long one first. The short
+// one is prepared sooner (0.1 ms against 1 ms), starts a step alone and
+// decodes alone in the next; the long one, arriving mid-step, joins the
+// third. Without the per-token work both are ready at once and the
+// workload's first, the long one, starts the engine; the short one
+// comes behind it and starts when the long one is done (step 3).
+func TestFrontendPromptTokens(t *testing.T) {
+	for _, tc := range []struct {
+		tokenMs     float64
+		long, short float64
+	}{{0.01, 41.1, 11.1}, {0, 20, 41}} {
+		t.Run(fmt.Sprint(tc.tokenMs), func(t *testing.T) {
+			cfg := constCfg("llamacpp", 10, 0.1)
+			cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 2, CtxSize: 512, NBatch: 512, ReuseLagSteps: 1}
+			cfg.Frontend.Concurrency, cfg.Frontend.PromptTokenMs = 2, tc.tokenMs
+			recs, _ := runAll(t, cfg, workload(req(0, 100, 2), req(0, 10, 3)))
+			assert.InDelta(t, tc.long, stampsMs(recs[0])[0], 1e-9)
+			assert.InDelta(t, tc.short, stampsMs(recs[1])[0], 1e-9)
+		})
+	}
 }

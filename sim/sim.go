@@ -334,19 +334,21 @@ func (s *simulator) send(snd pacer.Send) {
 	if s.metrics != nil {
 		s.metrics.sent()
 	}
-	if at := s.frontendDone(); at > s.now {
+	if at := s.frontendDone(r.isl); at > s.now {
 		s.push(at, evArrive, idx)
 		return
 	}
 	s.arrive(r)
 }
 
-// frontendDone is when a request sent now reaches the router: after
-// request_overhead_ms, on the first free of frontend.concurrency handlers
-// (FIFO), or at once on its own handler when the concurrency is unbounded.
-func (s *simulator) frontendDone() int64 {
+// frontendDone is when a request of isl prompt tokens sent now reaches the
+// router: after request_overhead_ms plus prompt_token_ms per token, on the
+// first free of frontend.concurrency handlers (FIFO), or at once on its own
+// handler when the concurrency is unbounded.
+func (s *simulator) frontendDone(isl int) int64 {
+	work := s.reqOv + msToNs(s.cfg.Frontend.PromptTokenMs*float64(isl))
 	if len(s.front) == 0 {
-		return s.now + s.reqOv
+		return s.now + work
 	}
 	j := 0
 	for i, t := range s.front {
@@ -354,7 +356,7 @@ func (s *simulator) frontendDone() int64 {
 			j = i
 		}
 	}
-	s.front[j] = max(s.now, s.front[j]) + s.reqOv
+	s.front[j] = max(s.now, s.front[j]) + work
 	return s.front[j]
 }
 
@@ -402,12 +404,29 @@ func (s *simulator) admitFrontend(r *request, w *worker) {
 // enqueue puts r in w's waiting queue.
 func (s *simulator) enqueue(r *request, w *worker) {
 	r.w = w
-	if w.busy && w.slots != nil {
-		r.readyAt = w.stats.steps + int64(w.eng().LlamaCpp.ReuseLagSteps)
+	if lag := int64(w.eng().LlamaCpp.ReuseLagSteps); w.slots != nil && lag > 0 {
+		s.holdBack(r, w, lag)
 	}
 	w.waiting.pushBack(r)
 	w.stats.requests++
 	s.dirty[w.id] = true
+}
+
+// holdBack sets the first step a llamacpp runner whose loop holds a lock
+// for each step (reuse_lag_steps > 0, Ollama's) may admit r while other
+// slots run: r waits for the step in flight and lag more. Of requests
+// reaching an idle runner at one instant the first starts a step at once
+// and the rest come behind it: no two reach it at the same moment, and the
+// first one's step holds the lock.
+func (s *simulator) holdBack(r *request, w *worker, lag int64) {
+	switch {
+	case w.busy:
+		r.readyAt = w.stats.steps + lag
+	case w.claimed == s.now && w.waiting.len() > 0:
+		r.readyAt = w.stats.steps + 1 + lag
+	default:
+		w.claimed = s.now
+	}
 }
 
 // needHashes reports whether requests need their prompt's block hashes: a

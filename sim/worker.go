@@ -51,7 +51,11 @@ type worker struct {
 	kv      *kvCache // vllm, sglang
 	slots   []slot   // llamacpp
 	slotCtx int      // llamacpp tokens per slot
-	kvCap   int64    // KV capacity in tokens
+	// claimed is the instant a request last reached this llamacpp worker
+	// idle (reuse_lag_steps > 0): others reaching it at the same instant
+	// are, on a real runner, a moment later, behind the step it started.
+	claimed int64
+	kvCap   int64 // KV capacity in tokens
 
 	waiting deque
 	running []*request
