@@ -66,11 +66,12 @@ func ExtractSteps(recs []results.RecordMetrics, opts StepsOptions) (steps []Step
 		return nil, false
 	}
 	arr := arrivals(streams)
+	med := medianGap(streams)
 	tol := opts.Tolerance
 	if tol <= 0 {
-		tol = max(0.2, medianGap(streams)/4)
+		tol = max(0.2, med/4)
 	}
-	ends := groupEnds(arr, tol)
+	ends := groupEnds(arr, tol, max(tol, min(maxFirstTokenLagMs, med)))
 	return buildSteps(streams, arr, ends, opts), true
 }
 
@@ -130,15 +131,28 @@ func medianGap(streams []stream) float64 {
 	return gaps[len(gaps)/2]
 }
 
+// maxFirstTokenLagMs bounds how late a request's first token may reach the
+// client after the other tokens of the step that computed it. Ollama's
+// server delivers a stream's first token 0–5 ms after the decode tokens of
+// the same step; the next step's tokens come 20 ms or more after them (the
+// step that computed a prompt is long). Split from its step, the prompt's
+// chunk lands in no step and the step it took looks like a slow decode.
+const maxFirstTokenLagMs = 5
+
 // groupEnds assigns each arrival a step-end index: a new step end starts
-// when an arrival is more than tol after the previous one, or when its
-// request already has a token at the current step end.
-func groupEnds(arr []arrival, tol float64) []int {
+// when an arrival is more than tol after the previous one (tol0 for a
+// request's first token, which the server may deliver a little late), or
+// when its request already has a token at the current step end.
+func groupEnds(arr []arrival, tol, tol0 float64) []int {
 	ends := make([]int, len(arr))
 	cur := 0
 	members := map[int]bool{}
 	for i, a := range arr {
-		if i > 0 && (a.ms-arr[i-1].ms > tol || members[a.stream]) {
+		t := tol
+		if a.tok == 0 {
+			t = tol0
+		}
+		if i > 0 && (a.ms-arr[i-1].ms > t || members[a.stream]) {
 			cur++
 			clear(members)
 		}
