@@ -204,8 +204,9 @@ type FrontendConfig struct {
 	// TieOrder is the order in which requests sent at the same instant
 	// reach the frontend: "trace" (the workload's order; the default) or
 	// "random" (seeded by seed): a real client sends them on concurrent
-	// connections, and which one the server reads first is a race, so a
-	// burst's short prompt may as well be first as last.
+	// connections, and which one the server reads first is a race. Which
+	// one it finishes preparing first is then up to the handlers
+	// (concurrency, prompt_token_ms).
 	TieOrder string `yaml:"tie_order,omitempty" json:"tie_order,omitempty"`
 	// PromptTokenMs is the frontend's work per prompt token on top of
 	// request_overhead_ms (parsing, chat template, tokenisation), in the
