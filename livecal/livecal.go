@@ -170,8 +170,8 @@ func ollamaFrontend(base sim.Config, notes []string) (sim.Config, []string) {
 	if base.Hardware.CPU == "" {
 		return base, append(notes, "frontend: Ollama's server on an unknown CPU: unbounded (name hardware.cpu to bound it by its cores)")
 	}
-	cpu, err := base.Hardware.ResolveCPU()
-	if err != nil || cpu.Cores < 1 {
+	cpu, err := base.Hardware.ResolveCPU() // validated: at least one core
+	if err != nil {
 		return base, append(notes, fmt.Sprintf("frontend: Ollama's server: no core count (%v): unbounded", err))
 	}
 	base.Frontend.Concurrency = cpu.Cores

@@ -78,7 +78,7 @@ func (h HardwareConfig) device() (deviceSpec, error) {
 		g, err := h.gpu()
 		return deviceSpec{GPUSpec: g}, err
 	}
-	c, err := h.cpu()
+	c, err := h.ResolveCPU()
 	if err != nil {
 		return deviceSpec{}, err
 	}
@@ -87,10 +87,8 @@ func (h HardwareConfig) device() (deviceSpec, error) {
 }
 
 // ResolveCPU is the CPU spec hardware.cpu names (a preset or the custom
-// one).
-func (h HardwareConfig) ResolveCPU() (CPUSpec, error) { return h.cpu() }
-
-func (h HardwareConfig) cpu() (CPUSpec, error) {
+// one, validated).
+func (h HardwareConfig) ResolveCPU() (CPUSpec, error) {
 	if h.CPU == "custom" {
 		if h.CustomCPU == nil {
 			return CPUSpec{}, errors.New("hardware.custom_cpu: required with hardware.cpu custom")

@@ -83,7 +83,8 @@ type Result struct {
 	Rows   []Row                 `json:"fit"`
 	Loss   float64               `json:"loss"` // Σ weight·log²(sim/real) over Rows
 	Evals  int                   `json:"evaluations"`
-	// Steps is how many engine steps the token gaps gave, and
+	// Steps is how many engine steps from the token gaps the regression
+	// used (prompt steps a request was sent in are left out), and
 	// StepResidualMs the sd of their durations around the fitted model.
 	Steps          int                  `json:"steps"`
 	StepResidualMs float64              `json:"step_residual_ms"`
@@ -132,7 +133,7 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	// the server in the order of a race.
 	cfg.Frontend.TieOrder = sim.TieOrderRandom
 	res := &Result{Model: b.model(), Params: append(b.params(post), param(post, p+1, "arrival_stall_ms", mean, sd)),
-		Steps: len(obs.steps), StepResidualMs: post.Sigma, Warnings: warnings}
+		Steps: nSteps, StepResidualMs: post.Sigma, Warnings: warnings}
 	fe := sim.CalibratedParam{Name: "request_overhead_ms", Value: post.Beta[p], SD: post.SD[p], Pinned: true,
 		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(obs.prefills))}
 	cfg.Frontend.RequestOverheadMs = fe.Value
