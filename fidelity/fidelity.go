@@ -28,10 +28,31 @@ var DefaultFields = []Field{
 	{results.TagRequestLatency, "avg"}, {results.TagRequestLatency, "p50"}, {results.TagRequestLatency, "p99"},
 }
 
-// Candidate is one simulated run of a workload, by the configuration's name.
+// Candidate is one configuration's prediction of a workload: its simulated
+// runs, one per simulator seed. A field's prediction is the median over the
+// runs, as compare's several-runs mode takes it: a simulator that draws the
+// order of simultaneous sends and each step's jitter gives one sample of
+// its prediction per seed, and a trace's few short-output requests, first
+// or last in a burst by that draw, move its ITL average by tens of percent
+// from seed to seed.
 type Candidate struct {
-	Name    string
-	Profile *results.Profile
+	Name string
+	Runs []*results.Profile
+}
+
+// value is the median of the runs' values of metric.stat; false when no
+// run has a finite one.
+func (c Candidate) value(metric, stat string) (float64, bool) {
+	var vs []float64
+	for _, p := range c.Runs {
+		if v, ok := p.Value(metric, stat); ok && finite(v) {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	return median(vs), true
 }
 
 // Workload is one workload's real run, its optional repeat on silicon and
@@ -44,20 +65,24 @@ type Workload struct {
 }
 
 // Cell is one workload's field: the real value, each candidate's signed
-// error % ((sim − real)/real × 100) and, with a repeat, the real-vs-real
-// difference % ((repeat − real)/real × 100).
+// error % ((sim − real)/real × 100, sim the median over its runs), with
+// several runs their range of errors [min, max], and, with a repeat, the
+// real-vs-real difference % ((repeat − real)/real × 100).
 type Cell struct {
-	Workload  string             `json:"workload"`
-	Metric    string             `json:"metric"`
-	Stat      string             `json:"stat"`
-	Real      float64            `json:"real"`
-	ErrorPct  map[string]float64 `json:"error_pct"`
-	SpreadPct *float64           `json:"real_vs_real_pct,omitempty"`
+	Workload      string                `json:"workload"`
+	Metric        string                `json:"metric"`
+	Stat          string                `json:"stat"`
+	Real          float64               `json:"real"`
+	ErrorPct      map[string]float64    `json:"error_pct"`
+	ErrorRangePct map[string][2]float64 `json:"error_range_pct,omitempty"`
+	SpreadPct     *float64              `json:"real_vs_real_pct,omitempty"`
 }
 
-// Summary is one candidate's figures over all cells.
+// Summary is one candidate's figures over all cells; Runs is the fewest
+// simulated runs any of its workloads had.
 type Summary struct {
 	Candidate       string  `json:"candidate"`
+	Runs            int     `json:"runs"`
 	MedianAbsPct    float64 `json:"median_abs_error_pct"`
 	WorstAvgAbsPct  float64 `json:"worst_avg_abs_error_pct"`
 	Cells           int     `json:"cells"`
@@ -134,11 +159,14 @@ func Build(ws []Workload, fields []Field) *Table {
 		fields = DefaultFields
 	}
 	t := &Table{NoiseMultiple: NoiseMultiple}
+	runs := map[string]int{}
 	for _, w := range ws {
 		for _, c := range w.Candidates {
 			if !slices.Contains(t.Candidates, c.Name) {
 				t.Candidates = append(t.Candidates, c.Name)
+				runs[c.Name] = len(c.Runs)
 			}
+			runs[c.Name] = min(runs[c.Name], len(c.Runs))
 		}
 		for _, f := range fields {
 			if cell, ok := buildCell(w, f); ok {
@@ -146,7 +174,7 @@ func Build(ws []Workload, fields []Field) *Table {
 			}
 		}
 	}
-	t.summarise()
+	t.summarise(runs)
 	return t
 }
 
@@ -157,8 +185,16 @@ func buildCell(w Workload, f Field) (Cell, bool) {
 	}
 	c := Cell{Workload: w.Name, Metric: f.Metric, Stat: f.Stat, Real: real, ErrorPct: map[string]float64{}}
 	for _, cand := range w.Candidates {
-		if v, ok := cand.Profile.Value(f.Metric, f.Stat); ok && finite(v) {
-			c.ErrorPct[cand.Name] = (v - real) / real * 100
+		v, ok := cand.value(f.Metric, f.Stat)
+		if !ok {
+			continue
+		}
+		c.ErrorPct[cand.Name] = (v - real) / real * 100
+		if lo, hi, n := errorRange(cand.Runs, f, real); n > 1 {
+			if c.ErrorRangePct == nil {
+				c.ErrorRangePct = map[string][2]float64{}
+			}
+			c.ErrorRangePct[cand.Name] = [2]float64{lo, hi}
 		}
 	}
 	if w.Repeat != nil {
@@ -170,7 +206,20 @@ func buildCell(w Workload, f Field) (Cell, bool) {
 	return c, true
 }
 
-func (t *Table) summarise() {
+// errorRange is the smallest and largest error % of the runs' values, and
+// how many runs have one.
+func errorRange(runs []*results.Profile, f Field, real float64) (lo, hi float64, n int) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, p := range runs {
+		if v, ok := p.Value(f.Metric, f.Stat); ok && finite(v) {
+			e := (v - real) / real * 100
+			lo, hi, n = min(lo, e), max(hi, e), n+1
+		}
+	}
+	return lo, hi, n
+}
+
+func (t *Table) summarise(runs map[string]int) {
 	var spreads []float64
 	for _, c := range t.Cells {
 		if c.SpreadPct != nil {
@@ -182,7 +231,7 @@ func (t *Table) summarise() {
 		t.NoiseFloorPct = max(median(spreads), MinNoisePct)
 	}
 	for _, name := range t.Candidates {
-		s := Summary{Candidate: name}
+		s := Summary{Candidate: name, Runs: runs[name]}
 		var abs []float64
 		for _, c := range t.Cells {
 			e, ok := c.ErrorPct[name]
@@ -226,15 +275,22 @@ func (t *Table) WriteJSON(w io.Writer) error {
 // candidate's error and the real-vs-real difference, then the summaries.
 func (t *Table) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	ranged := t.rangedCandidates()
 	fmt.Fprint(tw, "workload\tmetric\tstat\treal\t")
 	for _, c := range t.Candidates {
 		fmt.Fprintf(tw, "%s err %%\t", c)
+		if ranged[c] {
+			fmt.Fprintf(tw, "%s runs %%\t", c)
+		}
 	}
 	fmt.Fprintln(tw, "real-vs-real %\t")
 	for _, c := range t.Cells {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t", c.Workload, c.Metric, c.Stat, c.Real)
 		for _, name := range t.Candidates {
 			fmt.Fprintf(tw, "%s\t", pct(c.ErrorPct, name))
+			if ranged[name] {
+				fmt.Fprintf(tw, "%s\t", span(c.ErrorRangePct, name))
+			}
 		}
 		if c.SpreadPct != nil {
 			fmt.Fprintf(tw, "%+.2f\t\n", *c.SpreadPct)
@@ -250,6 +306,9 @@ func (t *Table) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\tcapacity\t%s\t%s\t", c.Workload, c.Load, real)
 		for _, name := range t.Candidates {
 			fmt.Fprintf(tw, "%s\t", pct(c.ErrorPct, name))
+			if ranged[name] {
+				fmt.Fprint(tw, "–\t")
+			}
 		}
 		fmt.Fprint(tw, "–\t\n")
 	}
@@ -276,10 +335,33 @@ func (t *Table) WriteText(w io.Writer) error {
 		if t.Repeats == 0 {
 			verdict = "no noise floor"
 		}
-		fmt.Fprintf(w, "%s: median |error| %.2f %% over %d cells, worst avg field %.2f %% (%s)\n",
-			s.Candidate, s.MedianAbsPct, s.Cells, s.WorstAvgAbsPct, verdict)
+		runs := ""
+		if s.Runs > 1 {
+			runs = fmt.Sprintf(", of the median of %d simulated runs (seeds) per workload", s.Runs)
+		}
+		fmt.Fprintf(w, "%s: median |error| %.2f %% over %d cells%s, worst avg field %.2f %% (%s)\n",
+			s.Candidate, s.MedianAbsPct, s.Cells, runs, s.WorstAvgAbsPct, verdict)
 	}
 	return nil
+}
+
+// rangedCandidates are the candidates with several runs somewhere: their
+// range of errors gets a column.
+func (t *Table) rangedCandidates() map[string]bool {
+	r := map[string]bool{}
+	for _, c := range t.Cells {
+		for name := range c.ErrorRangePct {
+			r[name] = true
+		}
+	}
+	return r
+}
+
+func span(m map[string][2]float64, name string) string {
+	if v, ok := m[name]; ok {
+		return fmt.Sprintf("%+.1f…%+.1f", v[0], v[1])
+	}
+	return "–"
 }
 
 func pct(m map[string]float64, name string) string {

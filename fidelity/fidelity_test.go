@@ -17,13 +17,15 @@ func profile(ttft, itl float64) *results.Profile {
 	}}
 }
 
+func runs(ps ...*results.Profile) []*results.Profile { return ps }
+
 func TestBuild(t *testing.T) {
 	fields := []Field{{results.TagTTFT, "avg"}, {results.TagTTFT, "p50"}, {results.TagITL, "avg"}}
 	ws := []Workload{
 		{Name: "c1", Real: profile(100, 10), Repeat: profile(104, 10.2),
-			Candidates: []Candidate{{"calibrated", profile(103, 10.1)}, {"uncalibrated", profile(150, 8)}}},
+			Candidates: []Candidate{{"calibrated", runs(profile(103, 10.1))}, {"uncalibrated", runs(profile(150, 8))}}},
 		{Name: "c4", Real: profile(200, 20),
-			Candidates: []Candidate{{"calibrated", profile(180, 21)}, {"uncalibrated", profile(100, 30)}}},
+			Candidates: []Candidate{{"calibrated", runs(profile(180, 21))}, {"uncalibrated", runs(profile(100, 30))}}},
 	}
 	tab := Build(ws, fields)
 	require.Len(t, tab.Cells, 6)
@@ -50,7 +52,7 @@ func TestBuild(t *testing.T) {
 }
 
 func TestBuildWithoutRepeats(t *testing.T) {
-	tab := Build([]Workload{{Name: "a", Real: profile(10, 1), Candidates: []Candidate{{"x", profile(11, 1)}}}}, nil)
+	tab := Build([]Workload{{Name: "a", Real: profile(10, 1), Candidates: []Candidate{{"x", runs(profile(11, 1))}}}}, nil)
 	assert.Zero(t, tab.NoiseFloorPct)
 	assert.False(t, tab.Summaries[0].WithinNoiseRule)
 	var buf bytes.Buffer
@@ -60,7 +62,7 @@ func TestBuildWithoutRepeats(t *testing.T) {
 
 func TestCapacityRow(t *testing.T) {
 	four, zero := 4.0, 0.0
-	tab := Build([]Workload{{Name: "c1", Real: profile(10, 1), Candidates: []Candidate{{"calibrated", profile(11, 1)}, {"uncalibrated", profile(12, 1)}}}}, nil)
+	tab := Build([]Workload{{Name: "c1", Real: profile(10, 1), Candidates: []Candidate{{"calibrated", runs(profile(11, 1))}, {"uncalibrated", runs(profile(12, 1))}}}}, nil)
 	require.NoError(t, tab.AddCapacity(CapacitySweep{Workload: "load-sweep", Load: "concurrency", SLO: "time_to_first_token:300, attainment ≥ 0.9",
 		Real: &four, Candidates: map[string]float64{"calibrated": 5}}))
 	assert.Error(t, tab.AddCapacity(CapacitySweep{Workload: "x", Real: &zero}))
@@ -79,4 +81,31 @@ func TestCapacityRow(t *testing.T) {
 	buf.Reset()
 	require.NoError(t, tab.WriteJSON(&buf))
 	assert.Contains(t, buf.String(), `"capacity": [`)
+}
+
+// Several simulated runs (seeds) per candidate: the prediction is their
+// median, the cell keeps their range of errors, and the text says so.
+func TestCandidateRunsMedian(t *testing.T) {
+	fields := []Field{{results.TagTTFT, "avg"}, {results.TagITL, "avg"}}
+	ws := []Workload{
+		{Name: "trace", Real: profile(100, 10), Repeat: profile(110, 11),
+			Candidates: []Candidate{
+				{"calibrated", runs(profile(90, 8), profile(120, 9), profile(104, 30))},
+				{"uncalibrated", runs(profile(50, 5))},
+			}},
+	}
+	tab := Build(ws, fields)
+	require.Len(t, tab.Cells, 2)
+	ttft, itl := tab.Cells[0], tab.Cells[1]
+	assert.InDelta(t, 4, ttft.ErrorPct["calibrated"], 1e-9, "median of 90, 120, 104")
+	assert.InDelta(t, -10, itl.ErrorPct["calibrated"], 1e-9, "median of 8, 9, 30: the outlier seed does not move it")
+	assert.Equal(t, [2]float64{-10, 20}, ttft.ErrorRangePct["calibrated"])
+	assert.NotContains(t, ttft.ErrorRangePct, "uncalibrated", "one run has no range")
+	assert.Equal(t, 3, tab.Summaries[0].Runs)
+	assert.Equal(t, 1, tab.Summaries[1].Runs)
+	var buf bytes.Buffer
+	require.NoError(t, tab.WriteText(&buf))
+	assert.Regexp(t, `trace\s+time_to_first_token\s+avg\s+100\.000\s+\+4\.00\s+-10\.0…\+20\.0\s+-50\.00\s+\+10\.00`, buf.String())
+	assert.Contains(t, buf.String(), "calibrated: median |error| 7.00 % over 2 cells, of the median of 3 simulated runs (seeds) per workload")
+	assert.Contains(t, buf.String(), "uncalibrated: median |error| 50.00 % over 2 cells, worst avg field")
 }

@@ -23,7 +23,9 @@
 #      first held-out run.
 #
 # Artifacts go to artifacts/e2e/<workload>/{real,sim,sim-uncal,compare.txt,
-# compare.json,plots/}. The assertions (every request ok with exact OSL and
+# compare.json,plots/}, and sim-seeds/, sim-uncal-seeds/: both simulators once
+# per simulator seed (E2E_SIM_SEEDS, 16), whose median the fidelity table
+# takes (compare and the plots use the one run sim/, sim-uncal/). The assertions (every request ok with exact OSL and
 # one chunk per token, ISL = intended + chat template, TTFT rises from
 # concurrency 4 to 8, compare files and PNGs present) live in
 # cmd/simbench/e2e_test.go, which also writes the fidelity table
@@ -33,7 +35,8 @@
 #
 #   scripts/e2e.sh [SIMBENCH_BINARY]      default bin/simbench (built if missing)
 # Knobs (environment): E2E_ARTIFACTS, E2E_REQUESTS, E2E_ISL, E2E_OSL,
-# E2E_CONCURRENCY, E2E_SLO, E2E_TRACE_FLAGS, ENGINE_PORT, ENGINE_CFLAGS.
+# E2E_CONCURRENCY, E2E_SLO, E2E_SIM_SEEDS, E2E_TRACE_FLAGS, ENGINE_PORT,
+# ENGINE_CFLAGS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=engine/lib.sh
@@ -50,6 +53,10 @@ CONCURRENCY="${E2E_CONCURRENCY:-1 2 4 8}"
 # (every request has a slot), ~700 ms at 8 (half of them queue for a whole
 # request), so the capacity lies between 4 and 8.
 SLO="${E2E_SLO:-time_to_first_token:300}"
+# Simulator seeds per workload and configuration for the fidelity table,
+# which takes their median: one seed is one draw of the order in which a
+# burst's simultaneous sends reach the server, and of the step jitter.
+SIM_SEEDS="${E2E_SIM_SEEDS:-16}"
 TRACE="testdata/e2e/conversation_slice.jsonl"
 # Mooncake ISL averages ~12k tokens and OSL ~360: a tenth of that, capped,
 # is ~880 prompt and ~38 output tokens per request. The 40 rows span 12 s of
@@ -105,6 +112,15 @@ simulate() {
 	"$SB" sim --config "$UNCAL_CONFIG" --engine llamacpp --quiet -o "$ART/$dir/sim-uncal" "$@" >"$ART/$dir/sim-uncal.txt"
 }
 
+# seeds: both configurations again, once per simulator seed (seed, seed+1,
+# …), into DIR/sim-seeds/run_NNNN and DIR/sim-uncal-seeds/run_NNNN.
+seeds() {
+	local dir="$1"
+	shift
+	"$SB" sim --config "$SIM_CONFIG" --quiet --repeat "$SIM_SEEDS" -o "$ART/$dir/sim-seeds" "$@" >/dev/null 2>&1
+	"$SB" sim --config "$UNCAL_CONFIG" --engine llamacpp --quiet --repeat "$SIM_SEEDS" -o "$ART/$dir/sim-uncal-seeds" "$@" >/dev/null
+}
+
 compare_pair() {
 	local dir="$ART/$1"
 	"$SB" compare "$dir/real" "$dir/sim" -o "$dir/compare.txt"
@@ -117,6 +133,7 @@ workload() {
 	mkdir -p "$ART/$d"
 	real "$d" real "$@"
 	simulate "$d" "$@"
+	seeds "$d" "$@"
 	compare_pair "$d"
 }
 
@@ -132,6 +149,9 @@ for c in $CONCURRENCY; do
 	for side in real sim sim-uncal; do
 		ln -s "../load-sweep/$side/c$c" "$ART/sweep-c$c/$side"
 	done
+	# A sweep cannot be repeated: each point's seeds run as its own
+	# closed loop, the same workload (its digest is checked).
+	seeds "sweep-c$c" --concurrency "$c" --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
 	compare_pair "sweep-c$c"
 done
 compare_pair load-sweep

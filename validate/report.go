@@ -94,19 +94,20 @@ func (v *validation) compareArms() (*Outcome, error) {
 }
 
 // noiseTable puts the simulator's error beside silicon's own run-to-run
-// spread: the first silicon run against the second, and the first
-// simulated run against the first silicon run, field by field.
+// spread: the first silicon run against the second, and the median of the
+// simulated runs (their seeds) against the first silicon run, field by
+// field.
 func noiseTable(refs, cands []string) (*fidelity.Table, error) {
-	var profs [3]*results.Profile
-	for i, dir := range []string{refs[0], refs[1], cands[0]} {
+	var profs []*results.Profile
+	for _, dir := range append([]string{refs[0], refs[1]}, cands...) {
 		run, err := results.LoadRun(dir)
 		if err != nil {
 			return nil, err
 		}
-		profs[i] = run.Profile
+		profs = append(profs, run.Profile)
 	}
 	return fidelity.Build([]fidelity.Workload{{Name: "pipeline", Real: profs[0], Repeat: profs[1],
-		Candidates: []fidelity.Candidate{{Name: "sim", Profile: profs[2]}}}}, nil), nil
+		Candidates: []fidelity.Candidate{{Name: "sim", Runs: profs[2:]}}}}, nil), nil
 }
 
 func (v *validation) armPath(arm int) string { return filepath.Join(v.out, armNames[arm]) }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/simbench/simbench/capacity"
+	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/fidelity"
 	"github.com/simbench/simbench/figures"
 	"github.com/simbench/simbench/results"
@@ -62,8 +63,10 @@ func TestE2EArtifacts(t *testing.T) {
 }
 
 // writeFidelity writes dir/fidelity.txt and dir/fidelity.json: every
-// workload's calibrated (sim) and uncalibrated (sim-uncal) errors beside the
-// real-vs-real spread where the workload was run twice (real-repeat).
+// workload's calibrated and uncalibrated errors beside the real-vs-real
+// spread where the workload was run twice (real-repeat). Each simulator's
+// prediction is the median of its seeds (sim-seeds, sim-uncal-seeds: one
+// run per simulator seed), else its one run (sim, sim-uncal).
 func writeFidelity(t *testing.T, dir string, names []string) string {
 	var ws []fidelity.Workload
 	load := func(path string) *results.Profile {
@@ -77,9 +80,13 @@ func writeFidelity(t *testing.T, dir string, names []string) string {
 	for _, name := range names {
 		wd := filepath.Join(dir, name)
 		w := fidelity.Workload{Name: name, Real: load(filepath.Join(wd, "real")), Repeat: load(filepath.Join(wd, "real-repeat"))}
-		for _, c := range []struct{ name, sub string }{{"calibrated", "sim"}, {"uncalibrated", "sim-uncal"}} {
-			if p := load(filepath.Join(wd, c.sub)); p != nil {
-				w.Candidates = append(w.Candidates, fidelity.Candidate{Name: c.name, Profile: p})
+		for _, c := range e2eCandidates {
+			var runs []*results.Profile
+			for _, path := range candidateRuns(t, wd, c) {
+				runs = append(runs, load(path))
+			}
+			if len(runs) > 0 {
+				w.Candidates = append(w.Candidates, fidelity.Candidate{Name: c.name, Runs: runs})
 			}
 		}
 		ws = append(ws, w)
@@ -92,6 +99,32 @@ func writeFidelity(t *testing.T, dir string, names []string) string {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "fidelity.txt"), txt.Bytes(), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "fidelity.json"), js.Bytes(), 0o644))
 	return txt.String()
+}
+
+// e2eCandidates are the simulated configurations of every workload: the
+// one run that compare and the plots use, and the runs of several
+// simulator seeds that the fidelity table takes the median of.
+var e2eCandidates = []e2eCandidate{
+	{"calibrated", "sim", "sim-seeds"},
+	{"uncalibrated", "sim-uncal", "sim-uncal-seeds"},
+}
+
+// e2eCandidate is a simulated configuration's name and its directories
+// in a workload's: its one run and its seeds' runs.
+type e2eCandidate struct{ name, sub, seeds string }
+
+// candidateRuns are c's runs of the workload in wd: its seeds' runs when
+// there are, else its one run (none when it has neither).
+func candidateRuns(t *testing.T, wd string, c e2eCandidate) []string {
+	if _, err := os.Stat(filepath.Join(wd, c.seeds)); err == nil {
+		runs, err := compare.ExpandRuns(filepath.Join(wd, c.seeds))
+		require.NoError(t, err)
+		return runs
+	}
+	if _, err := os.Stat(filepath.Join(wd, c.sub)); err == nil {
+		return []string{filepath.Join(wd, c.sub)}
+	}
+	return nil
 }
 
 // e2eLoadSweep is the load sweep's directory: real, sim and sim-uncal
@@ -161,15 +194,20 @@ func e2eWorkloads(t *testing.T, dir string) []string {
 	return names
 }
 
-// checkSameWorkload: run and sim replayed the same request list.
+// checkSameWorkload: run and every simulated run replayed the same request
+// list.
 func checkSameWorkload(t *testing.T, wd string) {
 	real, err := results.LoadRun(filepath.Join(wd, "real"))
 	require.NoError(t, err)
-	sim, err := results.LoadRun(filepath.Join(wd, "sim"))
-	require.NoError(t, err)
-	dr, ds := workloadDigest(real.Profile.InputConfig), workloadDigest(sim.Profile.InputConfig)
+	dr := workloadDigest(real.Profile.InputConfig)
 	require.NotEmpty(t, dr, "real run: no workload digest in input_config")
-	assert.Equal(t, dr, ds, "real and simulated workloads differ")
+	for _, c := range e2eCandidates {
+		for _, path := range candidateRuns(t, wd, c) {
+			sim, err := results.LoadRun(path)
+			require.NoError(t, err)
+			assert.Equal(t, dr, workloadDigest(sim.Profile.InputConfig), "real and simulated workloads differ: %s", path)
+		}
+	}
 }
 
 // workloadDigest is input_config.workload.digest (older runs' key read too).
