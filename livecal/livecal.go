@@ -34,6 +34,8 @@ type Options struct {
 	Artifacts string // the plan's run directories go under it
 	Plan      calibrate.PlanOptions
 	Basis     string // calibrate.Options.Basis
+	Seeds     int    // calibrate.Options.Seeds
+	MaxEvals  int    // calibrate.Options.MaxEvals
 	Log       io.Writer
 	Quiet     bool
 }
@@ -72,7 +74,7 @@ func Calibrate(ctx context.Context, opts Options) (*Result, error) {
 		}
 		res.Dirs, targets = append(res.Dirs, dir), append(targets, t)
 	}
-	fit, err := calibrate.Fit(ctx, targets, calibrate.Options{Base: base, Basis: opts.Basis})
+	fit, err := calibrate.Fit(ctx, targets, calibrate.Options{Base: base, Basis: opts.Basis, Seeds: opts.Seeds, MaxEvals: opts.MaxEvals})
 	if err != nil {
 		return nil, err
 	}

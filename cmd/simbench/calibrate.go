@@ -26,6 +26,7 @@ func calibrateCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the fitted sim config (YAML) to `FILE`", Required: true},
 			&cli.StringFlag{Name: "timing", Value: "auto", Usage: "step-time model to fit: physics (from hardware.model and hardware.gpu/cpu), linear, or auto (physics when --config names the hardware)"},
 			&cli.IntFlag{Name: "max-evals", Value: calibrate.DefaultMaxEvals, Usage: "simulator runs that may fit the frontend overhead"},
+			&cli.IntFlag{Name: "sim-seeds", Value: calibrate.DefaultSeeds, Usage: "simulator seeds every fitted run is simulated with; the fit matches the median of their statistics"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "fit report on stdout: text or json"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "--url: no plan or progress on stderr"},
 		}, endpointFlags(false)...),
@@ -36,6 +37,9 @@ func calibrateCommand() *cli.Command {
 func calibrateAction(c *cli.Context) error {
 	if f := c.String("format"); f != "text" && f != "json" {
 		return usagef("--format must be text or json, got %q", f)
+	}
+	if n := c.Int("sim-seeds"); n < 1 {
+		return usagef("--sim-seeds must be >= 1, got %d", n)
 	}
 	if (len(c.StringSlice("real")) > 0) == (c.String("url") != "") {
 		return usagef("give either --real runs or --url (a live server to run the calibration plan on)")
@@ -62,7 +66,8 @@ func fitFromFlags(c *cli.Context, base sim.Config) (*calibrate.Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		return calibrate.Fit(c.Context, targets, calibrate.Options{Base: base, MaxEvals: c.Int("max-evals"), Basis: basis})
+		return calibrate.Fit(c.Context, targets, calibrate.Options{Base: base, MaxEvals: c.Int("max-evals"), Basis: basis,
+			Seeds: c.Int("sim-seeds")})
 	}
 	ep, err := endpointFromFlags(c)
 	if err != nil {
@@ -70,7 +75,7 @@ func fitFromFlags(c *cli.Context, base sim.Config) (*calibrate.Result, error) {
 	}
 	res, err := livecal.Calibrate(c.Context, livecal.Options{Base: base, Config: loadgen.Config{Endpoint: ep, Spin: -1},
 		Artifacts: c.String("artifacts"), Plan: calibrate.PlanOptions{Requests: c.Int("plan-requests"), Seed: 1}, Basis: basis,
-		Log: c.App.ErrWriter, Quiet: c.Bool("quiet")})
+		Seeds: c.Int("sim-seeds"), MaxEvals: c.Int("max-evals"), Log: c.App.ErrWriter, Quiet: c.Bool("quiet")})
 	if err != nil {
 		return nil, err
 	}

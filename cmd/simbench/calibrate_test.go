@@ -77,3 +77,11 @@ func TestCalibrateNeedsRealOrURL(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut.String(), "either --real runs or --url")
 }
+
+func TestCalibrateRefusesNoSeeds(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"simbench", "calibrate", "--real", "../../testdata/aiperf/qwen_concurrency1", "--sim-seeds", "0",
+		"-o", filepath.Join(t.TempDir(), "x.yaml")}, &out, &errOut)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut.String(), "--sim-seeds must be >= 1, got 0")
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
@@ -62,7 +63,17 @@ type Options struct {
 	// MaxEvals caps the simulations that fit the frontend overhead
 	// (default 8 rounds over all targets).
 	MaxEvals int
+	// Seeds is how many simulator seeds (the base's seed, seed+1, …) every
+	// target is simulated with; the fit matches the median of their
+	// statistics to the real ones (default DefaultSeeds). One seed is one
+	// draw of a simulator that jitters its steps and shuffles simultaneous
+	// sends, and the frontend overhead fitted on one draw moved by ±10 %
+	// from seed to seed on the CPU engine's plan.
+	Seeds int
 }
+
+// DefaultSeeds is Options.Seeds' default: odd, so the median is a draw.
+const DefaultSeeds = 5
 
 // Row is one fitted statistic: real and simulated values and the signed
 // error (sim − real)/real × 100.
@@ -138,12 +149,12 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(obs.prefills))}
 	cfg.Frontend.RequestOverheadMs = fe.Value
 	if len(obs.prefills) == 0 {
-		fe, err = fitOverhead(ctx, &cfg, targets, 0, math.Inf(1), opts.MaxEvals, &res.Evals)
+		fe, err = fitOverhead(ctx, &cfg, targets, 0, math.Inf(1), opts, &res.Evals)
 	} else {
 		// The records may be an excerpt: settle the overhead on the whole
 		// runs' TTFT, within what the idle prefills allow.
 		w := 3*fe.SD + 1
-		fe.Value, err = refineOverhead(ctx, &cfg, targets, max(0, fe.Value-w), fe.Value+w, &res.Evals)
+		fe.Value, err = refineOverhead(ctx, &cfg, targets, max(0, fe.Value-w), fe.Value+w, opts, &res.Evals)
 	}
 	if err != nil {
 		return nil, err
@@ -153,11 +164,11 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		res.Params = append(res.Params, sim.CalibratedParam{Name: "template_tokens", Value: float64(tmpl), Pinned: true,
 			Source: fmt.Sprintf("usage.prompt_tokens − ISL of %d requests", nTmpl)})
 	}
-	res.Rows, res.Loss, err = evaluate(ctx, cfg, targets, opts.Terms)
+	res.Rows, res.Loss, err = evaluate(ctx, cfg, targets, opts.Terms, opts.Seeds)
 	if err != nil {
 		return nil, err
 	}
-	res.Evals++
+	res.Evals += len(targets) * opts.Seeds
 	res.Range = calibrationRange(targets, obs.steps)
 	cfg.Frontend.ClientGapMs = targets[0].ClientGapMs
 	cfg.Frontend.ClientGapSamplesMs = gapSamples(pooledGaps(targets))
@@ -172,6 +183,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.MaxEvals <= 0 {
 		o.MaxEvals = DefaultMaxEvals
+	}
+	if o.Seeds <= 0 {
+		o.Seeds = DefaultSeeds
 	}
 	return o
 }
@@ -319,7 +333,7 @@ func jitterOf(opt float64, post *posterior, px [][]float64, py, y []float64) flo
 // in it under load (arriving later can miss a step's start), so it is a
 // grid over [lo, min(hi, the smallest real mean TTFT)], then a
 // golden-section search around the best grid point.
-func fitOverhead(ctx context.Context, cfg *sim.Config, targets []Target, lo, hi float64, maxEvals int, evals *int) (sim.CalibratedParam, error) {
+func fitOverhead(ctx context.Context, cfg *sim.Config, targets []Target, lo, hi float64, opts Options, evals *int) (sim.CalibratedParam, error) {
 	for _, t := range targets {
 		if v, ok := t.Profile.Value(results.TagTTFT, "avg"); ok {
 			hi = min(hi, v)
@@ -328,11 +342,11 @@ func fitOverhead(ctx context.Context, cfg *sim.Config, targets []Target, lo, hi 
 	if math.IsInf(hi, 1) {
 		return sim.CalibratedParam{Name: "request_overhead_ms", Source: "prior (no TTFT)"}, nil
 	}
-	rounds := max(maxEvals/max(len(targets), 1), 4)
+	rounds := max(opts.MaxEvals/max(len(targets), 1), 4)
 	fe, err := minimize1D(func(fe float64) (float64, error) {
 		cfg.Frontend.RequestOverheadMs = fe
-		*evals += len(targets)
-		return ttftLoss(ctx, *cfg, targets)
+		*evals += len(targets) * opts.Seeds
+		return ttftLoss(ctx, *cfg, targets, opts.Seeds)
 	}, lo, max(lo, hi), rounds)
 	if err != nil {
 		return sim.CalibratedParam{}, err
@@ -343,15 +357,16 @@ func fitOverhead(ctx context.Context, cfg *sim.Config, targets []Target, lo, hi 
 }
 
 // refineOverhead searches the overhead in [lo, hi] on the simulator.
-func refineOverhead(ctx context.Context, cfg *sim.Config, targets []Target, lo, hi float64, evals *int) (float64, error) {
-	p, err := fitOverhead(ctx, cfg, targets, lo, hi, 8*len(targets), evals)
+func refineOverhead(ctx context.Context, cfg *sim.Config, targets []Target, lo, hi float64, opts Options, evals *int) (float64, error) {
+	opts.MaxEvals = 8 * len(targets)
+	p, err := fitOverhead(ctx, cfg, targets, lo, hi, opts, evals)
 	return p.Value, err
 }
 
 // ttftLoss is Σ log²(sim/real) of TTFT's mean and median over the targets.
-func ttftLoss(ctx context.Context, cfg sim.Config, targets []Target) (float64, error) {
+func ttftLoss(ctx context.Context, cfg sim.Config, targets []Target, seeds int) (float64, error) {
 	terms := []Term{{results.TagTTFT, "avg", 1}, {results.TagTTFT, "p50", 1}}
-	_, l, err := evaluate(ctx, cfg, targets, terms)
+	_, l, err := evaluate(ctx, cfg, targets, terms, seeds)
 	return l, err
 }
 
@@ -422,18 +437,25 @@ func ttftSE(targets []Target) float64 {
 	return math.Sqrt(v) / float64(n)
 }
 
-// evaluate simulates every target with cfg and scores it.
-func evaluate(ctx context.Context, cfg sim.Config, targets []Target, terms []Term) ([]Row, float64, error) {
+// evaluate simulates every target with cfg on seeds seeds (cfg.Seed,
+// cfg.Seed+1, …) and scores the median of their statistics.
+func evaluate(ctx context.Context, cfg sim.Config, targets []Target, terms []Term, seeds int) ([]Row, float64, error) {
 	var rows []Row
 	loss := 0.0
+	seed0 := cfg.Seed
 	for _, t := range targets {
 		cfg.Frontend.ClientGapMs = t.ClientGapMs
 		cfg.Frontend.ClientGapSamplesMs = gapSamples(t.ClientGapsMs)
-		prof, err := Simulate(ctx, cfg, t.Workload)
-		if err != nil {
-			return nil, 0, fmt.Errorf("calibrate: simulating %s: %w", t.Name, err)
+		profs := make([]*results.Profile, 0, seeds)
+		for i := range max(seeds, 1) {
+			cfg.Seed = seed0 + int64(i)
+			prof, err := Simulate(ctx, cfg, t.Workload)
+			if err != nil {
+				return nil, 0, fmt.Errorf("calibrate: simulating %s (seed %d): %w", t.Name, cfg.Seed, err)
+			}
+			profs = append(profs, prof)
 		}
-		r, l := score(t, prof, terms)
+		r, l := score(t, profs, terms)
 		rows, loss = append(rows, r...), loss+l
 	}
 	return rows, loss, nil
@@ -447,13 +469,14 @@ func targetNames(targets []Target) []string {
 	return out
 }
 
-// score compares one simulated profile with its target.
-func score(t Target, simProf *results.Profile, terms []Term) ([]Row, float64) {
+// score compares the median of simulated profiles (one per seed) with
+// their target.
+func score(t Target, simProfs []*results.Profile, terms []Term) ([]Row, float64) {
 	var rows []Row
 	loss := 0.0
 	for _, term := range terms {
 		real, ok1 := t.Profile.Value(term.Tag, term.Stat)
-		got, ok2 := simProf.Value(term.Tag, term.Stat)
+		got, ok2 := medianValue(simProfs, term.Tag, term.Stat)
 		if !ok1 || real <= 0 {
 			continue
 		}
@@ -467,6 +490,24 @@ func score(t Target, simProf *results.Profile, terms []Term) ([]Row, float64) {
 			ErrorPct: (got - real) / real * 100})
 	}
 	return rows, loss
+}
+
+// medianValue is the median of the profiles' values of tag.stat; false
+// when one of them lacks it (a metric a simulation lost).
+func medianValue(profs []*results.Profile, tag, stat string) (float64, bool) {
+	vs := make([]float64, 0, len(profs))
+	for _, p := range profs {
+		v, ok := p.Value(tag, stat)
+		if !ok {
+			return 0, false
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	slices.Sort(vs)
+	return results.PercentileSorted(vs, 50), true
 }
 
 // Simulate runs wl on cfg in memory and returns the aggregate profile.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,8 +97,16 @@ func TestRecoverKnownParameters(t *testing.T) {
 			assert.True(t, p.Pinned, "%s should be pinned: %+v", name, p)
 			assert.InEpsilon(t, v, p.Value, 0.03, "%s: %+v", name, p)
 		}
+		// Each target is one draw of a simulator that shuffles simultaneous
+		// sends, and the fit matches the median of several seeds: a
+		// statistic that hangs on which request of the opening burst went
+		// first (the second token's wait, TTFT's tail) keeps that draw.
 		for _, r := range res.Rows {
-			assert.InDelta(t, 0, r.ErrorPct, 3, "%s %s.%s", r.Target, r.Metric, r.Stat)
+			tol := 5.0
+			if r.Metric == results.TagTTST || (r.Metric == results.TagTTFT && r.Stat != "avg" && r.Stat != "p50") {
+				tol = 30
+			}
+			assert.InDelta(t, 0, r.ErrorPct, tol, "%s %s.%s", r.Target, r.Metric, r.Stat)
 		}
 		assert.Equal(t, [2]int{1, 4}, res.Range.Concurrency)
 		assert.Equal(t, "physics", res.Config.Calibration.Model)
@@ -220,6 +229,53 @@ func TestFitDeterministic(t *testing.T) {
 		return res.Params
 	}
 	assert.Equal(t, run(), run())
+}
+
+// The fit scores the median over its seeds: every fitted row's simulated
+// value is the median of the fitted config simulated with the base's seed
+// and the next ones, and the count of simulations says so.
+func TestFitScoresMedianOfSeeds(t *testing.T) {
+	truth := cpuTruth()
+	truth.Timing.Jitter = 0.15
+	truth.Frontend.TieOrder = sim.TieOrderRandom
+	truth.Seed = 7
+	tg := simulateTarget(t, "c4", truth, synth(t, 4, 16, 300, 100))
+	res, err := Fit(context.Background(), []Target{tg}, Options{Base: truth, Seeds: 3})
+	require.NoError(t, err)
+	assert.Zero(t, res.Evals%3, "every evaluation is three simulations: %d", res.Evals)
+	var ttfts []float64
+	for i := range 3 {
+		cfg := res.Config
+		cfg.Seed = 7 + int64(i)
+		cfg.Frontend.ClientGapMs, cfg.Frontend.ClientGapSamplesMs = tg.ClientGapMs, gapSamples(tg.ClientGapsMs)
+		p, err := Simulate(context.Background(), cfg, tg.Workload)
+		require.NoError(t, err)
+		v, ok := p.Value(results.TagTTFT, "avg")
+		require.True(t, ok)
+		ttfts = append(ttfts, v)
+	}
+	assert.NotEqual(t, ttfts[0], ttfts[1], "the seeds draw differently")
+	slices.Sort(ttfts)
+	for _, r := range res.Rows {
+		if r.Metric == results.TagTTFT && r.Stat == "avg" {
+			assert.Equal(t, ttfts[1], r.Sim)
+			return
+		}
+	}
+	t.Fatal("no TTFT avg row")
+}
+
+func TestMedianValue(t *testing.T) {
+	prof := func(v float64) *results.Profile {
+		return &results.Profile{Metrics: []results.MetricResult{{Tag: results.TagITL, Stats: map[string]float64{"avg": v}}}}
+	}
+	v, ok := medianValue([]*results.Profile{prof(5), prof(1), prof(3)}, results.TagITL, "avg")
+	assert.True(t, ok)
+	assert.Equal(t, 3.0, v)
+	v, _ = medianValue([]*results.Profile{prof(5), prof(1)}, results.TagITL, "avg")
+	assert.Equal(t, 3.0, v)
+	_, ok = medianValue([]*results.Profile{prof(5), {}}, results.TagITL, "avg")
+	assert.False(t, ok, "a seed that lost the metric")
 }
 
 func TestClientGapFromAggregate(t *testing.T) {
