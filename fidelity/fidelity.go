@@ -43,16 +43,8 @@ type Candidate struct {
 // value is the median of the runs' values of metric.stat; false when no
 // run has a finite one.
 func (c Candidate) value(metric, stat string) (float64, bool) {
-	var vs []float64
-	for _, p := range c.Runs {
-		if v, ok := p.Value(metric, stat); ok && finite(v) {
-			vs = append(vs, v)
-		}
-	}
-	if len(vs) == 0 {
-		return 0, false
-	}
-	return median(vs), true
+	v, n := results.MedianValue(c.Runs, metric, stat)
+	return v, n > 0
 }
 
 // Workload is one workload's real run, its optional repeat on silicon and

@@ -3,6 +3,7 @@ package results
 import (
 	"cmp"
 	"encoding/json"
+	"math"
 	"slices"
 )
 
@@ -71,6 +72,22 @@ func (p *Profile) Value(tag, stat string) (float64, bool) {
 		return 0, false
 	}
 	return m.Get(stat)
+}
+
+// MedianValue is the median (numpy-linear p50) of tag.stat over repeated
+// runs' profiles, of those that have a finite value, and how many did.
+func MedianValue(profs []*Profile, tag, stat string) (median float64, n int) {
+	vs := make([]float64, 0, len(profs))
+	for _, p := range profs {
+		if v, ok := p.Value(tag, stat); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, 0
+	}
+	slices.Sort(vs)
+	return PercentileSorted(vs, 50), len(vs)
 }
 
 // addDistribution summarizes values, sorting them in place: the aggregator's

@@ -108,3 +108,19 @@ func TestAppendFloatRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+func TestMedianValue(t *testing.T) {
+	prof := func(v float64) *Profile {
+		return &Profile{Metrics: []MetricResult{{Tag: TagITL, Stats: map[string]float64{"avg": v}}}}
+	}
+	v, n := MedianValue([]*Profile{prof(5), prof(1), prof(3)}, TagITL, "avg")
+	assert.Equal(t, 3.0, v)
+	assert.Equal(t, 3, n)
+	v, _ = MedianValue([]*Profile{prof(5), prof(1)}, TagITL, "avg")
+	assert.Equal(t, 3.0, v, "even count: numpy's linear p50")
+	v, n = MedianValue([]*Profile{prof(5), {}, prof(math.NaN())}, TagITL, "avg")
+	assert.Equal(t, 5.0, v)
+	assert.Equal(t, 1, n, "a run without the metric, or with NaN, is not counted")
+	_, n = MedianValue(nil, TagITL, "avg")
+	assert.Zero(t, n)
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
@@ -476,7 +475,8 @@ func score(t Target, simProfs []*results.Profile, terms []Term) ([]Row, float64)
 	loss := 0.0
 	for _, term := range terms {
 		real, ok1 := t.Profile.Value(term.Tag, term.Stat)
-		got, ok2 := medianValue(simProfs, term.Tag, term.Stat)
+		got, n := results.MedianValue(simProfs, term.Tag, term.Stat)
+		ok2 := n == len(simProfs) // else a seed lost the metric
 		if !ok1 || real <= 0 {
 			continue
 		}
@@ -490,24 +490,6 @@ func score(t Target, simProfs []*results.Profile, terms []Term) ([]Row, float64)
 			ErrorPct: (got - real) / real * 100})
 	}
 	return rows, loss
-}
-
-// medianValue is the median of the profiles' values of tag.stat; false
-// when one of them lacks it (a metric a simulation lost).
-func medianValue(profs []*results.Profile, tag, stat string) (float64, bool) {
-	vs := make([]float64, 0, len(profs))
-	for _, p := range profs {
-		v, ok := p.Value(tag, stat)
-		if !ok {
-			return 0, false
-		}
-		vs = append(vs, v)
-	}
-	if len(vs) == 0 {
-		return 0, false
-	}
-	slices.Sort(vs)
-	return results.PercentileSorted(vs, 50), true
 }
 
 // Simulate runs wl on cfg in memory and returns the aggregate profile.

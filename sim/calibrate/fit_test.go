@@ -265,19 +265,6 @@ func TestFitScoresMedianOfSeeds(t *testing.T) {
 	t.Fatal("no TTFT avg row")
 }
 
-func TestMedianValue(t *testing.T) {
-	prof := func(v float64) *results.Profile {
-		return &results.Profile{Metrics: []results.MetricResult{{Tag: results.TagITL, Stats: map[string]float64{"avg": v}}}}
-	}
-	v, ok := medianValue([]*results.Profile{prof(5), prof(1), prof(3)}, results.TagITL, "avg")
-	assert.True(t, ok)
-	assert.Equal(t, 3.0, v)
-	v, _ = medianValue([]*results.Profile{prof(5), prof(1)}, results.TagITL, "avg")
-	assert.Equal(t, 3.0, v)
-	_, ok = medianValue([]*results.Profile{prof(5), {}}, results.TagITL, "avg")
-	assert.False(t, ok, "a seed that lost the metric")
-}
-
 func TestClientGapFromAggregate(t *testing.T) {
 	p, err := results.LoadProfileJSON("../../testdata/aiperf/qwen_concurrency1/profile_export_aiperf.json")
 	require.NoError(t, err)
