@@ -113,12 +113,14 @@ simulate() {
 }
 
 # seeds: both configurations again, once per simulator seed (seed, seed+1,
-# …), into DIR/sim-seeds/run_NNNN and DIR/sim-uncal-seeds/run_NNNN.
+# …), into DIR/sim-seeds/run_NNNN and DIR/sim-uncal-seeds/run_NNNN; what
+# sim printed goes to DIR/sim-seeds.txt (shown when it fails).
 seeds() {
 	local dir="$1"
 	shift
-	"$SB" sim --config "$SIM_CONFIG" --quiet --repeat "$SIM_SEEDS" -o "$ART/$dir/sim-seeds" "$@" >/dev/null 2>&1
-	"$SB" sim --config "$UNCAL_CONFIG" --engine llamacpp --quiet --repeat "$SIM_SEEDS" -o "$ART/$dir/sim-uncal-seeds" "$@" >/dev/null
+	"$SB" sim --config "$SIM_CONFIG" --quiet --repeat "$SIM_SEEDS" -o "$ART/$dir/sim-seeds" "$@" >"$ART/$dir/sim-seeds.txt" 2>&1 ||
+		{ cat "$ART/$dir/sim-seeds.txt" >&2; return 1; }
+	"$SB" sim --config "$UNCAL_CONFIG" --engine llamacpp --quiet --repeat "$SIM_SEEDS" -o "$ART/$dir/sim-uncal-seeds" "$@" >"$ART/$dir/sim-uncal-seeds.txt"
 }
 
 compare_pair() {

@@ -446,7 +446,7 @@ func evaluate(ctx context.Context, cfg sim.Config, targets []Target, terms []Ter
 		cfg.Frontend.ClientGapMs = t.ClientGapMs
 		cfg.Frontend.ClientGapSamplesMs = gapSamples(t.ClientGapsMs)
 		profs := make([]*results.Profile, 0, seeds)
-		for i := range max(seeds, 1) {
+		for i := range seeds {
 			cfg.Seed = seed0 + int64(i)
 			prof, err := Simulate(ctx, cfg, t.Workload)
 			if err != nil {
