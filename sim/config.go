@@ -107,12 +107,25 @@ type TimingConfig struct {
 	// multiplied by a lognormal factor of mean 1 drawn from the worker's own
 	// seeded stream (0 = deterministic step times). Real engines' token gaps
 	// vary by a few percent; without it every synchronised request is alike.
-	Jitter   float64        `yaml:"jitter" json:"jitter"`
-	Poly     PolyConfig     `yaml:"poly" json:"poly"`
-	Linear   LinearConfig   `yaml:"linear" json:"linear"`
-	Roofline RooflineConfig `yaml:"roofline" json:"roofline"`
-	Physics  PhysicsConfig  `yaml:"physics" json:"physics"`
-	Table    TableConfig    `yaml:"table" json:"table"`
+	Jitter float64 `yaml:"jitter" json:"jitter"`
+	// StallMs, StallCV and StallsPerStep are host stalls: every step waits
+	// out a Poisson number (mean stalls_per_step) of stalls, each lasting a
+	// lognormal time of mean stall_ms and coefficient of variation
+	// stall_cv, within the step's modelled mean. A CPU engine on a shared
+	// host shows them: its threads meet after every operation, and one
+	// that lost its vCPU holds the rest until the host gives it back. The
+	// step's mean is unchanged; its spread becomes what the token gaps show
+	// (most steps clean, some a whole stall longer), and so do the tails of
+	// per-request ITL and latency. 0 = none; calibrate fits them from the
+	// token gaps.
+	StallMs       float64        `yaml:"stall_ms,omitempty" json:"stall_ms,omitempty"`
+	StallCV       float64        `yaml:"stall_cv,omitempty" json:"stall_cv,omitempty"`
+	StallsPerStep float64        `yaml:"stalls_per_step,omitempty" json:"stalls_per_step,omitempty"`
+	Poly          PolyConfig     `yaml:"poly" json:"poly"`
+	Linear        LinearConfig   `yaml:"linear" json:"linear"`
+	Roofline      RooflineConfig `yaml:"roofline" json:"roofline"`
+	Physics       PhysicsConfig  `yaml:"physics" json:"physics"`
+	Table         TableConfig    `yaml:"table" json:"table"`
 }
 
 // PolyConfig is DynoSim's polynomial model: prefill_ms = p0 + p1·T + p2·T²
@@ -422,6 +435,10 @@ var configDocs = map[string]string{
 	"router.temperature":                       "kv: softmax temperature; 0 = cheapest worker",
 	"timing.model":                             "poly | linear | roofline | physics | table",
 	"timing.speedup":                           "every step time is divided by it",
+	"timing.jitter":                            "coefficient of variation of a lognormal factor of mean 1 on every step",
+	"timing.stall_ms":                          "host stall: a step that draws one waits this long (a CPU engine on a shared host)",
+	"timing.stall_cv":                          "coefficient of variation of one stall's (lognormal) duration",
+	"timing.stalls_per_step":                   "mean (Poisson) stalls per step, within the step's modelled mean; 0 = none",
 	"timing.poly.prefill":                      "DynoSim: ms = p0 + p1·T + p2·T² over new prompt tokens T",
 	"timing.poly.decode":                       "DynoSim: ms = d0 + d1·u + d2·u² over KV utilisation u",
 	"timing.linear.base_ms":                    "step ms = base + prefill_token·P + decode_seq·D + context_token·C",
@@ -600,6 +617,18 @@ func finiteIn(key string, v, lo, hi float64) error {
 	return nil
 }
 
+// maxStallsPerStep bounds timing.stalls_per_step: more than a few stalls
+// in every step is not a stall but the step's own cost.
+const maxStallsPerStep = 10
+
+// bothOrNeither refuses one of a pair of settings that only work together.
+func bothOrNeither(ka string, a float64, kb string, b float64) error {
+	if (a > 0) != (b > 0) {
+		return fmt.Errorf("%s and %s: set both or neither, got %g and %g", ka, kb, a, b)
+	}
+	return nil
+}
+
 func firstErr(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {
@@ -654,6 +683,10 @@ func (t TimingConfig) validate() error {
 		oneOf("timing.model", t.Model, "poly", "linear", "roofline", "physics", "table"),
 		finiteIn("timing.speedup", t.Speedup, 1e-6, 1e6),
 		finiteIn("timing.jitter", t.Jitter, 0, 2),
+		finiteIn("timing.stall_ms", t.StallMs, 0, 1e6),
+		finiteIn("timing.stall_cv", t.StallCV, 0, 10),
+		finiteIn("timing.stalls_per_step", t.StallsPerStep, 0, maxStallsPerStep),
+		bothOrNeither("timing.stall_ms", t.StallMs, "timing.stalls_per_step", t.StallsPerStep),
 		t.validateModel(),
 	)
 }

@@ -1,18 +1,15 @@
-// Package calibrate fits the simulator's linear timing model to real runs
-// so that simulated AIPerf metrics match measured ones, and rebuilds the
-// workload a run directory replayed.
+// Package calibrate fits the simulator's step time to real runs so that it
+// predicts runs it was not fitted on, and rebuilds the workload a run
+// directory replayed.
 //
-// The model fitted is sim's `linear` step time plus a per-request frontend
-// overhead:
-//
-//	step_ms = base + prefill_token·P + decode_seq·D + context_token·C
-//	TTFT   += request_overhead
-//
-// Derived estimates give the start (the decode step from ITL, prefill and
-// overhead from TTFT), then Nelder–Mead (gonum/optimize) searches log-space
-// parameters by running the simulator itself in memory. The loss is the sum
-// of squared log ratios sim/real over the fitted metric statistics, plus a
-// weak pull towards the derived start that only decides directions the data
-// cannot see (one concurrency level cannot tell the per-step cost from the
-// per-sequence cost; a sweep of loads can). Everything is deterministic.
+// The data are the engine steps recovered from every run's token gaps
+// (ExtractSteps) and the TTFTs of requests that met an idle engine. A
+// Bayesian linear regression fits the physics basis (FLOPs and bytes of
+// every step from the named model and device; efficiencies, a step and a
+// per-sequence overhead, the arrival stall), or the linear basis when the
+// hardware is unknown, with a prior per coefficient that decides what the
+// data cannot see. The frontend's request overhead is then settled on the
+// simulator itself (the median over seeds of simulated TTFT against the
+// real one), and host stalls are fitted by maximum likelihood on the decode
+// steps around the regression (stalls.go). Everything is deterministic.
 package calibrate

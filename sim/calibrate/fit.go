@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
@@ -134,6 +135,13 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	cfg := b.apply(opts.Base, post.Beta[:p])
 	cfg.Timing.Speedup = 1
 	cfg.Timing.Jitter = jitterOf(opts.Jitter, post, x[nSteps:], y[nSteps:], y)
+	// Host stalls are the rest of the step noise: fitted unless the noise
+	// is turned off, and never the base's.
+	stalls := stallFit{}
+	if opts.Jitter >= 0 {
+		stalls = fitStalls(obs.decodeSteps(b, post.Beta))
+	}
+	cfg.Timing.StallMs, cfg.Timing.StallCV, cfg.Timing.StallsPerStep = stalls.Ms, stalls.CV, stalls.PerStep
 	cfg.Frontend.ArrivalStallMs = post.Beta[p+1]
 	// The token gaps and TTFTs are of the prompts the engine computed,
 	// template included; the simulated targets must compute them too.
@@ -159,6 +167,9 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Params = append(res.Params, fe)
+	if opts.Jitter >= 0 {
+		res.Params = append(res.Params, stallParams(stalls)...)
+	}
 	if tmpl > 0 {
 		res.Params = append(res.Params, sim.CalibratedParam{Name: "template_tokens", Value: float64(tmpl), Pinned: true,
 			Source: fmt.Sprintf("usage.prompt_tokens − ISL of %d requests", nTmpl)})
@@ -212,6 +223,7 @@ const priorStallSD = 100
 // and idle prefills from TTFTs.
 type observations struct {
 	steps    []Step
+	target   []int // the target each step is of
 	prefills []Prefill
 }
 
@@ -221,15 +233,17 @@ type observations struct {
 func collect(targets []Target, opts StepsOptions) (observations, []string) {
 	var obs observations
 	var warnings []string
-	for _, t := range targets {
+	for ti, t := range targets {
 		if s, ok := ExtractSteps(t.Records, opts); ok {
 			obs.steps = append(obs.steps, s...)
+			obs.target = append(obs.target, slices.Repeat([]int{ti}, len(s))...)
 			obs.prefills = append(obs.prefills, IdlePrefills(t.Records, opts)...)
 			continue
 		}
 		if s, ok := aggregateStep(t); ok {
 			warnings = append(warnings, fmt.Sprintf("%s: no per-request token gaps (one chunk per token); fitted on its mean ITL only", t.Name))
 			obs.steps = append(obs.steps, s)
+			obs.target = append(obs.target, ti)
 		}
 	}
 	return obs, warnings
@@ -266,6 +280,39 @@ func (o observations) design(b basis) (x [][]float64, y []float64, nSteps int) {
 		x, y = append(x, row), append(y, pf.TTFTMs)
 	}
 	return x, y, nSteps
+}
+
+// decodeSteps are the steps that only decoded: their durations, their
+// means under the fitted step model (beta: the basis', then the request
+// overhead's and the arrival stall's), and their groups (a target's steps
+// with the same number of sequences). Steps a request was sent in stay:
+// a send is likelier in a longer step, so leaving them out would leave out
+// the stalled ones first.
+func (o observations) decodeSteps(b basis, beta []float64) stallData {
+	var d stallData
+	p := len(beta) - 2
+	row := make([]float64, len(beta))
+	ids := map[[2]int]int{}
+	for i, s := range o.steps {
+		if s.Shape.PrefillTokens > 0 || s.Gaps == 0 {
+			continue
+		}
+		b.features(s.Shape, row[:p])
+		row[p+1] = float64(s.Sends)
+		fit := dot(row, beta)
+		if !(fit > 0) || !(s.Ms > 0) {
+			continue
+		}
+		key := [2]int{o.target[i], int(s.Shape.DecodeSeqs)}
+		g, ok := ids[key]
+		if !ok {
+			g = len(ids)
+			ids[key] = g
+		}
+		d.y, d.m, d.group = append(d.y, s.Ms), append(d.m, fit), append(d.group, g)
+	}
+	d.groups = len(ids)
+	return d
 }
 
 // aggregateStep is a run's mean decode step: ITL at its concurrency and
