@@ -140,23 +140,29 @@ func medianGap(streams []stream) float64 {
 const maxFirstTokenLagMs = 5
 
 // groupEnds assigns each arrival a step-end index: a new step end starts
-// when an arrival is more than tol after the previous one (tol0 for a
-// request's first token, which the server may deliver a little late), or
-// when its request already has a token at the current step end.
+// when an arrival is more than tol after the previous one, or when its
+// request already has a token at the current step end. A request's first
+// token and the decode tokens of its step may reach the client up to tol0
+// apart in either order: the server delivers the first token a little late
+// or a little early (by 0–5 ms); so tol0 applies to a first token, and to a
+// decode token that follows a step end holding first tokens only.
 func groupEnds(arr []arrival, tol, tol0 float64) []int {
 	ends := make([]int, len(arr))
 	cur := 0
 	members := map[int]bool{}
+	firstsOnly := false
 	for i, a := range arr {
 		t := tol
-		if a.tok == 0 {
+		if a.tok == 0 || firstsOnly {
 			t = tol0
 		}
 		if i > 0 && (a.ms-arr[i-1].ms > t || members[a.stream]) {
 			cur++
 			clear(members)
+			firstsOnly = true
 		}
 		members[a.stream] = true
+		firstsOnly = (firstsOnly || i == 0) && a.tok == 0
 		ends[i] = cur
 	}
 	return ends
