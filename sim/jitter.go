@@ -12,13 +12,14 @@ import (
 //   - a lognormal factor of a given coefficient of variation (timing.jitter);
 //   - host stalls (timing.stall_ms, stall_cv, stalls_per_step): every step
 //     waits out a Poisson number of stalls, each of a lognormal duration of
-//     mean stall_ms, and computes for the rest of its modelled mean. A CPU engine on a shared host shows
-//     this: its threads meet at a barrier after every operation of a step,
-//     and when one of them lost its vCPU the others wait for the host to
-//     give it back. On a 2-vCPU VM, four in five decode gaps took 4 ms and
-//     the fifth 20–25 ms more, at concurrency 1 and 4 alike, and a 40 ms
-//     prefill was no likelier to stall than a 4 ms decode: the stalls come
-//     per step, not per millisecond of work.
+//     mean stall_ms, and computes for the rest of its modelled mean. A CPU
+//     engine on a shared host shows this: its threads meet at a barrier
+//     after every operation of a step, and when one of them lost its vCPU
+//     the others wait for the host to give it back. On a 2-vCPU VM, four in
+//     five decode gaps took 4 ms and the fifth 10–45 ms more, at
+//     concurrency 1 and 4 alike, and a 40 ms prefill was no likelier to
+//     stall than a 4 ms decode: the stalls come per step, not per
+//     millisecond of work.
 type jitter struct {
 	rng       *rand.Rand
 	mu, sigma float64

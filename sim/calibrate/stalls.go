@@ -160,21 +160,38 @@ func (d stallData) lowLevels() []float64 {
 // emFrom runs EM from st (st.Rate 0: no stalls, only the clean levels
 // and spread) and returns the fit and its log-likelihood.
 func (d stallData) emFrom(st stallState) (stallState, float64) {
-	ll := math.Inf(-1)
+	prev, ll := st, math.Inf(-1)
 	acc := newStallAcc(d.groups)
 	for range emRounds {
 		acc.reset()
-		cur := 0.0
-		for i := range d.y {
-			cur += d.expect(i, st, acc)
+		cur := d.expectAll(st, acc) // st's log-likelihood
+		// The capped rate and the n > 1 terms make this EM generalised,
+		// not strictly monotone: a step that lost is undone.
+		if cur < ll {
+			return prev, ll
 		}
-		st = acc.maximise(st)
 		if cur-ll < emTol*math.Abs(cur) {
 			return st, cur
 		}
-		ll = cur
+		prev, ll = st, cur
+		st = acc.maximise(st)
 	}
-	return st, ll
+	return st, d.logLik(st)
+}
+
+// logLik is the data's log-likelihood under st.
+func (d stallData) logLik(st stallState) float64 {
+	return d.expectAll(st, newStallAcc(d.groups))
+}
+
+// expectAll is the E-step over every step: it fills acc and returns the
+// log-likelihood.
+func (d stallData) expectAll(st stallState, acc *stallAcc) float64 {
+	total := 0.0
+	for i := range d.y {
+		total += d.expect(i, st, acc)
+	}
+	return total
 }
 
 // stallAcc accumulates the E-step's weighted sums.
