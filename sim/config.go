@@ -436,7 +436,7 @@ var configDocs = map[string]string{
 	"timing.model":                             "poly | linear | roofline | physics | table",
 	"timing.speedup":                           "every step time is divided by it",
 	"timing.jitter":                            "coefficient of variation of a lognormal factor of mean 1 on every step",
-	"timing.stall_ms":                          "host stall: a step that draws one waits this long (a CPU engine on a shared host)",
+	"timing.stall_ms":                          "mean host stall: a step that draws one waits about this long (a CPU engine on a shared host)",
 	"timing.stall_cv":                          "coefficient of variation of one stall's (lognormal) duration",
 	"timing.stalls_per_step":                   "mean (Poisson) stalls per step, within the step's modelled mean; 0 = none",
 	"timing.poly.prefill":                      "DynoSim: ms = p0 + p1·T + p2·T² over new prompt tokens T",
@@ -629,6 +629,14 @@ func bothOrNeither(ka string, a float64, kb string, b float64) error {
 	return nil
 }
 
+// needs refuses a setting that means nothing without another.
+func needs(ka string, a float64, kb string, b float64) error {
+	if a > 0 && b <= 0 {
+		return fmt.Errorf("%s: needs %s, got %g without it", ka, kb, a)
+	}
+	return nil
+}
+
 func firstErr(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {
@@ -687,6 +695,7 @@ func (t TimingConfig) validate() error {
 		finiteIn("timing.stall_cv", t.StallCV, 0, 10),
 		finiteIn("timing.stalls_per_step", t.StallsPerStep, 0, maxStallsPerStep),
 		bothOrNeither("timing.stall_ms", t.StallMs, "timing.stalls_per_step", t.StallsPerStep),
+		needs("timing.stall_cv", t.StallCV, "timing.stall_ms", t.StallMs),
 		t.validateModel(),
 	)
 }

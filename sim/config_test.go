@@ -116,6 +116,7 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{func(c *Config) { c.Timing.Speedup = 0 }, "timing.speedup"},
 		{func(c *Config) { c.Timing.StallMs = 20 }, "timing.stall_ms and timing.stalls_per_step: set both or neither, got 20 and 0"},
 		{func(c *Config) { c.Timing.StallMs, c.Timing.StallsPerStep = 20, 11 }, "timing.stalls_per_step: must be in [0, 10], got 11"},
+		{func(c *Config) { c.Timing.StallCV = 0.5 }, "timing.stall_cv: needs timing.stall_ms, got 0.5 without it"},
 		{func(c *Config) { c.Timing.Poly.Prefill = []float64{1} }, "timing.poly.prefill: want 3 coefficients"},
 		{func(c *Config) { c.Timing.Model = "linear" }, "timing.linear: every coefficient is 0"},
 		{func(c *Config) { c.Timing.Model = "linear"; c.Timing.Linear.BaseMs = -1 }, "timing.linear.base_ms"},

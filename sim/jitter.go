@@ -99,7 +99,9 @@ func StallRate(d, stall, perStep float64) float64 {
 }
 
 // poisson draws a Poisson count of a small mean (a step's stalls) by
-// Knuth's product of uniforms; math/rand/v2 has no Poisson sampler.
+// Knuth's product of uniforms, from the worker's own stream. math/rand/v2
+// has no Poisson sampler, and gonum's distuv.Poisson builds a rand.Rand on
+// every draw, an allocation per step in the simulator's step loop.
 func poisson(rng *rand.Rand, mean float64) int {
 	limit, p, n := math.Exp(-mean), rng.Float64(), 0
 	for p > limit {

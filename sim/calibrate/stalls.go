@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/simbench/simbench/sim"
 )
 
@@ -216,18 +218,6 @@ func (a *stallAcc) reset() {
 	a.cl, a.cw, a.cg = a.cl[:0], a.cw[:0], a.cg[:0]
 }
 
-// normal is the density at x of a normal of mean mu and sd s.
-func normal(x, mu, s float64) float64 {
-	z := (x - mu) / s
-	return math.Exp(-z*z/2) / (s * math.Sqrt(2*math.Pi))
-}
-
-// lognormal is the density at x of a lognormal of log-mean mu, log-sd s.
-func lognormal(x, mu, s float64) float64 {
-	z := (math.Log(x) - mu) / s
-	return math.Exp(-z*z/2) / (x * s * math.Sqrt(2*math.Pi))
-}
-
 // expect adds step i's responsibilities over its stall counts to acc and
 // returns its log-likelihood.
 func (d stallData) expect(i int, st stallState, acc *stallAcc) float64 {
@@ -240,7 +230,7 @@ func (d stallData) expect(i int, st stallState, acc *stallAcc) float64 {
 	}
 	capped := rate < st.Rate
 	pn := math.Exp(-rate)
-	lik[0] = pn * normal(y, clean, st.Sigma*clean)
+	lik[0] = pn * distuv.Normal{Mu: clean, Sigma: st.Sigma * clean}.Prob(y)
 	total, terms := lik[0], 1
 	for n := 1; n <= maxStallsSummed && rate > 0; n++ {
 		pn *= rate / float64(n)
@@ -249,7 +239,7 @@ func (d stallData) expect(i int, st stallState, acc *stallAcc) float64 {
 			break
 		}
 		s2 := math.Log1p(math.Expm1(st.LogSD*st.LogSD) / float64(n))
-		lik[n] = pn * lognormal(x, math.Log(float64(n)*st.Ms)-s2/2, math.Sqrt(s2))
+		lik[n] = pn * distuv.LogNormal{Mu: math.Log(float64(n)*st.Ms) - s2/2, Sigma: math.Sqrt(s2)}.Prob(x)
 		total += lik[n]
 		terms = n + 1
 	}
@@ -310,6 +300,7 @@ func (a *stallAcc) maximise(prev stallState) stallState {
 	return st
 }
 
+// median is v's upper median (v is not changed).
 func median(v []float64) float64 {
 	s := slices.Sorted(slices.Values(v))
 	return s[len(s)/2]

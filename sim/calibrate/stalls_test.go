@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // drawSteps draws decode steps from fitStalls' own model: three groups
@@ -15,7 +16,8 @@ import (
 // a normal clean spread, Poisson stalls of lognormal durations, and a few
 // delivery hiccups near 0.
 func drawSteps(n int, stallMs, stallCV, rate float64) stallData {
-	rng := rand.New(rand.NewPCG(11, 12))
+	src := rand.NewPCG(11, 12)
+	rng := rand.New(src)
 	means := []float64{4, 8, 12}
 	factor := []float64{0.8, 1, 1.2}
 	s2 := math.Log1p(stallCV * stallCV)
@@ -26,7 +28,7 @@ func drawSteps(n int, stallMs, stallCV, rate float64) stallData {
 		if rng.Float64() < 0.02 {
 			y = 0.3 + 0.5*rng.Float64()
 		}
-		for range poissonDraw(rng, rate) {
+		for range stallCount(src, rate) {
 			y += stallMs * math.Exp(-s2/2+math.Sqrt(s2)*rng.NormFloat64())
 		}
 		d.y, d.m, d.group = append(d.y, max(y, 0.05)), append(d.m, means[g]), append(d.group, g)
@@ -35,15 +37,12 @@ func drawSteps(n int, stallMs, stallCV, rate float64) stallData {
 	return d
 }
 
-// poissonDraw counts exponential arrivals of rate 1 before mean: a draw
-// independent of sim's sampler.
-func poissonDraw(rng *rand.Rand, mean float64) int {
-	n, t := 0, rng.ExpFloat64()
-	for t < mean {
-		n++
-		t += rng.ExpFloat64()
+// stallCount is a Poisson draw from gonum's sampler, not sim's.
+func stallCount(src rand.Source, rate float64) int {
+	if rate == 0 {
+		return 0
 	}
-	return n
+	return int(distuv.Poisson{Lambda: rate, Src: src}.Rand())
 }
 
 func TestFitStalls(t *testing.T) {

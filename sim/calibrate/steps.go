@@ -127,8 +127,7 @@ func medianGap(streams []stream) float64 {
 	if len(gaps) == 0 {
 		return 0
 	}
-	slices.Sort(gaps)
-	return gaps[len(gaps)/2]
+	return median(gaps)
 }
 
 // maxFirstTokenLagMs bounds how late a request's first token may reach the
