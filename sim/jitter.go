@@ -16,10 +16,10 @@ import (
 //     engine on a shared host shows this: its threads meet at a barrier
 //     after every operation of a step, and when one of them lost its vCPU
 //     the others wait for the host to give it back. On a 2-vCPU VM, four in
-//     five decode gaps took 4 ms and the fifth 10–45 ms more, at
-//     concurrency 1 and 4 alike, and a 40 ms prefill was no likelier to
-//     stall than a 4 ms decode: the stalls come per step, not per
-//     millisecond of work.
+//     five decode gaps at concurrency 1 took 4 ms and the fifth 10–45 ms
+//     more (at concurrency 4 one in four), and a 40 ms prefill was no
+//     likelier to stall than a 4 ms decode: the stalls come per step, not
+//     per millisecond of work.
 type jitter struct {
 	rng       *rand.Rand
 	mu, sigma float64
