@@ -24,8 +24,8 @@ import (
 // then streams a token every 4 ms, each request on its own clock (it is not
 // a batching engine, so the steps seen in the token stream are only
 // roughly batches): the fit must give a 4 ms step for one sequence, put
-// the rest of the TTFT into the frontend overhead, reproduce the ITLs, and
-// keep the plan's runs.
+// the rest of the measured TTFT into the frontend overhead, reproduce the
+// ITLs, and keep the plan's runs.
 func TestCalibrateAgainstScriptedServer(t *testing.T) {
 	srv := &openaitest.Server{TTFT: 20 * time.Millisecond, ITL: 4 * time.Millisecond, Ollama: true}
 	ts := httptest.NewServer(srv)
@@ -55,7 +55,18 @@ func TestCalibrateAgainstScriptedServer(t *testing.T) {
 	}
 	one := byName["base_ms"].Value + byName["decode_seq_ms"].Value
 	assert.InEpsilon(t, 4, one, 0.15, "step of one sequence: %+v", fit.Params)
-	assert.InDelta(t, 16, byName["request_overhead_ms"].Value, 4, "%+v", byName["request_overhead_ms"])
+	// The rest of an idle request's TTFT is the frontend's: the server's
+	// 20 ms, and what a loaded machine (-race, other packages' tests) adds
+	// to it, which the run measured.
+	ttft := 0.0
+	for _, r := range fit.Rows {
+		if r.Target == "c1-short" && r.Metric == "time_to_first_token" && r.Stat == "p50" {
+			ttft = r.Real
+		}
+	}
+	require.Positive(t, ttft, "the c1-short run's TTFT p50 row")
+	assert.GreaterOrEqual(t, ttft, 20.0)
+	assert.InEpsilon(t, ttft, byName["request_overhead_ms"].Value+one, 0.15, "%+v", byName["request_overhead_ms"])
 	assert.Equal(t, [2]int{1, 2}, fit.Range.Concurrency)
 	for _, r := range fit.Rows {
 		if r.Metric == "inter_token_latency" && r.Stat == "avg" {
