@@ -114,12 +114,13 @@ func fitStalls(d stallData) stallFit {
 		return fit
 	}
 	d.outlier = 1 / slices.Max(d.y)
-	_, null := d.emFrom(stallState{Level: d.lowLevels(), Sigma: 0.5, Outliers: startOutlierShare})
+	low := d.lowLevels() // EM's M-step copies the levels; every start may share them
+	_, null := d.emFrom(stallState{Level: low, Sigma: 0.5, Outliers: startOutlierShare})
 	med := median(d.y)
 	best, bestLL := stallState{}, math.Inf(-1)
 	for _, k := range []float64{2, 5} {
 		for _, sigma := range []float64{0.2, 0.6} {
-			st, ll := d.emFrom(stallState{Rate: 0.2, Ms: k * med, LogSD: 0.5, Level: d.lowLevels(), Sigma: sigma, Outliers: startOutlierShare})
+			st, ll := d.emFrom(stallState{Rate: 0.2, Ms: k * med, LogSD: 0.5, Level: low, Sigma: sigma, Outliers: startOutlierShare})
 			if ll > bestLL {
 				best, bestLL = st, ll
 			}
