@@ -149,7 +149,7 @@ func groupEnds(arr []arrival, tol, tol0 float64) []int {
 	ends := make([]int, len(arr))
 	cur := 0
 	members := map[int]bool{}
-	firstsOnly := false
+	firstsOnly := true // the current step end holds first tokens only (so far)
 	for i, a := range arr {
 		t := tol
 		if a.tok == 0 || firstsOnly {
@@ -161,7 +161,7 @@ func groupEnds(arr []arrival, tol, tol0 float64) []int {
 			firstsOnly = true
 		}
 		members[a.stream] = true
-		firstsOnly = (firstsOnly || i == 0) && a.tok == 0
+		firstsOnly = firstsOnly && a.tok == 0
 		ends[i] = cur
 	}
 	return ends
