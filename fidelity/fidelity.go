@@ -95,6 +95,8 @@ type Table struct {
 	// the cells and left out of the summaries (one figure per sweep, on
 	// a scale of its own).
 	Capacities []CapacityRow `json:"capacity,omitempty"`
+	// Drift is how far silicon itself moved over the table (AddDrift).
+	Drift *Drift `json:"host_drift,omitempty"`
 }
 
 // CapacitySweep is one load sweep's SLO capacity estimate on silicon
@@ -135,6 +137,58 @@ func (t *Table) AddCapacity(c CapacitySweep) error {
 	}
 	t.Capacities = append(t.Capacities, row)
 	return nil
+}
+
+// DriftRun is a workload run on silicon before the predicted workloads and
+// again after them, such as a calibration plan's run repeated at the end.
+type DriftRun struct {
+	Name          string
+	Before, After *results.Profile
+}
+
+// Drift is the difference of the DriftRuns' two runs: a sim-vs-real error
+// of a workload run in between is bounded below by how far the host moved
+// from the runs a simulator was fitted on. It stays out of the noise floor,
+// which is the spread of the predicted workloads' own repeats.
+type Drift struct {
+	// Cells' Real is the run before, SpreadPct the run after's difference
+	// % ((after − before)/before × 100); ErrorPct is empty.
+	Cells        []Cell  `json:"cells"`
+	MedianAbsPct float64 `json:"median_abs_pct"`
+	// WorstAvgAbsPct is the largest |difference| of an avg field, in
+	// WorstAvg's workload and metric.
+	WorstAvgAbsPct float64 `json:"worst_avg_abs_pct"`
+	WorstAvg       string  `json:"worst_avg"`
+}
+
+// AddDrift tabulates runs over fields (DefaultFields when nil) as the
+// table's host drift; a run without a finite value on both sides leaves
+// that field out.
+func (t *Table) AddDrift(runs []DriftRun, fields []Field) {
+	if fields == nil {
+		fields = DefaultFields
+	}
+	d := &Drift{}
+	var abs []float64
+	for _, r := range runs {
+		for _, f := range fields {
+			c, ok := buildCell(Workload{Name: r.Name, Real: r.Before, Repeat: r.After}, f)
+			if !ok || c.SpreadPct == nil {
+				continue
+			}
+			d.Cells = append(d.Cells, c)
+			a := math.Abs(*c.SpreadPct)
+			abs = append(abs, a)
+			if f.Stat == "avg" && a > d.WorstAvgAbsPct {
+				d.WorstAvgAbsPct, d.WorstAvg = a, r.Name+" "+f.Metric
+			}
+		}
+	}
+	if len(abs) == 0 {
+		return
+	}
+	d.MedianAbsPct = median(abs)
+	t.Drift = d
 }
 
 // The noise rule: a candidate is as good as silicon's own spread allows
@@ -330,7 +384,31 @@ func (t *Table) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "%s: median |error| %.2f %% over %d cells%s, worst avg field %.2f %% (%s)\n",
 			s.Candidate, s.MedianAbsPct, s.Cells, runs, s.WorstAvgAbsPct, verdict)
 	}
+	if t.Drift != nil {
+		return t.Drift.writeText(w)
+	}
 	return nil
+}
+
+// writeText writes the drift's cells, one line per run and metric with
+// its stats side by side, and its summary line.
+func (d *Drift) writeText(w io.Writer) error {
+	fmt.Fprintln(w, "\nhost drift: the same runs on silicon before the predicted workloads and after them, (after − before)/before %")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for i := 0; i < len(d.Cells); {
+		c := d.Cells[i]
+		fmt.Fprintf(tw, "%s\t%s\t", c.Workload, c.Metric)
+		for ; i < len(d.Cells) && d.Cells[i].Workload == c.Workload && d.Cells[i].Metric == c.Metric; i++ {
+			fmt.Fprintf(tw, "%s %+.2f\t", d.Cells[i].Stat, *d.Cells[i].SpreadPct)
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "host drift: median |after − before| %.2f %% over %d cells, worst avg field %.2f %% (%s)\n",
+		d.MedianAbsPct, len(d.Cells), d.WorstAvgAbsPct, d.WorstAvg)
+	return err
 }
 
 // rangedCandidates are the candidates with several runs somewhere: their

@@ -109,3 +109,40 @@ func TestCandidateRunsMedian(t *testing.T) {
 	assert.Contains(t, buf.String(), "calibrated: median |error| 7.00 % over 2 cells, of the median of 3 simulated runs (seeds) per workload")
 	assert.Contains(t, buf.String(), "uncalibrated: median |error| 50.00 % over 2 cells, worst avg field")
 }
+
+// The host drift: the same runs before and after the predicted workloads,
+// their differences beside the table and out of its noise floor.
+func TestDrift(t *testing.T) {
+	fields := []Field{{results.TagTTFT, "avg"}, {results.TagTTFT, "p50"}, {results.TagITL, "avg"}}
+	tab := Build([]Workload{{Name: "c4", Real: profile(200, 20), Repeat: profile(210, 20),
+		Candidates: []Candidate{{"calibrated", runs(profile(190, 21))}}}}, fields)
+	tab.AddDrift([]DriftRun{
+		{Name: "c1-short", Before: profile(40, 5), After: profile(44, 6.5)},
+		{Name: "c1-long", Before: profile(700, 5), After: profile(665, 5.25)},
+		{Name: "no-itl", Before: profile(10, 0), After: profile(12, 1)},
+	}, fields)
+	require.NotNil(t, tab.Drift)
+	d := tab.Drift
+	// Differences +10, +10, +30, −5, −5, +5, and no-itl's +20, +20 (its
+	// ITL of 0 has no difference).
+	require.Len(t, d.Cells, 8)
+	assert.InDelta(t, 30, *d.Cells[2].SpreadPct, 1e-9)
+	assert.InDelta(t, 10, d.MedianAbsPct, 1e-9)
+	assert.InDelta(t, 30, d.WorstAvgAbsPct, 1e-9)
+	assert.Equal(t, "c1-short inter_token_latency", d.WorstAvg)
+	assert.Equal(t, 5.0, tab.NoiseFloorPct, "drift stays out of the noise floor")
+	assert.Equal(t, 3, tab.Repeats)
+
+	var buf bytes.Buffer
+	require.NoError(t, tab.WriteText(&buf))
+	assert.Regexp(t, `c1-short\s+time_to_first_token\s+avg \+10\.00\s+p50 \+10\.00`, buf.String())
+	assert.Regexp(t, `c1-long\s+inter_token_latency\s+avg \+5\.00`, buf.String())
+	assert.Contains(t, buf.String(), "host drift: median |after − before| 10.00 % over 8 cells, worst avg field 30.00 % (c1-short inter_token_latency)")
+	buf.Reset()
+	require.NoError(t, tab.WriteJSON(&buf))
+	assert.Contains(t, buf.String(), `"host_drift": {`)
+
+	empty := Build(nil, fields)
+	empty.AddDrift([]DriftRun{{Name: "x", Before: profile(10, 1), After: &results.Profile{}}}, fields)
+	assert.Nil(t, empty.Drift, "nothing on both sides: no drift section")
+}

@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # make e2e: the CPU real-engine tier, calibrate → predict. Starts Ollama
 # (built from the Go module proxy, cached) serving the generated tiny model,
-# then:
+# then, on the engine:
 #
 #   1. `simbench calibrate --url` on the live engine, from a base config that
 #      names only the engine structure (testdata/e2e/base-llamacpp.yaml): its
-#      plan's runs land in calibration/, the fitted config in calibrated.yaml;
-#   2. held-out workloads, none of them in the plan, each run on the engine
-#      (real), on the calibrated simulator (sim) and on the a-priori config
-#      testdata/e2e/sim-ollama.yaml (sim-uncal):
-#        load-sweep            a load sweep (run/sim --sweep-concurrency 1,2,4,8,
+#      plan's runs land in calibration/, the fitted config in
+#      calibrated-first.yaml;
+#   2. held-out workloads, none of them in the plan:
+#        load-sweep            a load sweep (run --sweep-concurrency 1,2,4,8,
 #                              ISL 128, OSL 64) with the SLO E2E_SLO (TTFT ≤ 300 ms,
 #                              attainment ≥ 0.9); its points are also the workloads
 #        sweep-c1 … sweep-c8   (symbolic links to load-sweep/*/cN), and
@@ -17,21 +16,34 @@
 #        isl384-c3             concurrency 3, ISL 384, OSL 96
 #        trace                 testdata/e2e/conversation_slice.jsonl (40 Mooncake
 #                              rows), lengths scaled to what a 2-core CPU serves
-#   3. sweep-c4, the trace and sweep-c1 once more on the engine
-#      (real-repeat): the real-vs-real spread (the trace's bursts reach the
-#      server in a different order every run), and the drift since the
-#      first held-out run.
+#   3. sweep-c4, the trace and sweep-c1 once more (real-repeat): the
+#      real-vs-real spread (the trace's bursts reach the server in a
+#      different order every run), and the drift since the first held-out run;
+#   4. `calibrate --url` again, the same plan into calibration-after/
+#      (calibrated-after.yaml).
 #
-# Artifacts go to artifacts/e2e/<workload>/{real,sim,sim-uncal,compare.txt,
-# compare.json,plots/}, and sim-seeds/, sim-uncal-seeds/: both simulators once
-# per simulator seed (E2E_SIM_SEEDS, 16), whose median the fidelity table
-# takes (compare and the plots use the one run sim/, sim-uncal/). The assertions (every request ok with exact OSL and
-# one chunk per token, ISL = intended + chat template, TTFT rises from
-# concurrency 4 to 8, compare files and PNGs present) live in
-# cmd/simbench/e2e_test.go, which also writes the fidelity table
-# (fidelity.txt, fidelity.json: per workload and field the calibrated and
-# uncalibrated errors beside the real-vs-real spread; reported, not gated).
-# The engine is stopped by PID on exit, also on failure.
+# Then, with the engine stopped, calibrated.yaml is fitted on both plans
+# together (`calibrate --real`), and every held-out workload is simulated
+# with it (sim), with calibrated-first.yaml (sim-first: what calibrating
+# first gives) and with the a-priori testdata/e2e/sim-ollama.yaml
+# (sim-uncal). The host's speed moves in regimes of minutes (README, "Real
+# engine on CPU"): a fit on runs before and after the predictions sees the
+# host as it was on average over them, so the table's calibrated errors are
+# the model's more than the host's; calibrated-first beside them shows what
+# the drift costs a fit made first, and the table's host-drift section
+# gives the plan's own runs after against before.
+#
+# Artifacts go to artifacts/e2e/<workload>/{real,sim,sim-first,sim-uncal,
+# compare.txt,compare.json,plots/}, and sim-seeds/, sim-first-seeds/,
+# sim-uncal-seeds/: each simulator once per simulator seed (E2E_SIM_SEEDS,
+# 16), whose median the fidelity table takes (compare and the plots use
+# the one run sim/ of calibrated.yaml). The assertions (every request ok
+# with exact OSL and one chunk per token, ISL = intended + chat template,
+# TTFT rises from concurrency 4 to 8, compare files and PNGs present) live
+# in cmd/simbench/e2e_test.go, which also writes the fidelity table
+# (fidelity.txt, fidelity.json: per workload and field each configuration's
+# error beside the real-vs-real spread, and the host drift; reported, not
+# gated). The engine is stopped by PID on exit, also on failure.
 #
 #   scripts/e2e.sh [SIMBENCH_BINARY]      default bin/simbench (built if missing)
 # Knobs (environment): E2E_ARTIFACTS, E2E_REQUESTS, E2E_ISL, E2E_OSL,
@@ -66,6 +78,7 @@ read -r -a TRACE_FLAGS <<<"${E2E_TRACE_FLAGS:---scale-lengths 0.1 --max-isl 1536
 UNCAL_CONFIG="testdata/e2e/sim-ollama.yaml"
 BASE_CONFIG="testdata/e2e/base-llamacpp.yaml"
 SIM_CONFIG="$ART/calibrated.yaml"
+FIRST_CONFIG="$ART/calibrated-first.yaml"
 
 start=$(date +%s)
 work="$(mktemp -d "${TMPDIR:-/tmp}/simbench-e2e.XXXXXX")"
@@ -91,36 +104,77 @@ engine_up "$work/engine" "$SB"
 # tokenize).
 ENDPOINT=(--url "$ENGINE_URL" --model tiny --use-legacy-max-tokens --use-server-token-count)
 
-engine_log "calibrate on the live engine (plan runs in $ART/calibration)"
-"$SB" calibrate "${ENDPOINT[@]}" --config "$BASE_CONFIG" -o "$SIM_CONFIG" --artifacts "$ART/calibration" |
-	tee "$ART/calibrate.txt"
+# plan DIR CONFIG: the calibration plan on the live engine into $ART/DIR,
+# its fit to CONFIG, the report to $ART/DIR.txt.
+plan() {
+	engine_log "calibrate on the live engine (plan runs in $ART/$1)"
+	"$SB" calibrate "${ENDPOINT[@]}" --config "$BASE_CONFIG" -o "$2" --artifacts "$ART/$1" | tee "$ART/$1.txt"
+}
 
 # Both sides get the same workload flags; run adds the endpoint and no
 # grace-period cancellation of requests still streaming.
 real() {
 	local dir="$1" name="$2"
 	shift 2
+	mkdir -p "$ART/$dir"
 	engine_log "run  $dir/$name: $*"
 	"$SB" run "${ENDPOINT[@]}" --benchmark-grace-period 0 --quiet -o "$ART/$dir/$name" "$@" |
 		tee "$ART/$dir/$name.txt"
 }
 
+SWEEP=(--sweep-concurrency "${CONCURRENCY// /,}" --goodput "$SLO" --attainment 0.9
+	--request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1)
+ISL384=(--concurrency 3 --request-count "$((REQUESTS / 2))" --isl 384 --osl 96 --seed 2)
+TRACE_WL=(--trace "$TRACE" "${TRACE_FLAGS[@]}")
+
+plan calibration "$FIRST_CONFIG"
+real load-sweep real "${SWEEP[@]}"
+real isl384-c3 real "${ISL384[@]}"
+real trace real "${TRACE_WL[@]}"
+# The same workloads again on the engine: silicon's own run-to-run spread,
+# at the slot count, on the trace (whose simultaneous sends reach the
+# server in a new order every run: its few short-output requests' ITL swings
+# the average by tens of percent) and at concurrency 1. sweep-c1 ran first
+# after the calibration, so its repeat also shows how far the machine's
+# speed drifted over the predictions (up to a third on a shared 2-vCPU VM).
+real sweep-c4 real-repeat --concurrency 4 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
+real trace real-repeat "${TRACE_WL[@]}"
+real sweep-c1 real-repeat --concurrency 1 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
+plan calibration-after "$ART/calibrated-after.yaml"
+engine_stop
+engine_log "real runs done in $(($(date +%s) - start))s; fitting on both plans, simulating"
+
+plan_runs=()
+for d in "$ART"/calibration/*/ "$ART"/calibration-after/*/; do
+	plan_runs+=(--real "${d%/}")
+done
+"$SB" calibrate "${plan_runs[@]}" --config "$FIRST_CONFIG" -o "$SIM_CONFIG" | tee "$ART/calibration-both.txt"
+
+# simulate DIR FLAGS…: each configuration's one run of the workload.
 simulate() {
 	local dir="$1"
 	shift
 	"$SB" sim --config "$SIM_CONFIG" --quiet -o "$ART/$dir/sim" "$@" >"$ART/$dir/sim.txt" 2>&1
+	"$SB" sim --config "$FIRST_CONFIG" --quiet -o "$ART/$dir/sim-first" "$@" >"$ART/$dir/sim-first.txt" 2>&1
 	"$SB" sim --config "$UNCAL_CONFIG" --engine llamacpp --quiet -o "$ART/$dir/sim-uncal" "$@" >"$ART/$dir/sim-uncal.txt"
 }
 
-# seeds: both configurations again, once per simulator seed (seed, seed+1,
-# …), into DIR/sim-seeds/run_NNNN and DIR/sim-uncal-seeds/run_NNNN; what
-# sim printed goes to DIR/sim-seeds.txt (shown when it fails).
+# seeds DIR FLAGS…: each configuration again, once per simulator seed
+# (seed, seed+1, …), into DIR/<sim>-seeds/run_NNNN; what sim printed goes
+# to DIR/<sim>-seeds.txt (shown when it fails).
 seeds() {
 	local dir="$1"
 	shift
-	"$SB" sim --config "$SIM_CONFIG" --quiet --repeat "$SIM_SEEDS" -o "$ART/$dir/sim-seeds" "$@" >"$ART/$dir/sim-seeds.txt" 2>&1 ||
-		{ cat "$ART/$dir/sim-seeds.txt" >&2; return 1; }
-	"$SB" sim --config "$UNCAL_CONFIG" --engine llamacpp --quiet --repeat "$SIM_SEEDS" -o "$ART/$dir/sim-uncal-seeds" "$@" >"$ART/$dir/sim-uncal-seeds.txt"
+	seed_runs "$dir" sim --config "$SIM_CONFIG" "$@"
+	seed_runs "$dir" sim-first --config "$FIRST_CONFIG" "$@"
+	seed_runs "$dir" sim-uncal --config "$UNCAL_CONFIG" --engine llamacpp "$@"
+}
+
+seed_runs() {
+	local dir="$1" sub="$2"
+	shift 2
+	"$SB" sim --quiet --repeat "$SIM_SEEDS" -o "$ART/$dir/$sub-seeds" "$@" >"$ART/$dir/$sub-seeds.txt" 2>&1 ||
+		{ cat "$ART/$dir/$sub-seeds.txt" >&2; return 1; }
 }
 
 compare_pair() {
@@ -129,26 +183,20 @@ compare_pair() {
 	"$SB" compare "$dir/real" "$dir/sim" --format json -o "$dir/compare.json" --plots "$dir/plots" >/dev/null
 }
 
-workload() {
+predict() {
 	local d="$1"
 	shift
-	mkdir -p "$ART/$d"
-	real "$d" real "$@"
 	simulate "$d" "$@"
 	seeds "$d" "$@"
 	compare_pair "$d"
 }
 
 # The concurrency sweep as one load sweep per side; each point is also a
-# workload of its own (sweep-cN/{real,sim,sim-uncal} link to the points).
-SWEEP=(--sweep-concurrency "${CONCURRENCY// /,}" --goodput "$SLO" --attainment 0.9
-	--request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1)
-mkdir -p "$ART/load-sweep"
-real load-sweep real "${SWEEP[@]}"
+# workload of its own (sweep-cN/{real,sim,…} link to the points).
 simulate load-sweep "${SWEEP[@]}"
 for c in $CONCURRENCY; do
 	mkdir -p "$ART/sweep-c$c"
-	for side in real sim sim-uncal; do
+	for side in real sim sim-first sim-uncal; do
 		ln -s "../load-sweep/$side/c$c" "$ART/sweep-c$c/$side"
 	done
 	# A sweep cannot be repeated: each point's seeds run as its own
@@ -157,19 +205,9 @@ for c in $CONCURRENCY; do
 	compare_pair "sweep-c$c"
 done
 compare_pair load-sweep
-workload isl384-c3 --concurrency 3 --request-count "$((REQUESTS / 2))" --isl 384 --osl 96 --seed 2
-workload trace --trace "$TRACE" "${TRACE_FLAGS[@]}"
-# The same workloads again on the engine: silicon's own run-to-run spread,
-# at the slot count, on the trace (whose simultaneous sends reach the
-# server in a new order every run: its few short-output requests' ITL swings
-# the average by tens of percent) and at concurrency 1. sweep-c1 ran first
-# after the calibration, so its repeat also shows how far the machine's
-# speed drifted over the predictions (up to a third on a shared 2-vCPU VM).
-real sweep-c4 real-repeat --concurrency 4 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
-real trace real-repeat --trace "$TRACE" "${TRACE_FLAGS[@]}"
-real sweep-c1 real-repeat --concurrency 1 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
+predict isl384-c3 "${ISL384[@]}"
+predict trace "${TRACE_WL[@]}"
 
-engine_stop
 engine_log "real and simulated runs done in $(($(date +%s) - start))s; checking"
 SIMBENCH_E2E_DIR="$(cd "$ART" && pwd)" go test -count=1 -run '^TestE2E' ./cmd/simbench/ -v 2>&1 |
 	tee "$ART/check.txt" | grep -v '^=== RUN'

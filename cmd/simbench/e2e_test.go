@@ -93,6 +93,7 @@ func writeFidelity(t *testing.T, dir string, names []string) string {
 	}
 	tab := fidelity.Build(ws, nil)
 	addCapacityRow(t, tab, filepath.Join(dir, e2eLoadSweep))
+	tab.AddDrift(planDrift(t, dir, load), nil)
 	var txt, js bytes.Buffer
 	require.NoError(t, tab.WriteText(&txt))
 	require.NoError(t, tab.WriteJSON(&js))
@@ -103,10 +104,41 @@ func writeFidelity(t *testing.T, dir string, names []string) string {
 
 // e2eCandidates are the simulated configurations of every workload: the
 // one run that compare and the plots use, and the runs of several
-// simulator seeds that the fidelity table takes the median of.
+// simulator seeds that the fidelity table takes the median of. calibrated
+// is fitted on the calibration plan run before the held-out workloads and
+// again after them, calibrated-first on the plan before them alone (see
+// scripts/e2e.sh).
 var e2eCandidates = []e2eCandidate{
 	{"calibrated", "sim", "sim-seeds"},
+	{"calibrated-first", "sim-first", "sim-first-seeds"},
 	{"uncalibrated", "sim-uncal", "sim-uncal-seeds"},
+}
+
+// The calibration plan's run directories before the held-out workloads
+// and after them: the same runs (the plan is fixed by the base config and
+// the server), so their differences are the host's drift over the table.
+const (
+	e2ePlanBefore = "calibration"
+	e2ePlanAfter  = "calibration-after"
+)
+
+// planDrift pairs every plan run before the held-out workloads with the
+// same run after them; none when the plan ran once.
+func planDrift(t *testing.T, dir string, load func(string) *results.Profile) []fidelity.DriftRun {
+	entries, err := os.ReadDir(filepath.Join(dir, e2ePlanBefore))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var runs []fidelity.DriftRun
+	for _, e := range entries {
+		before := load(filepath.Join(dir, e2ePlanBefore, e.Name()))
+		after := load(filepath.Join(dir, e2ePlanAfter, e.Name()))
+		if e.IsDir() && before != nil && after != nil {
+			runs = append(runs, fidelity.DriftRun{Name: e.Name(), Before: before, After: after})
+		}
+	}
+	return runs
 }
 
 // e2eCandidate is a simulated configuration's name and its directories
@@ -143,7 +175,10 @@ func addCapacityRow(t *testing.T, tab *fidelity.Table, dir string) {
 	row := fidelity.CapacitySweep{Workload: e2eLoadSweep, Load: string(real.Load), Real: real.Capacity.Estimate,
 		RealStatus: real.Capacity.Method, SLO: fmt.Sprintf("%s, attainment ≥ %g", real.Goodput, real.AttainmentTarget),
 		Candidates: map[string]float64{}}
-	for _, c := range []struct{ name, sub string }{{"calibrated", "sim"}, {"uncalibrated", "sim-uncal"}} {
+	for _, c := range e2eCandidates {
+		if _, err := os.Stat(filepath.Join(dir, c.sub)); os.IsNotExist(err) {
+			continue
+		}
 		s, err := capacity.ReadSummary(filepath.Join(dir, c.sub))
 		require.NoError(t, err)
 		if s.Capacity != nil && s.Capacity.Estimate != nil {

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/simbench/simbench/results"
@@ -13,7 +14,10 @@ import (
 const DefaultMaxEvals = 32
 
 // LoadTargets reads the real run directories (simbench's or AIPerf's) to
-// fit (see LoadTarget).
+// fit (see LoadTarget). Runs of the same name, such as one calibration
+// plan run twice into two directories, are told apart by their parent
+// directory's name, else by their whole path: the names label the fit's
+// rows and sim.yaml's calibration.fitted_on.
 func LoadTargets(dirs []string) ([]Target, error) {
 	out := make([]Target, 0, len(dirs))
 	for _, dir := range dirs {
@@ -23,7 +27,26 @@ func LoadTargets(dirs []string) ([]Target, error) {
 		}
 		out = append(out, t)
 	}
+	rename(out, dirs, func(dir string) string {
+		dir = filepath.Clean(dir)
+		return filepath.Join(filepath.Base(filepath.Dir(dir)), filepath.Base(dir))
+	})
+	rename(out, dirs, filepath.Clean)
 	return out, nil
+}
+
+// rename gives every target whose name another one shares the name of its
+// directory by name.
+func rename(ts []Target, dirs []string, name func(dir string) string) {
+	n := map[string]int{}
+	for _, t := range ts {
+		n[t.Name]++
+	}
+	for i := range ts {
+		if n[ts[i].Name] > 1 {
+			ts[i].Name = name(dirs[i])
+		}
+	}
 }
 
 // WriteConfig writes the fitted configuration as a simbench sim --config
