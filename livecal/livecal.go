@@ -151,6 +151,11 @@ func discover(ctx context.Context, opts Options) (sim.Config, []string) {
 	if ollama && base.Frontend.Concurrency == 0 {
 		base, notes = ollamaFrontend(base, notes)
 	}
+	if ollama && base.Workers == 1 && !base.Disaggregated() {
+		base.Frontend.HoldForSlot = true
+		notes = append(notes, fmt.Sprintf("frontend: Ollama's server holds requests beyond its %d slots until one finishes (NUM_PARALLEL)",
+			base.Engine.LlamaCpp.Parallel))
+	}
 	return base, notes
 }
 

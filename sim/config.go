@@ -214,6 +214,18 @@ type FrontendConfig struct {
 	// threads. 0 for an engine on its own device (a GPU). calibrate fits it
 	// from the token gaps of the steps a request was sent in.
 	ArrivalStallMs float64 `yaml:"arrival_stall_ms,omitempty" json:"arrival_stall_ms,omitempty"`
+	// HoldForSlot is a server that lets only as many requests through to
+	// the engine as it has slots (engine.llamacpp.parallel) and holds the
+	// rest before any work on them: Ollama's server takes a semaphore of
+	// NUM_PARALLEL before it hands a request to its runner, and the
+	// request's path to the runner (request_overhead_ms, prompt_token_ms)
+	// starts when a running request finishes. So at a concurrency above
+	// the slots a freed slot stays empty for that path, and a closed
+	// loop's next batch of prompts reaches the runner after the batch
+	// before it has finished decoding, not beside its last steps.
+	// false: every request reaches the engine's own queue at once
+	// (llama-server, vLLM). One server: workers 1, aggregated.
+	HoldForSlot bool `yaml:"hold_for_slot,omitempty" json:"hold_for_slot,omitempty"`
 	// TieOrder is the order in which requests sent at the same instant
 	// reach the frontend: "trace" (the workload's order; the default) or
 	// "random" (seeded by seed): a real client sends them on concurrent
@@ -458,6 +470,7 @@ var configDocs = map[string]string{
 	"frontend.template_tokens":                 "tokens the chat template adds to every prompt (computed and counted in ISL)",
 	"frontend.tie_order":                       "trace (default) | random: the order in which requests sent at one instant reach the frontend",
 	"frontend.arrival_stall_ms":                "a request reaching a busy engine stretches its next step by this (a CPU engine sharing its cores with the server)",
+	"frontend.hold_for_slot":                   "the server holds requests beyond engine.llamacpp.parallel before its work on them, until one finishes (Ollama's NUM_PARALLEL semaphore)",
 	"disaggregation.prefill_workers":           "0 = aggregated serving; else workers = prefill_workers + decode_workers",
 	"disaggregation.decode_workers":            "workers that receive the KV and generate every token",
 	"disaggregation.max_local_prefill_tokens":  "conditional: prompts with at most this many tokens uncached on the decode worker prefill there; 0 = always remote",
@@ -549,7 +562,22 @@ const (
 )
 
 func (c Config) validateTop() error {
-	return firstErr(inRange("workers", c.Workers, 1, maxWorkers))
+	return firstErr(inRange("workers", c.Workers, 1, maxWorkers), c.validateHold())
+}
+
+// validateHold: frontend.hold_for_slot is one server's gate in front of
+// its llama.cpp runner's slots.
+func (c Config) validateHold() error {
+	switch {
+	case !c.Frontend.HoldForSlot:
+		return nil
+	case c.Engine.Type != "llamacpp":
+		return fmt.Errorf("frontend.hold_for_slot: holds requests for engine.llamacpp.parallel slots; engine.type is %q, want llamacpp", c.Engine.Type)
+	case c.Workers != 1 || c.Disaggregated():
+		return fmt.Errorf("frontend.hold_for_slot: one server in front of one runner; workers is %d%s, want 1 aggregated", c.Workers,
+			map[bool]string{true: " (disaggregated)"}[c.Disaggregated()])
+	}
+	return nil
 }
 
 // validateMemory bounds what the workers' KV indexes take up front

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/traces"
 )
 
 // Two requests at t=0, ISL 100 and OSL 3, a 150-token budget, steps of
@@ -378,5 +380,53 @@ func TestFrontendPromptTokens(t *testing.T) {
 			assert.InDelta(t, tc.long, stampsMs(recs[0])[0], 1e-9)
 			assert.InDelta(t, tc.short, stampsMs(recs[1])[0], 1e-9)
 		})
+	}
+}
+
+// frontend.hold_for_slot: one slot, 5 ms from send to the engine, 10 ms +
+// 0.1 ms per prompt token a step; two 10-token prompts of 2 tokens sent at
+// once. The first decodes from 5 to 26 ms (prefill 11 ms, a decode 10).
+// Without the gate the second waits in the engine's queue and takes the
+// slot as it frees (first token 37 ms); held by the server, it starts its
+// 5 ms to the engine only then (42 ms).
+func TestHoldForSlot(t *testing.T) {
+	for _, tc := range []struct {
+		hold   bool
+		second []float64
+	}{{false, []float64{37, 47}}, {true, []float64{42, 52}}} {
+		t.Run(fmt.Sprint(tc.hold), func(t *testing.T) {
+			cfg := constCfg("llamacpp", 10, 0.1)
+			cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 1, CtxSize: 512, NBatch: 64}
+			cfg.Frontend.RequestOverheadMs, cfg.Frontend.HoldForSlot = 5, tc.hold
+			recs, _ := runAll(t, cfg, workload(req(0, 10, 2), req(0, 10, 2)))
+			assert.InDeltaSlice(t, []float64{16, 26}, stampsMs(recs[0]), 1e-9)
+			assert.InDeltaSlice(t, tc.second, stampsMs(recs[1]), 1e-9)
+		})
+	}
+}
+
+// The gate lets at most parallel requests through: a burst of 9 on 4
+// slots, each held one reaching the engine only as one through it finishes,
+// so the engine never holds a waiting request; every request finishes.
+func TestHoldForSlotBurst(t *testing.T) {
+	cfg := constCfg("llamacpp", 10, 0.1)
+	cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 4, CtxSize: 4096, NBatch: 512, ReuseLagSteps: 1}
+	cfg.Frontend.RequestOverheadMs, cfg.Frontend.HoldForSlot = 3, true
+	var reqs []traces.Request
+	for i := range 9 {
+		reqs = append(reqs, req(0, 20+i, 4))
+	}
+	maxWaiting, maxThrough := 0, 0
+	hook := withHook(func(s *simulator) {
+		maxWaiting = max(maxWaiting, s.workers[0].waiting.len()+len(s.workers[0].running))
+		maxThrough = max(maxThrough, s.gate.in)
+	})
+	recs, _ := runAll(t, cfg, workload(reqs...), hook)
+	require.Len(t, recs, 9)
+	assert.LessOrEqual(t, maxWaiting, 4)
+	assert.Equal(t, 4, maxThrough)
+	for _, r := range recs {
+		assert.Nil(t, r.Error)
+		assert.Len(t, r.Chunks, 4)
 	}
 }

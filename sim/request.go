@@ -24,6 +24,7 @@ type request struct {
 	slot    int     // llamacpp slot, -1 when none
 	readyAt int64   // llamacpp: the first step (worker.stats.steps) that may admit it while other slots run (reuse_lag_steps)
 	running bool    // in its worker's running set
+	gated   bool    // through frontend.hold_for_slot's gate, not finished
 
 	cached      int // prefix-cache hit in tokens (largest over admissions)
 	preemptions int

@@ -80,6 +80,8 @@ type simulator struct {
 	// it is next free (empty: unbounded, every request's overhead overlaps).
 	front []int64
 	gap   *clientGap // client gap after each response (frontend.client_gap_ms)
+	// gate is frontend.hold_for_slot's (nil without it).
+	gate *slotGate
 
 	events eventHeap
 	now    int64
@@ -172,6 +174,9 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	}
 	if cfg.Frontend.TieOrder == TieOrderRandom {
 		s.ties = rand.New(rand.NewPCG(uint64(cfg.Seed), 0x71e5_0bde_7a11))
+	}
+	if cfg.Frontend.HoldForSlot {
+		s.gate = &slotGate{limit: cfg.Engine.LlamaCpp.Parallel}
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed_5111_b3c4))
 	s.router = newRouter(&s.cfg.Router, s.pools[0].workers, rng)
@@ -334,11 +339,52 @@ func (s *simulator) send(snd pacer.Send) {
 	if s.metrics != nil {
 		s.metrics.sent()
 	}
+	if s.gate != nil && !s.gate.enter(r) {
+		return
+	}
 	if at := s.frontendDone(r.isl); at > s.now {
 		s.push(at, evArrive, idx)
 		return
 	}
 	s.arrive(r)
+}
+
+// slotGate is frontend.hold_for_slot: at most limit requests are past it
+// (in the frontend or the engine); the others wait in send order.
+type slotGate struct {
+	limit, in int
+	held      []*request
+}
+
+// enter lets r through, or holds it when limit requests are through.
+func (g *slotGate) enter(r *request) bool {
+	if g.in >= g.limit {
+		g.held = append(g.held, r)
+		return false
+	}
+	g.in++
+	r.gated = true
+	return true
+}
+
+// leaveGate is a request that was through the gate finishing: the first
+// one held, if any, goes through and starts its way to the engine. Its
+// arrival is an event even when it is due now, since a worker's step end
+// calls this mid-step.
+func (s *simulator) leaveGate(r *request) {
+	if s.gate == nil || !r.gated {
+		return
+	}
+	r.gated = false
+	s.gate.in--
+	if len(s.gate.held) == 0 {
+		return
+	}
+	next := s.gate.held[0]
+	s.gate.held[0] = nil
+	s.gate.held = s.gate.held[1:]
+	s.gate.enter(next)
+	s.push(s.frontendDone(next.isl), evArrive, next.wi)
 }
 
 // frontendDone is when a request of isl prompt tokens sent now reaches the
@@ -505,6 +551,7 @@ func (s *simulator) complete(r *request, now int64) {
 		s.metrics.completed(r, now, s.respOv)
 	}
 	s.emit(s.record(r))
+	s.leaveGate(r)
 	s.finishClient(r, now+s.respOv+s.gap.next())
 }
 
@@ -515,6 +562,7 @@ func (s *simulator) reject(r *request, reason string) {
 		s.metrics.rejected()
 	}
 	s.emit(s.rejectedRecord(r, reason))
+	s.leaveGate(r)
 	s.finishClient(r, s.now+s.respOv+s.gap.next())
 }
 
