@@ -573,9 +573,10 @@ func (c Config) validateHold() error {
 		return nil
 	case c.Engine.Type != "llamacpp":
 		return fmt.Errorf("frontend.hold_for_slot: holds requests for engine.llamacpp.parallel slots; engine.type is %q, want llamacpp", c.Engine.Type)
-	case c.Workers != 1 || c.Disaggregated():
-		return fmt.Errorf("frontend.hold_for_slot: one server in front of one runner; workers is %d%s, want 1 aggregated", c.Workers,
-			map[bool]string{true: " (disaggregated)"}[c.Disaggregated()])
+	case c.Disaggregated():
+		return errors.New("frontend.hold_for_slot: one server in front of one runner; serving is disaggregated, want 1 aggregated worker")
+	case c.Workers != 1:
+		return fmt.Errorf("frontend.hold_for_slot: one server in front of one runner; workers is %d, want 1 aggregated", c.Workers)
 	}
 	return nil
 }

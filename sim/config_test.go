@@ -131,6 +131,10 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{func(c *Config) { c.Frontend.RequestOverheadMs = -2 }, "frontend.request_overhead_ms"},
 		{func(c *Config) { c.Frontend.HoldForSlot = true }, `frontend.hold_for_slot: holds requests for engine.llamacpp.parallel slots; engine.type is "vllm", want llamacpp`},
 		{func(c *Config) { c.Engine.Type, c.Workers, c.Frontend.HoldForSlot = "llamacpp", 2, true }, "frontend.hold_for_slot: one server in front of one runner; workers is 2, want 1 aggregated"},
+		{func(c *Config) {
+			c.Engine.Type, c.Workers, c.Frontend.HoldForSlot = "llamacpp", 2, true
+			c.Disaggregation = &DisaggregationConfig{PrefillWorkers: 1, DecodeWorkers: 1}
+		}, "frontend.hold_for_slot: one server in front of one runner; serving is disaggregated"},
 		{func(c *Config) { c.Frontend.Concurrency = -1 }, "frontend.concurrency"},
 	} {
 		cfg := DefaultConfig()
