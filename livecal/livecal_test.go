@@ -49,6 +49,13 @@ func TestCalibrateAgainstScriptedServer(t *testing.T) {
 	}
 	fit := res.Fit
 	assert.Equal(t, "linear", fit.Model, "no model shape known: the linear basis")
+	assert.Equal(t, [2]int{1, 2}, fit.Range.Concurrency)
+	if raceEnabled {
+		// The race detector on a loaded 2-core machine stretches the
+		// server's 20 ms and 4 ms by tens of percent: `make test` checks
+		// the timing again alone, without it (see the Makefile).
+		return
+	}
 	byName := map[string]sim.CalibratedParam{}
 	for _, p := range fit.Params {
 		byName[p.Name] = p
@@ -56,18 +63,17 @@ func TestCalibrateAgainstScriptedServer(t *testing.T) {
 	one := byName["base_ms"].Value + byName["decode_seq_ms"].Value
 	assert.InEpsilon(t, 4, one, 0.15, "step of one sequence: %+v", fit.Params)
 	// The rest of an idle request's TTFT is the frontend's: the server's
-	// 20 ms, and what a loaded machine (-race, other packages' tests) adds
-	// to it, which the run measured.
+	// 20 ms and what the machine adds to it, which the run measured. The
+	// fit matches TTFT means, so the check is against the mean.
 	ttft := 0.0
 	for _, r := range fit.Rows {
-		if r.Target == "c1-short" && r.Metric == "time_to_first_token" && r.Stat == "p50" {
+		if r.Target == "c1-short" && r.Metric == "time_to_first_token" && r.Stat == "avg" {
 			ttft = r.Real
 		}
 	}
-	require.Positive(t, ttft, "the c1-short run's TTFT p50 row")
+	require.Positive(t, ttft, "the c1-short run's TTFT avg row")
 	assert.GreaterOrEqual(t, ttft, 20.0)
 	assert.InEpsilon(t, ttft, byName["request_overhead_ms"].Value+one, 0.15, "%+v", byName["request_overhead_ms"])
-	assert.Equal(t, [2]int{1, 2}, fit.Range.Concurrency)
 	for _, r := range fit.Rows {
 		if r.Metric == "inter_token_latency" && r.Stat == "avg" {
 			assert.InDelta(t, 0, r.ErrorPct, 15, "%s", r.Target)

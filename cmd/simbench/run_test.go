@@ -75,13 +75,18 @@ func TestRunAcceptance(t *testing.T) {
 		require.True(t, ok, "%s %s", tag, s)
 		return v
 	}
-	assert.InDelta(t, 40, stat(results.TagTTFT, "p50"), 5, "TTFT within a few ms of the truth")
-	assert.InDelta(t, 10, stat(results.TagITL, "avg"), 2, "ITL")
-	assert.InDelta(t, 10, stat(results.TagICL, "p50"), 2, "chunk gaps")
-	// Schedule kept: the median send is within 1 ms of its timestamp (the
-	// tail depends on how loaded the shared test machine is: logged only).
-	assert.Less(t, stat(results.TagSendLag, "p50"), 1.0, "schedule kept")
 	t.Logf("send lag p50 %.3f p99 %.3f max %.3f ms", stat(results.TagSendLag, "p50"), stat(results.TagSendLag, "p99"), stat(results.TagSendLag, "max"))
+	// The timing figures only without the race detector, which on a loaded
+	// 2-core machine delays sends by milliseconds: `make test` runs this
+	// test again alone, without it (see the Makefile).
+	if !raceEnabled {
+		assert.InDelta(t, 40, stat(results.TagTTFT, "p50"), 5, "TTFT within a few ms of the truth")
+		assert.InDelta(t, 10, stat(results.TagITL, "avg"), 2, "ITL")
+		assert.InDelta(t, 10, stat(results.TagICL, "p50"), 2, "chunk gaps")
+		// Schedule kept: the median send is within 1 ms of its timestamp
+		// (the tail depends on how loaded the machine is: logged only).
+		assert.Less(t, stat(results.TagSendLag, "p50"), 1.0, "schedule kept")
+	}
 	assert.Equal(t, 57.0, stat(results.TagRequestCount, "avg"))
 	assert.Equal(t, 3.0, stat(results.TagErrorRequestCount, "avg"))
 	types := map[string]int{}
