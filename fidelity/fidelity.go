@@ -146,9 +146,9 @@ type DriftRun struct {
 	Before, After *results.Profile
 }
 
-// Drift is the difference of the DriftRuns' two runs: a sim-vs-real error
-// of a workload run in between is bounded below by how far the host moved
-// from the runs a simulator was fitted on. It stays out of the noise floor,
+// Drift is the difference of the DriftRuns' two runs: how far the host
+// itself moved while the workloads between them ran, which a simulator
+// fitted on one side of it cannot know. It stays out of the noise floor,
 // which is the spread of the predicted workloads' own repeats.
 type Drift struct {
 	// Cells' Real is the run before, SpreadPct the run after's difference
