@@ -46,9 +46,12 @@
 # gated). The engine is stopped by PID on exit, also on failure.
 #
 #   scripts/e2e.sh [SIMBENCH_BINARY]      default bin/simbench (built if missing)
-# Knobs (environment): E2E_ARTIFACTS, E2E_REQUESTS, E2E_ISL, E2E_OSL,
-# E2E_CONCURRENCY, E2E_SLO, E2E_SIM_SEEDS, E2E_TRACE_FLAGS, ENGINE_PORT,
-# ENGINE_CFLAGS.
+#   E2E_REPLAY=artifacts/e2e-old E2E_ARTIFACTS=artifacts/e2e-new scripts/e2e.sh
+#                                         no engine: the real runs of an earlier
+#                                         e2e, the fits, sims and table anew
+# Knobs (environment): E2E_ARTIFACTS, E2E_REPLAY, E2E_REQUESTS, E2E_ISL,
+# E2E_OSL, E2E_CONCURRENCY, E2E_SLO, E2E_SIM_SEEDS, E2E_TRACE_FLAGS,
+# ENGINE_PORT, ENGINE_CFLAGS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=engine/lib.sh
@@ -94,15 +97,19 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 [ -x "$SB" ] || go build -o "$SB" ./cmd/simbench
+if [ -n "${E2E_REPLAY:-}" ] && [ "$(realpath -m "$E2E_REPLAY")" = "$(realpath -m "$ART")" ]; then
+	engine_log "E2E_REPLAY must name another directory than E2E_ARTIFACTS ($ART)"
+	exit 2
+fi
 rm -rf "$ART"
 mkdir -p "$ART"
 
-engine_up "$work/engine" "$SB"
+SWEEP=(--sweep-concurrency "${CONCURRENCY// /,}" --goodput "$SLO" --attainment 0.9
+	--request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1)
+ISL384=(--concurrency 3 --request-count "$((REQUESTS / 2))" --isl 384 --osl 96 --seed 2)
+TRACE_WL=(--trace "$TRACE" "${TRACE_FLAGS[@]}")
 
-# Ollama's endpoint flags: max_tokens (Ollama ignores max_completion_tokens),
-# server token counts (usage.completion_tokens is exact; the client cannot
-# tokenize).
-ENDPOINT=(--url "$ENGINE_URL" --model tiny --use-legacy-max-tokens --use-server-token-count)
+ENDPOINT=() # the live engine's, set by engine_runs
 
 # plan DIR CONFIG: the calibration plan on the live engine into $ART/DIR,
 # its fit to CONFIG, the report to $ART/DIR.txt.
@@ -122,26 +129,60 @@ real() {
 		tee "$ART/$dir/$name.txt"
 }
 
-SWEEP=(--sweep-concurrency "${CONCURRENCY// /,}" --goodput "$SLO" --attainment 0.9
-	--request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1)
-ISL384=(--concurrency 3 --request-count "$((REQUESTS / 2))" --isl 384 --osl 96 --seed 2)
-TRACE_WL=(--trace "$TRACE" "${TRACE_FLAGS[@]}")
+# engine_runs: every run on the live engine, in order.
+engine_runs() {
+	engine_up "$work/engine" "$SB"
+	# Ollama's endpoint flags: max_tokens (Ollama ignores
+	# max_completion_tokens), server token counts (usage.completion_tokens
+	# is exact; the client cannot tokenize).
+	ENDPOINT=(--url "$ENGINE_URL" --model tiny --use-legacy-max-tokens --use-server-token-count)
+	plan calibration "$FIRST_CONFIG"
+	real load-sweep real "${SWEEP[@]}"
+	real isl384-c3 real "${ISL384[@]}"
+	real trace real "${TRACE_WL[@]}"
+	# The same workloads again on the engine: silicon's own run-to-run spread,
+	# at the slot count, on the trace (whose simultaneous sends reach the
+	# server in a new order every run: its few short-output requests' ITL swings
+	# the average by tens of percent) and at concurrency 1. sweep-c1 ran first
+	# after the calibration, so its repeat also shows how far the machine's
+	# speed drifted over the predictions (up to a third on a shared 2-vCPU VM).
+	real sweep-c4 real-repeat --concurrency 4 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
+	real trace real-repeat "${TRACE_WL[@]}"
+	real sweep-c1 real-repeat --concurrency 1 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
+	plan calibration-after "$ART/calibrated-after.yaml"
+	engine_stop
+}
 
-plan calibration "$FIRST_CONFIG"
-real load-sweep real "${SWEEP[@]}"
-real isl384-c3 real "${ISL384[@]}"
-real trace real "${TRACE_WL[@]}"
-# The same workloads again on the engine: silicon's own run-to-run spread,
-# at the slot count, on the trace (whose simultaneous sends reach the
-# server in a new order every run: its few short-output requests' ITL swings
-# the average by tens of percent) and at concurrency 1. sweep-c1 ran first
-# after the calibration, so its repeat also shows how far the machine's
-# speed drifted over the predictions (up to a third on a shared 2-vCPU VM).
-real sweep-c4 real-repeat --concurrency 4 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
-real trace real-repeat "${TRACE_WL[@]}"
-real sweep-c1 real-repeat --concurrency 1 --request-count "$REQUESTS" --isl "$ISL" --osl "$OSL" --seed 1
-plan calibration-after "$ART/calibrated-after.yaml"
-engine_stop
+# replay SRC: the real runs of an earlier e2e's artifacts instead of the
+# engine's (E2E_REPLAY), to score another simulator on the same silicon.
+# The plan before the predictions is fitted anew from them, on the base
+# that run's `calibrate --url` discovered (its calibrated-first.yaml: the
+# same fit byte for byte when the simulator is unchanged).
+replay() {
+	local src="$1" d
+	[ -f "$src/calibrated-first.yaml" ] || { engine_log "E2E_REPLAY: $src holds no e2e artifacts"; exit 1; }
+	for d in calibration calibration-after load-sweep/real isl384-c3/real trace/real trace/real-repeat \
+		sweep-c4/real-repeat sweep-c1/real-repeat; do
+		mkdir -p "$ART/$(dirname "$d")"
+		cp -R "$src/$d" "$ART/$d"
+	done
+	# In the order the plan ran them (their start times): the fit takes the
+	# client's gap from the first.
+	local runs=()
+	while IFS=$'\t' read -r _ d; do
+		runs+=(--real "$d")
+	done < <(for d in "$ART"/calibration/*/; do
+		printf '%s\t%s\n' "$(grep -m1 -o '"start_time": *"[^"]*"' "$d/profile_export_aiperf.json")" "${d%/}"
+	done | sort)
+	engine_log "replaying the real runs of $src"
+	"$SB" calibrate "${runs[@]}" --config "$src/calibrated-first.yaml" -o "$FIRST_CONFIG" | tee "$ART/calibration.txt"
+}
+
+if [ -n "${E2E_REPLAY:-}" ]; then
+	replay "$E2E_REPLAY"
+else
+	engine_runs
+fi
 engine_log "real runs done in $(($(date +%s) - start))s; fitting on both plans, simulating"
 
 plan_runs=()
