@@ -155,12 +155,13 @@ type RooflineConfig struct {
 
 // PhysicsConfig is the physics-structured step time that calibrate fits:
 //
-//	step_ms = combine(compute_ms/compute_efficiency, memory_ms/memory_efficiency)
+//	step_ms = combine(compute_ms/compute_efficiency + attention_ms/attention_efficiency,
+//	                  weights_ms/memory_efficiency + kv_ms/kv_efficiency)
 //	        + step_overhead_ms + seq_overhead_ms·sequences
 //
-// compute_ms and memory_ms are the step's FLOPs and bytes at the device's
-// peaks (see Physics), from hardware.model and hardware.cpu or .gpu; the
-// sequences are those with prompt tokens or a decode in the step.
+// compute_ms and the memory times are the step's FLOPs and bytes at the
+// device's peaks (see Physics), from hardware.model and hardware.cpu or
+// .gpu; the sequences are those with prompt tokens or a decode in the step.
 type PhysicsConfig struct {
 	ComputeEfficiency float64 `yaml:"compute_efficiency" json:"compute_efficiency"` // achieved fraction of peak FLOP/s
 	MemoryEfficiency  float64 `yaml:"memory_efficiency" json:"memory_efficiency"`   // achieved fraction of peak bandwidth
@@ -171,9 +172,19 @@ type PhysicsConfig struct {
 	// so a long prompt's prefill grows quadratically faster than one
 	// efficiency for both predicts.
 	AttentionEfficiency float64 `yaml:"attention_efficiency,omitempty" json:"attention_efficiency,omitempty"`
-	StepOverheadMs      float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed cost per step (launch, scheduling)
-	SeqOverheadMs       float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`   // per sequence in the step (sampling, detokenising)
-	Combine             string  `yaml:"combine" json:"combine"`                   // sum | max | smooth
+	// KVEfficiency is the achieved fraction of peak bandwidth on the KV
+	// cache's traffic (each token's context read, the step's tokens
+	// written); 0 takes memory_efficiency, which then prices the weights
+	// alone. The weights stream once per step whatever its shape, so the
+	// token gaps cannot tell their time from step_overhead_ms; the KV
+	// traffic grows with every sequence's context, which the gaps see. One
+	// efficiency for both made the context slope set the weights' time: on
+	// the CPU engine (a model small enough to stay in the host's caches)
+	// that put more into every step than a decode at concurrency 1 takes.
+	KVEfficiency   float64 `yaml:"kv_efficiency,omitempty" json:"kv_efficiency,omitempty"`
+	StepOverheadMs float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed cost per step (launch, scheduling)
+	SeqOverheadMs  float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`   // per sequence in the step (sampling, detokenising)
+	Combine        string  `yaml:"combine" json:"combine"`                   // sum | max | smooth
 }
 
 // TableConfig names a CSV of measured step times (see LoadTable).
@@ -458,6 +469,7 @@ var configDocs = map[string]string{
 	"timing.physics.compute_efficiency":        "step ms = combine(compute/eff, memory/eff) + step_overhead + seq_overhead·sequences",
 	"timing.physics.combine":                   "sum | max | smooth (2-norm) of the compute and memory times",
 	"timing.physics.attention_efficiency":      "of peak FLOP/s on attention FLOPs; 0 = compute_efficiency",
+	"timing.physics.kv_efficiency":             "of peak bandwidth on KV cache traffic; 0 = memory_efficiency",
 	"hardware.cpu":                             "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",
 	"timing.table.file":                        "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",
 	"hardware.gpu":                             "h100 | h200 | b200 | gb200 | a100 | l40s | rtx-6000-ada | custom",
@@ -768,6 +780,7 @@ func (p PhysicsConfig) validate() error {
 		finiteIn("timing.physics.compute_efficiency", p.ComputeEfficiency, 1e-6, 1e3),
 		finiteIn("timing.physics.memory_efficiency", p.MemoryEfficiency, 1e-6, 1e3),
 		finiteIn("timing.physics.attention_efficiency", p.AttentionEfficiency, 0, 1e3),
+		finiteIn("timing.physics.kv_efficiency", p.KVEfficiency, 0, 1e3),
 		finiteIn("timing.physics.step_overhead_ms", p.StepOverheadMs, 0, 1e6),
 		finiteIn("timing.physics.seq_overhead_ms", p.SeqOverheadMs, 0, 1e6),
 		oneOf("timing.physics.combine", p.Combine, "sum", "max", "smooth"),

@@ -17,6 +17,7 @@ type Work struct {
 	ComputeSec float64 // FLOPs / (peak × TP)
 	AttnSec    float64 // the attention FLOPs' share of ComputeSec
 	MemorySec  float64 // Bytes / (bandwidth × TP) + all-reduce bytes / link bandwidth
+	KVSec      float64 // the KV traffic's share of MemorySec
 	Sequences  int64   // sequences in the step (prompt chunks and decodes)
 }
 
@@ -112,9 +113,11 @@ func NewPhysics(h HardwareConfig) (*Physics, error) {
 
 // Work returns the cost of the step s.
 func (p *Physics) Work(s StepShape) Work {
-	flops, bytes := p.flops(s), p.weightBytes+p.kvBytes(s)
+	flops, kv := p.flops(s), p.kvBytes(s)
+	bytes := p.weightBytes + kv
 	w := Work{FLOPs: flops, Bytes: bytes, Sequences: s.PrefillSeqs + s.DecodeSeqs,
-		ComputeSec: flops / (p.peak * p.tp), AttnSec: p.attnFlops(s) / (p.peak * p.tp), MemorySec: bytes / (p.bw * p.tp)}
+		ComputeSec: flops / (p.peak * p.tp), AttnSec: p.attnFlops(s) / (p.peak * p.tp),
+		MemorySec: bytes / (p.bw * p.tp), KVSec: kv / (p.bw * p.tp)}
 	if p.tp > 1 && p.link > 0 {
 		w.MemorySec += p.allReduceBytes(s) * 2 * (p.tp - 1) / p.tp / p.link
 	}
@@ -126,9 +129,9 @@ func (p *Physics) Work(s StepShape) Work {
 // efficiencies, combined, plus a fixed cost per step and a cost per
 // sequence in the step.
 type physicsTiming struct {
-	phys       *Physics
-	cfg        PhysicsConfig
-	kc, ka, km float64 // 1/efficiency
+	phys           *Physics
+	cfg            PhysicsConfig
+	kc, ka, km, kk float64 // 1/efficiency: compute, attention, weights (and all-reduce), KV
 }
 
 func newPhysicsTiming(c *Config) (*physicsTiming, error) {
@@ -138,12 +141,13 @@ func newPhysicsTiming(c *Config) (*physicsTiming, error) {
 	}
 	pc := c.Timing.Physics
 	ka := 1 / cmp.Or(pc.AttentionEfficiency, pc.ComputeEfficiency)
-	return &physicsTiming{phys: p, cfg: pc, kc: 1 / pc.ComputeEfficiency, ka: ka, km: 1 / pc.MemoryEfficiency}, nil
+	kk := 1 / cmp.Or(pc.KVEfficiency, pc.MemoryEfficiency)
+	return &physicsTiming{phys: p, cfg: pc, kc: 1 / pc.ComputeEfficiency, ka: ka, km: 1 / pc.MemoryEfficiency, kk: kk}, nil
 }
 
 func (t *physicsTiming) stepMs(s StepShape) float64 {
 	w := t.phys.Work(s)
-	c, m := (t.kc*(w.ComputeSec-w.AttnSec)+t.ka*w.AttnSec)*1e3, t.km*w.MemorySec*1e3
+	c, m := (t.kc*(w.ComputeSec-w.AttnSec)+t.ka*w.AttnSec)*1e3, (t.km*(w.MemorySec-w.KVSec)+t.kk*w.KVSec)*1e3
 	return combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
 }
 

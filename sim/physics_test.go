@@ -21,6 +21,7 @@ func TestPhysicsWork(t *testing.T) {
 		flops, bytes float64
 		computeSec   float64
 		memorySec    float64
+		kvSec        float64 // the KV cache's bytes (context read, tokens written) at peak bandwidth
 	}{
 		{
 			// qwen3-0.6b: layer weights 1024·16·128·2 + 1024·8·128·2 + 3·1024·3072
@@ -30,14 +31,14 @@ func TestPhysicsWork(t *testing.T) {
 			name: "qwen3-0.6b prefill 100", hw: qwen,
 			step:  StepShape{PrefillTokens: 100, PrefillSeqs: 1, PrefillAttn: 100 * 101 / 2},
 			flops: 89_549_897_728, bytes: 1_191_968_768 + 200*114_688,
-			computeSec: 89_549_897_728 / 364e12, memorySec: 1_214_906_368 / 960e9,
+			computeSec: 89_549_897_728 / 364e12, memorySec: 1_214_906_368 / 960e9, kvSec: 200 * 114_688 / 960e9,
 		},
 		{
 			// 4 decodes over 150 tokens each: 2·440,401,920·4 + 4·2·155,582,464 + 229,376·600.
 			name: "qwen3-0.6b decode 4", hw: qwen,
 			step:  StepShape{DecodeSeqs: 4, DecodeContext: 600},
 			flops: 4_905_500_672, bytes: 1_261_240_320,
-			computeSec: 4_905_500_672 / 364e12, memorySec: 1_261_240_320 / 960e9,
+			computeSec: 4_905_500_672 / 364e12, memorySec: 1_261_240_320 / 960e9, kvSec: 604 * 114_688 / 960e9,
 		},
 		{
 			// simbench-tiny: layer weights 512·8·64·2 + 512·4·64·2 + 3·512·1536 =
@@ -47,7 +48,7 @@ func TestPhysicsWork(t *testing.T) {
 			name: "simbench-tiny prefill 128 on CPU", hw: tiny,
 			step:  StepShape{PrefillTokens: 128, PrefillSeqs: 1, PrefillAttn: 128 * 129 / 2},
 			flops: 3_293_052_928, bytes: 29_360_128 + 256*4_096,
-			computeSec: 3_293_052_928 / 147.2e9, memorySec: 30_408_704 / 25e9,
+			computeSec: 3_293_052_928 / 147.2e9, memorySec: 30_408_704 / 25e9, kvSec: 256 * 4_096 / 25e9,
 		},
 	}
 	for _, tc := range cases {
@@ -59,6 +60,7 @@ func TestPhysicsWork(t *testing.T) {
 			assert.InEpsilon(t, tc.bytes, w.Bytes, 1e-12)
 			assert.InEpsilon(t, tc.computeSec, w.ComputeSec, 1e-12)
 			assert.InEpsilon(t, tc.memorySec, w.MemorySec, 1e-12)
+			assert.InEpsilon(t, tc.kvSec, w.KVSec, 1e-12)
 		})
 	}
 }
@@ -96,26 +98,43 @@ func TestPhysicsTiming(t *testing.T) {
 	}
 }
 
-// TestPhysicsAttentionEfficiency: attention_efficiency prices only the
-// attention FLOPs (4·layers·heads·head_dim per query–key pair); 0 leaves
-// them at compute_efficiency.
-func TestPhysicsAttentionEfficiency(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Hardware = HardwareConfig{GPU: "h100", CPU: "x86-64-v3-2vcpu", Model: "simbench-tiny", TensorParallel: 1, DType: "fp16"}
-	cfg.Timing.Model = "physics"
-	cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.8, Combine: "sum"}
-	s := StepShape{PrefillTokens: 128, PrefillSeqs: 1, PrefillAttn: 128 * 129 / 2}
-	stepMs := func(attn float64) float64 {
-		cfg.Timing.Physics.AttentionEfficiency = attn
-		require.NoError(t, cfg.Validate())
-		clk, err := newTiming(&cfg)
-		require.NoError(t, err)
-		return clk.model.stepMs(s)
+// TestPhysicsSplitEfficiencies: attention_efficiency prices only the
+// attention FLOPs (4·layers·heads·head_dim per query–key pair) and
+// kv_efficiency only the KV cache's bytes (2·layers·kv_heads·head_dim·dtype
+// per token of context read or written); 0 leaves them at compute_ and
+// memory_efficiency, which always price the rest.
+func TestPhysicsSplitEfficiencies(t *testing.T) {
+	cases := []struct {
+		name   string
+		step   StepShape
+		set    func(*PhysicsConfig, float64)
+		partMs float64 // the priced part at peak, simbench-tiny on the 2-vCPU preset
+		rest   float64 // compute_ or memory_efficiency
+		low    float64
+	}{
+		{"attention", StepShape{PrefillTokens: 128, PrefillSeqs: 1, PrefillAttn: 128 * 129 / 2},
+			func(p *PhysicsConfig, e float64) { p.AttentionEfficiency = e }, 4.0 * 4 * 8 * 64 * 8256 / 147.2e9 * 1e3, 0.5, 0.05},
+		{"kv", StepShape{DecodeSeqs: 4, DecodeContext: 1000},
+			func(p *PhysicsConfig, e float64) { p.KVEfficiency = e }, 1004.0 * 4_096 / 25e9 * 1e3, 0.8, 0.1},
 	}
-	attnMs := 4.0 * 4 * 8 * 64 * 8256 / 147.2e9 * 1e3 // simbench-tiny on the 2-vCPU preset
-	base := stepMs(0)
-	assert.InEpsilon(t, base, stepMs(0.5), 1e-12)
-	assert.InEpsilon(t, base+attnMs*(1/0.05-1/0.5), stepMs(0.05), 1e-9)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Hardware = HardwareConfig{GPU: "h100", CPU: "x86-64-v3-2vcpu", Model: "simbench-tiny", TensorParallel: 1, DType: "fp16"}
+			cfg.Timing.Model = "physics"
+			cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.8, Combine: "sum"}
+			stepMs := func(e float64) float64 {
+				tc.set(&cfg.Timing.Physics, e)
+				require.NoError(t, cfg.Validate())
+				clk, err := newTiming(&cfg)
+				require.NoError(t, err)
+				return clk.model.stepMs(tc.step)
+			}
+			base := stepMs(0)
+			assert.InEpsilon(t, base, stepMs(tc.rest), 1e-12)
+			assert.InEpsilon(t, base+tc.partMs*(1/tc.low-1/tc.rest), stepMs(tc.low), 1e-9)
+		})
+	}
 }
 
 func TestPhysicsConfigErrors(t *testing.T) {
@@ -124,6 +143,7 @@ func TestPhysicsConfigErrors(t *testing.T) {
 		"timing.physics.combine":              func(c *Config) { c.Timing.Physics.Combine = "avg" },
 		"timing.physics.seq_overhead_ms":      func(c *Config) { c.Timing.Physics.SeqOverheadMs = -1 },
 		"timing.physics.attention_efficiency": func(c *Config) { c.Timing.Physics.AttentionEfficiency = -0.1 },
+		"timing.physics.kv_efficiency":        func(c *Config) { c.Timing.Physics.KVEfficiency = -0.1 },
 		"hardware.cpu: unknown CPU":           func(c *Config) { c.Hardware.CPU = "z80" },
 		"hardware.custom_cpu: required":       func(c *Config) { c.Hardware.CPU = "custom" },
 		"hardware.custom_cpu.clock_ghz": func(c *Config) {

@@ -27,27 +27,33 @@ const (
 )
 
 // physicsBasis fits sim's physics timing: features are the step's compute
-// and memory times at the device's peaks (ms), 1 and its sequences.
+// and memory times at the device's peaks (ms), 1 and its sequences, with
+// attention's FLOPs and the KV cache's bytes apart from the rest. The
+// weights' bytes are the same in every step: the data see their time and
+// step_overhead_ms only together, and memory_efficiency's prior splits it.
 type physicsBasis struct{ phys *sim.Physics }
 
 func (physicsBasis) model() string { return "physics" }
 
 func (b physicsBasis) features(s sim.StepShape, dst []float64) {
 	w := b.phys.Work(s)
-	dst[0], dst[1], dst[2], dst[3], dst[4] = (w.ComputeSec-w.AttnSec)*1e3, w.MemorySec*1e3, 1, float64(w.Sequences), w.AttnSec*1e3
+	dst[0], dst[1], dst[2], dst[3] = (w.ComputeSec-w.AttnSec)*1e3, (w.MemorySec-w.KVSec)*1e3, 1, float64(w.Sequences)
+	dst[4], dst[5] = w.AttnSec*1e3, w.KVSec*1e3
 }
 
-// prior: attention is as efficient as the rest of the compute unless the
-// data (long prompts' prefills) say otherwise.
+// prior: attention is as efficient as the rest of the compute, and the KV
+// traffic as the weights', unless the data (long prompts' prefills, long
+// contexts' decodes) say otherwise.
 func (physicsBasis) prior() (mean, sd []float64) {
-	return []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs, 1 / priorComputeEff},
-		[]float64{2, 1, 1e4, 1, 8}
+	return []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs, 1 / priorComputeEff, 1 / priorMemoryEff},
+		[]float64{2, 1, 1e4, 1, 8, 8}
 }
 
 func (physicsBasis) apply(cfg sim.Config, beta []float64) sim.Config {
 	cfg.Timing.Model = "physics"
 	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: efficiency(beta[0]), MemoryEfficiency: efficiency(beta[1]),
-		StepOverheadMs: beta[2], SeqOverheadMs: beta[3], AttentionEfficiency: efficiency(beta[4]), Combine: "sum"}
+		StepOverheadMs: beta[2], SeqOverheadMs: beta[3], AttentionEfficiency: efficiency(beta[4]), KVEfficiency: efficiency(beta[5]),
+		Combine: "sum"}
 	return cfg
 }
 
@@ -70,7 +76,7 @@ func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
 		return p
 	}
 	return []sim.CalibratedParam{inv(0, "compute_efficiency"), inv(1, "memory_efficiency"), inv(4, "attention_efficiency"),
-		param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
+		inv(5, "kv_efficiency"), param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
 }
 
 // linearBasis fits sim's linear timing (base + per prompt token + per

@@ -78,9 +78,17 @@ func TestRecoverKnownParameters(t *testing.T) {
 	base := truth
 	base.Timing.Physics = sim.DefaultConfig().Timing.Physics
 	base.Frontend.RequestOverheadMs, base.Frontend.ArrivalStallMs, base.Frontend.TemplateTokens = 0, 0, 0
-	want := map[string]float64{"compute_efficiency": 0.4, "memory_efficiency": 0.35, "step_overhead_ms": 1.5,
+	want := map[string]float64{"compute_efficiency": 0.4, "kv_efficiency": 0.35,
 		"seq_overhead_ms": 0.3, "request_overhead_ms": 4, "attention_efficiency": 0.08, "arrival_stall_ms": 2,
 		"template_tokens": 12}
+	// The weights stream once in every step: their time and the fixed
+	// step overhead are one constant to the data, which the fit recovers
+	// while the weights' efficiency stays its prior's.
+	phys, err := sim.NewPhysics(truth.Hardware)
+	require.NoError(t, err)
+	weightsMs := phys.Work(sim.StepShape{}).MemorySec * 1e3
+	perStep := func(overheadMs, memEff float64) float64 { return overheadMs + weightsMs/memEff }
+	wantPerStep := perStep(1.5, 0.35)
 
 	t.Run("set", func(t *testing.T) {
 		var targets []Target
@@ -97,6 +105,9 @@ func TestRecoverKnownParameters(t *testing.T) {
 			assert.True(t, p.Pinned, "%s should be pinned: %+v", name, p)
 			assert.InEpsilon(t, v, p.Value, 0.03, "%s: %+v", name, p)
 		}
+		mem, over := paramByName(res.Params, "memory_efficiency"), paramByName(res.Params, "step_overhead_ms")
+		assert.False(t, mem.Pinned, "the weights' time cannot be told from the step overhead: %+v", mem)
+		assert.InEpsilon(t, wantPerStep, perStep(over.Value, mem.Value), 0.03, "per-step constant: %+v %+v", over, mem)
 		// Each target is one draw of a simulator that shuffles simultaneous
 		// sends, and the fit matches the median of several seeds: a
 		// statistic that hangs on which request of the opening burst went
