@@ -179,8 +179,8 @@ type PhysicsConfig struct {
 	// token gaps cannot tell their time from step_overhead_ms; the KV
 	// traffic grows with every sequence's context, which the gaps see. One
 	// efficiency for both made the context slope set the weights' time: on
-	// the CPU engine (a model small enough to stay in the host's caches)
-	// that put more into every step than a decode at concurrency 1 takes.
+	// the CPU engine that put more into every step than a decode at
+	// concurrency 1 takes.
 	KVEfficiency   float64 `yaml:"kv_efficiency,omitempty" json:"kv_efficiency,omitempty"`
 	StepOverheadMs float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed cost per step (launch, scheduling)
 	SeqOverheadMs  float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`   // per sequence in the step (sampling, detokenising)
