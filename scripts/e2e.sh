@@ -161,8 +161,12 @@ engine_runs() {
 replay() {
 	local src="$1" d
 	[ -f "$src/calibrated-first.yaml" ] || { engine_log "E2E_REPLAY: $src holds no e2e artifacts"; exit 1; }
-	for d in calibration calibration-after load-sweep/real isl384-c3/real trace/real trace/real-repeat \
-		sweep-c4/real-repeat sweep-c1/real-repeat; do
+	cp -R "$src/calibration" "$src/calibration-after" "$ART/"
+	# Every workload's real runs, whatever engine_runs made; sweep-cN/real
+	# are links into load-sweep/real, made again below.
+	for d in "$src"/*/real "$src"/*/real-repeat; do
+		[ -d "$d" ] && [ ! -L "$d" ] || continue
+		d="${d#"$src"/}"
 		mkdir -p "$ART/$(dirname "$d")"
 		cp -R "$src/$d" "$ART/$d"
 	done
