@@ -158,6 +158,7 @@ type RooflineConfig struct {
 //	step_ms = combine(compute_ms/compute_efficiency + attention_ms/attention_efficiency,
 //	                  weights_ms/memory_efficiency + kv_ms/kv_efficiency)
 //	        + step_overhead_ms + seq_overhead_ms·sequences
+//	        + multi_token_overhead_ms  (a step of two or more tokens)
 //
 // compute_ms and the memory times are the step's FLOPs and bytes at the
 // device's peaks (see Physics), from hardware.model and hardware.cpu or
@@ -184,7 +185,15 @@ type PhysicsConfig struct {
 	KVEfficiency   float64 `yaml:"kv_efficiency,omitempty" json:"kv_efficiency,omitempty"`
 	StepOverheadMs float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed cost per step (launch, scheduling)
 	SeqOverheadMs  float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`   // per sequence in the step (sampling, detokenising)
-	Combine        string  `yaml:"combine" json:"combine"`                   // sum | max | smooth
+	// MultiTokenOverheadMs is added to every step that computes two or
+	// more tokens. ggml's CPU backend (llama.cpp, Ollama) runs a one-token
+	// step's matrix products as vector dot products and hands two or more
+	// tokens to llamafile's tiled GEMM (its sgemm declines n < 2), a
+	// different kernel with its own cost. Timed around llama_decode in
+	// Ollama's runner on a 2-vCPU VM (modes): one decode 2.25 ms, two 3.5,
+	// four 5.0; a cost per sequence that gives two 3.5 gives four 6.0.
+	MultiTokenOverheadMs float64 `yaml:"multi_token_overhead_ms,omitempty" json:"multi_token_overhead_ms,omitempty"`
+	Combine              string  `yaml:"combine" json:"combine"` // sum | max | smooth
 }
 
 // TableConfig names a CSV of measured step times (see LoadTable).
@@ -470,6 +479,7 @@ var configDocs = map[string]string{
 	"timing.physics.combine":                   "sum | max | smooth (2-norm) of the compute and memory times",
 	"timing.physics.attention_efficiency":      "of peak FLOP/s on attention FLOPs; 0 = compute_efficiency",
 	"timing.physics.kv_efficiency":             "of peak bandwidth on KV cache traffic; 0 = memory_efficiency",
+	"timing.physics.multi_token_overhead_ms":   "added to a step of two or more tokens (ggml CPU: GEMM, not one token's vector products)",
 	"hardware.cpu":                             "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",
 	"timing.table.file":                        "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",
 	"hardware.gpu":                             "h100 | h200 | b200 | gb200 | a100 | l40s | rtx-6000-ada | custom",
@@ -783,6 +793,7 @@ func (p PhysicsConfig) validate() error {
 		finiteIn("timing.physics.kv_efficiency", p.KVEfficiency, 0, 1e3),
 		finiteIn("timing.physics.step_overhead_ms", p.StepOverheadMs, 0, 1e6),
 		finiteIn("timing.physics.seq_overhead_ms", p.SeqOverheadMs, 0, 1e6),
+		finiteIn("timing.physics.multi_token_overhead_ms", p.MultiTokenOverheadMs, 0, 1e6),
 		oneOf("timing.physics.combine", p.Combine, "sum", "max", "smooth"),
 	)
 }

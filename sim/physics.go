@@ -148,7 +148,11 @@ func newPhysicsTiming(c *Config) (*physicsTiming, error) {
 func (t *physicsTiming) stepMs(s StepShape) float64 {
 	w := t.phys.Work(s)
 	c, m := (t.kc*(w.ComputeSec-w.AttnSec)+t.ka*w.AttnSec)*1e3, (t.km*(w.MemorySec-w.KVSec)+t.kk*w.KVSec)*1e3
-	return combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
+	ms := combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
+	if s.Tokens() >= 2 {
+		ms += t.cfg.MultiTokenOverheadMs
+	}
+	return ms
 }
 
 // combine joins a step's compute and memory times (ms) as the physics

@@ -137,6 +137,42 @@ func TestPhysicsSplitEfficiencies(t *testing.T) {
 	}
 }
 
+// TestPhysicsMultiTokenOverhead: multi_token_overhead_ms is added to every
+// step of two or more tokens (prompt tokens and decodes together) and to
+// no step of one.
+func TestPhysicsMultiTokenOverhead(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Hardware = HardwareConfig{GPU: "h100", CPU: "x86-64-v3-2vcpu", Model: "simbench-tiny", TensorParallel: 1, DType: "fp16"}
+	cfg.Timing.Model = "physics"
+	cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.8, StepOverheadMs: 1, Combine: "sum"}
+	stepMs := func(overhead float64, s StepShape) float64 {
+		cfg.Timing.Physics.MultiTokenOverheadMs = overhead
+		require.NoError(t, cfg.Validate())
+		clk, err := newTiming(&cfg)
+		require.NoError(t, err)
+		return clk.model.stepMs(s)
+	}
+	for _, tc := range []struct {
+		name  string
+		step  StepShape
+		extra bool
+	}{
+		{"one decode", StepShape{DecodeSeqs: 1, DecodeContext: 300}, false},
+		{"one prompt token", StepShape{PrefillTokens: 1, PrefillSeqs: 1, PrefillAttn: 1}, false},
+		{"two decodes", StepShape{DecodeSeqs: 2, DecodeContext: 600}, true},
+		{"a prompt chunk", StepShape{PrefillTokens: 64, PrefillSeqs: 1, PrefillAttn: 64 * 65 / 2}, true},
+		{"a decode beside a prompt token", StepShape{PrefillTokens: 1, PrefillSeqs: 1, PrefillAttn: 1, DecodeSeqs: 1, DecodeContext: 300}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := stepMs(0, tc.step)
+			if tc.extra {
+				want += 2.5
+			}
+			assert.InDelta(t, want, stepMs(2.5, tc.step), 1e-9)
+		})
+	}
+}
+
 func TestPhysicsConfigErrors(t *testing.T) {
 	cases := map[string]func(*Config){
 		"timing.physics.compute_efficiency":   func(c *Config) { c.Timing.Physics.ComputeEfficiency = 0 },

@@ -17,6 +17,10 @@ type StepShape struct {
 	KVCapacity    int64 // tokens the worker's KV cache holds
 }
 
+// Tokens is how many tokens the step computes: its prompt tokens and one
+// per decoding sequence.
+func (s StepShape) Tokens() int64 { return s.PrefillTokens + s.DecodeSeqs }
+
 // contextRead is the context tokens whose KV the step reads: every decoding
 // sequence's context, plus every prompt chunk's prefix and the chunk itself.
 func (s StepShape) contextRead() int64 {

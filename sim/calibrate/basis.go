@@ -31,29 +31,48 @@ const (
 // attention's FLOPs and the KV cache's bytes apart from the rest. The
 // weights' bytes are the same in every step: the data see their time and
 // step_overhead_ms only together, and memory_efficiency's prior splits it.
-type physicsBasis struct{ phys *sim.Physics }
+//
+// On a ggml CPU engine (gemm) a seventh feature marks the steps of two or
+// more tokens, whose matrix products run as GEMM rather than one token's
+// vector products (sim.PhysicsConfig.MultiTokenOverheadMs); elsewhere it
+// is 0 and the overhead stays 0.
+type physicsBasis struct {
+	phys *sim.Physics
+	gemm bool
+}
 
 func (physicsBasis) model() string { return "physics" }
 
 func (b physicsBasis) features(s sim.StepShape, dst []float64) {
 	w := b.phys.Work(s)
 	dst[0], dst[1], dst[2], dst[3] = (w.ComputeSec-w.AttnSec)*1e3, (w.MemorySec-w.KVSec)*1e3, 1, float64(w.Sequences)
-	dst[4], dst[5] = w.AttnSec*1e3, w.KVSec*1e3
+	dst[4], dst[5], dst[6] = w.AttnSec*1e3, w.KVSec*1e3, 0
+	if b.gemm && s.Tokens() >= 2 {
+		dst[6] = 1
+	}
 }
 
 // prior: attention is as efficient as the rest of the compute, and the KV
 // traffic as the weights', unless the data (long prompts' prefills, long
-// contexts' decodes) say otherwise.
+// contexts' decodes) say otherwise; a multi-token step costs no more than
+// its terms until decodes of one and of several sequences say it does.
 func (physicsBasis) prior() (mean, sd []float64) {
-	return []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs, 1 / priorComputeEff, 1 / priorMemoryEff},
-		[]float64{2, 1, 1e4, 1, 8, 8}
+	return []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs, 1 / priorComputeEff, 1 / priorMemoryEff, 0},
+		[]float64{2, 1, 1e4, 1, 8, 8, priorMultiTokenSD}
 }
+
+// priorMultiTokenSD is the prior sd (ms) of multi_token_overhead_ms, of the
+// order of a CPU decode step: a plan with decodes of one and of several
+// sequences pins it (on the CPU engine's e2e plan, 2.5 ± 0.4 ms), while at
+// concurrency 1 alone the only steps of several tokens are the prompts',
+// one per request, which the request overhead explains as well.
+const priorMultiTokenSD = 2
 
 func (physicsBasis) apply(cfg sim.Config, beta []float64) sim.Config {
 	cfg.Timing.Model = "physics"
 	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: efficiency(beta[0]), MemoryEfficiency: efficiency(beta[1]),
 		StepOverheadMs: beta[2], SeqOverheadMs: beta[3], AttentionEfficiency: efficiency(beta[4]), KVEfficiency: efficiency(beta[5]),
-		Combine: "sum"}
+		MultiTokenOverheadMs: beta[6], Combine: "sum"}
 	return cfg
 }
 
@@ -75,8 +94,12 @@ func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
 		}
 		return p
 	}
-	return []sim.CalibratedParam{inv(0, "compute_efficiency"), inv(1, "memory_efficiency"), inv(4, "attention_efficiency"),
+	ps := []sim.CalibratedParam{inv(0, "compute_efficiency"), inv(1, "memory_efficiency"), inv(4, "attention_efficiency"),
 		inv(5, "kv_efficiency"), param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
+	if b.gemm {
+		ps = append(ps, param(post, 6, "multi_token_overhead_ms", mean, sd))
+	}
+	return ps
 }
 
 // linearBasis fits sim's linear timing (base + per prompt token + per
@@ -147,7 +170,14 @@ func newBasis(opts Options) (basis, error) {
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: physics timing: %w", err)
 		}
-		return physicsBasis{phys: p}, nil
+		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base)}, nil
 	}
 	return nil, fmt.Errorf("calibrate: unknown timing basis %q (physics, linear or auto)", kind)
+}
+
+// ggmlCPU reports whether c is a llama.cpp engine (llama-server, Ollama's
+// runner) on a CPU: ggml's CPU backend, which computes one token's matrix
+// products as vector dot products and two or more with a tiled GEMM.
+func ggmlCPU(c sim.Config) bool {
+	return c.Engine.Type == "llamacpp" && c.Hardware.CPU != ""
 }

@@ -72,6 +72,7 @@ func paramByName(ps []sim.CalibratedParam, name string) sim.CalibratedParam {
 func TestRecoverKnownParameters(t *testing.T) {
 	truth := cpuTruth()
 	truth.Timing.Physics.AttentionEfficiency = 0.08
+	truth.Timing.Physics.MultiTokenOverheadMs = 1.2
 	truth.Frontend.ArrivalStallMs = 2
 	truth.Frontend.TieOrder = sim.TieOrderRandom // as calibrate assumes of a real client
 	truth.Frontend.TemplateTokens = 12
@@ -80,7 +81,7 @@ func TestRecoverKnownParameters(t *testing.T) {
 	base.Frontend.RequestOverheadMs, base.Frontend.ArrivalStallMs, base.Frontend.TemplateTokens = 0, 0, 0
 	want := map[string]float64{"compute_efficiency": 0.4, "kv_efficiency": 0.35,
 		"seq_overhead_ms": 0.3, "request_overhead_ms": 4, "attention_efficiency": 0.08, "arrival_stall_ms": 2,
-		"template_tokens": 12}
+		"template_tokens": 12, "multi_token_overhead_ms": 1.2}
 	// The weights stream once in every step: their time and the fixed
 	// step overhead are one constant to the data, which the fit recovers
 	// while the weights' efficiency stays its prior's.
@@ -138,6 +139,10 @@ func TestRecoverKnownParameters(t *testing.T) {
 		// every request met an idle engine: no arrival stalled a step.
 		assert.False(t, paramByName(res.Params, "seq_overhead_ms").Pinned)
 		assert.False(t, paramByName(res.Params, "arrival_stall_ms").Pinned)
+		// Its only steps of several tokens are the prompts', one per
+		// request: their extra cost and the request overhead are one
+		// constant to the TTFTs.
+		assert.False(t, paramByName(res.Params, "multi_token_overhead_ms").Pinned)
 		assert.Equal(t, [2]int{1, 1}, res.Range.Batch)
 		// Still, the run itself is reproduced.
 		for _, r := range res.Rows {
