@@ -51,7 +51,7 @@
 #                                         e2e, the fits, sims and table anew
 # Knobs (environment): E2E_ARTIFACTS, E2E_REPLAY, E2E_REQUESTS, E2E_ISL,
 # E2E_OSL, E2E_CONCURRENCY, E2E_SLO, E2E_SIM_SEEDS, E2E_TRACE_FLAGS,
-# ENGINE_PORT, ENGINE_CFLAGS.
+# ENGINE_PORT, ENGINE_CFLAGS, ENGINE_NUM_THREAD (the runner's ggml threads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=engine/lib.sh
