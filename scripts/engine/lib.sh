@@ -140,13 +140,15 @@ engine_stop() {
 }
 
 # engine_create BIN WORKDIR PORT GGUF NAME registers GGUF as model NAME with
-# the chat template described in real-engine.md. ENGINE_NUM_THREAD, when
-# set, is the runner's ggml threads (Ollama's default: the physical cores).
-# With 2 threads on a 2-vCPU VM, a fifth to a third of the decode steps
-# wait 15 ms inside llama_decode for the second thread's vCPU; with 1 none
-# do, and a one-sequence decode is faster (1.8 ms against 3-4 mean).
+# the chat template described in real-engine.md. ENGINE_NUM_THREAD is the
+# runner's ggml threads: 1 unless set; set it empty for Ollama's default
+# (the physical cores). With 2 threads on a 2-vCPU VM, 9-35 % of the decode
+# steps wait 15 ms inside llama_decode for the second thread's vCPU, at a
+# rate that drifts with the host from one quarter-hour to the next; with 1
+# almost none do, and a one-sequence decode is faster (1.8 ms against 3-4
+# on average), while a prefill is slower.
 engine_create() {
-	local bin="$1" work="$2" port="$3" gguf="$4" name="$5"
+	local bin="$1" work="$2" port="$3" gguf="$4" name="$5" threads="${ENGINE_NUM_THREAD-1}"
 	cat >"$work/Modelfile" <<MODELFILE
 FROM $gguf
 TEMPLATE """{{- range .Messages }}<|{{ .Role }}|>
@@ -154,7 +156,7 @@ TEMPLATE """{{- range .Messages }}<|{{ .Role }}|>
 {{ end }}<|assistant|>
 """
 PARAMETER num_ctx ${ENGINE_NUM_CTX:-4096}
-${ENGINE_NUM_THREAD:+PARAMETER num_thread $ENGINE_NUM_THREAD}
+${threads:+PARAMETER num_thread $threads}
 MODELFILE
 	if ! HOME="$work/home" OLLAMA_HOST="127.0.0.1:$port" "$bin" create "$name" -f "$work/Modelfile" \
 		>"$work/create.log" 2>&1; then
