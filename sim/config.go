@@ -46,18 +46,27 @@ type ServerMetricsConfig struct {
 
 // EngineConfig is one worker's scheduler and KV cache.
 type EngineConfig struct {
-	Type                 string         `yaml:"type" json:"type"`                                     // vllm | sglang | llamacpp
-	BlockSize            int            `yaml:"block_size" json:"block_size"`                         // tokens per KV block (prefix-cache granularity)
-	NumGPUBlocks         int            `yaml:"num_gpu_blocks" json:"num_gpu_blocks"`                 // 0 = derived from hardware and gpu_memory_utilization
-	GPUMemoryUtilization float64        `yaml:"gpu_memory_utilization" json:"gpu_memory_utilization"` // fraction of GPU memory for weights + KV
-	MaxNumSeqs           int            `yaml:"max_num_seqs" json:"max_num_seqs"`                     // running requests per worker
-	MaxNumBatchedTokens  int            `yaml:"max_num_batched_tokens" json:"max_num_batched_tokens"` // token budget per step (vllm)
-	EnablePrefixCaching  bool           `yaml:"enable_prefix_caching" json:"enable_prefix_caching"`
-	EnableChunkedPrefill bool           `yaml:"enable_chunked_prefill" json:"enable_chunked_prefill"`
-	Preemption           string         `yaml:"preemption" json:"preemption"`       // lifo | fifo (vllm)
-	MaxModelLen          int            `yaml:"max_model_len" json:"max_model_len"` // 0 = no limit; ISL+OSL above it is rejected
-	SGLang               SGLangConfig   `yaml:"sglang" json:"sglang"`
-	LlamaCpp             LlamaCppConfig `yaml:"llamacpp" json:"llamacpp"`
+	Type                 string  `yaml:"type" json:"type"`                                     // vllm | sglang | llamacpp
+	BlockSize            int     `yaml:"block_size" json:"block_size"`                         // tokens per KV block (prefix-cache granularity)
+	NumGPUBlocks         int     `yaml:"num_gpu_blocks" json:"num_gpu_blocks"`                 // 0 = derived from hardware and gpu_memory_utilization
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization" json:"gpu_memory_utilization"` // fraction of GPU memory for weights + KV
+	MaxNumSeqs           int     `yaml:"max_num_seqs" json:"max_num_seqs"`                     // running requests per worker
+	MaxNumBatchedTokens  int     `yaml:"max_num_batched_tokens" json:"max_num_batched_tokens"` // token budget per step (vllm)
+	EnablePrefixCaching  bool    `yaml:"enable_prefix_caching" json:"enable_prefix_caching"`
+	EnableChunkedPrefill bool    `yaml:"enable_chunked_prefill" json:"enable_chunked_prefill"`
+	Preemption           string  `yaml:"preemption" json:"preemption"`       // lifo | fifo (vllm)
+	MaxModelLen          int     `yaml:"max_model_len" json:"max_model_len"` // 0 = no limit; ISL+OSL above it is rejected
+	// AsyncScheduling (vllm, sglang) is a scheduler that plans step N+1
+	// while step N runs (vLLM's --async-scheduling, SGLang's overlap
+	// schedule): a request that reaches the engine during a step, while
+	// others run, joins not the next step, already planned, but the one
+	// after. An idle engine takes a request at once. Off by default: at
+	// concurrency above 1 it costs such requests a whole step of TTFT, and
+	// whether they meet a busy engine turns on how closely requests that
+	// finish together are sent again, which one load does not show.
+	AsyncScheduling bool           `yaml:"async_scheduling,omitempty" json:"async_scheduling,omitempty"`
+	SGLang          SGLangConfig   `yaml:"sglang" json:"sglang"`
+	LlamaCpp        LlamaCppConfig `yaml:"llamacpp" json:"llamacpp"`
 }
 
 // SGLangConfig holds the sglang engine's own knobs.
@@ -118,9 +127,19 @@ type TimingConfig struct {
 	// (most steps clean, some a whole stall longer), and so do the tails of
 	// per-request ITL and latency. 0 = none; calibrate fits them from the
 	// token gaps.
-	StallMs       float64        `yaml:"stall_ms,omitempty" json:"stall_ms,omitempty"`
-	StallCV       float64        `yaml:"stall_cv,omitempty" json:"stall_cv,omitempty"`
-	StallsPerStep float64        `yaml:"stalls_per_step,omitempty" json:"stalls_per_step,omitempty"`
+	StallMs       float64 `yaml:"stall_ms,omitempty" json:"stall_ms,omitempty"`
+	StallCV       float64 `yaml:"stall_cv,omitempty" json:"stall_cv,omitempty"`
+	StallsPerStep float64 `yaml:"stalls_per_step,omitempty" json:"stalls_per_step,omitempty"`
+	// DriftCV and DriftPeriodMs are the worker's slow drift of speed: every
+	// step is multiplied by a lognormal factor of mean 1 and coefficient of
+	// variation drift_cv, the same for every step of a period of
+	// drift_period_ms of the run's clock and drawn anew for the next. A
+	// device shared with other work shows it: whole requests run a few
+	// percent slower or faster, a spread of per-request ITL and latency
+	// that step jitter, averaged over a request's tokens, cannot make.
+	// 0 = none; calibrate fits them from the real runs' per-request ITL.
+	DriftCV       float64        `yaml:"drift_cv,omitempty" json:"drift_cv,omitempty"`
+	DriftPeriodMs float64        `yaml:"drift_period_ms,omitempty" json:"drift_period_ms,omitempty"`
 	Poly          PolyConfig     `yaml:"poly" json:"poly"`
 	Linear        LinearConfig   `yaml:"linear" json:"linear"`
 	Roofline      RooflineConfig `yaml:"roofline" json:"roofline"`
@@ -454,6 +473,7 @@ var configDocs = map[string]string{
 	"engine.max_num_seqs":                      "running requests per worker (vllm, sglang)",
 	"engine.max_num_batched_tokens":            "token budget of a vllm step",
 	"engine.preemption":                        "vllm victim when KV runs out: lifo (newest) | fifo",
+	"engine.async_scheduling":                  "vllm, sglang: step N+1 is planned while step N runs, so a request reaching a busy engine waits a step more (vLLM's async scheduling, SGLang's overlap schedule)",
 	"engine.max_model_len":                     "0 = no limit; longer ISL+OSL is rejected",
 	"engine.sglang.chunked_prefill_size":       "token budget of an sglang prefill step",
 	"engine.sglang.new_token_ratio":            "share of running requests' remaining output kept free at admission",
@@ -471,6 +491,8 @@ var configDocs = map[string]string{
 	"timing.stall_ms":                          "mean host stall: a step that draws one waits about this long (a CPU engine on a shared host)",
 	"timing.stall_cv":                          "coefficient of variation of one stall's (lognormal) duration",
 	"timing.stalls_per_step":                   "mean (Poisson) stalls per step, within the step's modelled mean; 0 = none",
+	"timing.drift_cv":                          "coefficient of variation of the worker's slowly drifting speed (a lognormal factor of mean 1 per period); 0 = none",
+	"timing.drift_period_ms":                   "how long one drift factor holds, on the run's clock",
 	"timing.poly.prefill":                      "DynoSim: ms = p0 + p1·T + p2·T² over new prompt tokens T",
 	"timing.poly.decode":                       "DynoSim: ms = d0 + d1·u + d2·u² over KV utilisation u",
 	"timing.linear.base_ms":                    "step ms = base + prefill_token·P + decode_seq·D + context_token·C",
@@ -747,6 +769,9 @@ func (t TimingConfig) validate() error {
 		finiteIn("timing.stalls_per_step", t.StallsPerStep, 0, maxStallsPerStep),
 		bothOrNeither("timing.stall_ms", t.StallMs, "timing.stalls_per_step", t.StallsPerStep),
 		needs("timing.stall_cv", t.StallCV, "timing.stall_ms", t.StallMs),
+		finiteIn("timing.drift_cv", t.DriftCV, 0, 1),
+		finiteIn("timing.drift_period_ms", t.DriftPeriodMs, 0, 1e9),
+		bothOrNeither("timing.drift_cv", t.DriftCV, "timing.drift_period_ms", t.DriftPeriodMs),
 		t.validateModel(),
 	)
 }

@@ -40,7 +40,7 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 func TestConfigUnknownKeys(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"wrokers: 2\n", `line 1: unknown key "wrokers"`},
-		{"engine:\n  blok_size: 16\n", `line 2: unknown key "engine.blok_size" (known under engine: block_size,`},
+		{"engine:\n  blok_size: 16\n", `line 2: unknown key "engine.blok_size" (known under engine: async_scheduling, block_size,`},
 		{"timing:\n  linear:\n    a: 1\n", `unknown key "timing.linear.a"`},
 		{"hardware:\n  custom_gpu:\n    tflops: 1\n", `unknown key "hardware.custom_gpu.tflops"`},
 	} {

@@ -21,7 +21,7 @@ func (w *worker) planVLLM() {
 	if preempted {
 		return
 	}
-	for w.waiting.len() > 0 && w.seqs() < cfg.MaxNumSeqs && budget > 0 {
+	for w.waiting.len() > 0 && w.seqs() < cfg.MaxNumSeqs && budget > 0 && w.admissible(w.waiting.front()) {
 		if w.waiting.front().kv == kvWaiting {
 			if !w.admitHandoff(0) {
 				break
@@ -96,6 +96,13 @@ func (w *worker) makeRoom(r *request, n, i int) (idx, back int, preempted, fits 
 //
 // Decodes therefore stall while prompts are computed: a 40k-token prompt is
 // five back-to-back 8192-token steps with no decode in between.
+// admissible reports whether the next step may take r: not while others
+// run if r reached the engine after that step was planned
+// (async_scheduling). FIFO: those behind r reached it later still.
+func (w *worker) admissible(r *request) bool {
+	return len(w.running) == 0 || w.stats.steps >= r.readyAt
+}
+
 func (w *worker) planSGLang() {
 	w.planSGLangPrefill()
 	if len(w.batch) > 0 {
@@ -124,7 +131,7 @@ func (w *worker) planSGLangPrefill() {
 			}
 		}
 	}
-	for w.chunked == nil && w.waiting.len() > 0 && budget > 0 && w.seqs() < cfg.MaxNumSeqs {
+	for w.chunked == nil && w.waiting.len() > 0 && budget > 0 && w.seqs() < cfg.MaxNumSeqs && w.admissible(w.waiting.front()) {
 		r := w.waiting.front()
 		if r.kv == kvWaiting {
 			if !w.admitHandoff(w.reserveBlocks()) {

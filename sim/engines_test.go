@@ -329,6 +329,35 @@ func TestLlamaCppReuseLag(t *testing.T) {
 // ms per prompt token a step) are served in the workload's order, or, with
 // random, in a seeded order: the same seed gives the same order, and
 // different seeds give different ones.
+// TestAsyncScheduling: with the step after the one in flight planned
+// already, a request reaching a busy engine (at 15 ms, during step 2) joins
+// step 4, not step 3; at the same instant as another on an idle engine, or
+// when nothing runs after the step in flight, the step it would have
+// joined anyway. Both vllm and sglang plan so.
+func TestAsyncScheduling(t *testing.T) {
+	for _, engine := range []string{"vllm", "sglang"} {
+		for _, tc := range []struct {
+			name  string
+			async bool
+			osl   int
+			at    float64
+			b     []float64
+		}{
+			{"busy/off", false, 6, 15, []float64{30, 40}},
+			{"busy/on", true, 6, 15, []float64{40, 50}},
+			{"last-step/on", true, 2, 15, []float64{30, 40}},
+			{"same-instant/on", true, 6, 0, []float64{10, 20}},
+		} {
+			t.Run(engine+"/"+tc.name, func(t *testing.T) {
+				cfg := constCfg(engine, 10, 0)
+				cfg.Engine.AsyncScheduling = tc.async
+				recs, _ := runAll(t, cfg, workload(req(0, 2, tc.osl), req(tc.at, 2, 2)))
+				assert.Equal(t, tc.b, stampsMs(recs[1]))
+			})
+		}
+	}
+}
+
 func TestTieOrder(t *testing.T) {
 	first := func(order string, seed int64) []float64 {
 		cfg := constCfg("llamacpp", 10, 0.1)

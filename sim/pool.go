@@ -81,7 +81,7 @@ func (s *simulator) newPool(role string, cfg Config, n int) (*pool, error) {
 	for i := range n {
 		id := len(s.workers)
 		w := &worker{id: id, name: workerName(role, i), sim: s, pool: p, kind: p.kind, bs: e.BlockSize,
-			jitter: newJitter(p.cfg.Timing, s.cfg.Seed, id)}
+			jitter: newJitter(p.cfg.Timing, s.cfg.Seed, id), drift: newDrift(p.cfg.Timing, s.cfg.Seed, id)}
 		if p.kind == engineLlamaCpp {
 			w.slots = make([]slot, e.LlamaCpp.Parallel)
 			w.slotCtx = e.LlamaCpp.CtxSize / e.LlamaCpp.Parallel

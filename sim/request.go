@@ -22,7 +22,7 @@ type request struct {
 	held    []int32 // shared KV blocks (a prefix of the sequence's blocks)
 	private int     // private KV blocks (the rest)
 	slot    int     // llamacpp slot, -1 when none
-	readyAt int64   // llamacpp: the first step (worker.stats.steps) that may admit it while other slots run (reuse_lag_steps)
+	readyAt int64   // the first step (worker.stats.steps) that may admit it while others run (llamacpp's reuse_lag_steps, async_scheduling)
 	running bool    // in its worker's running set
 	gated   bool    // through frontend.hold_for_slot's gate, not finished
 

@@ -450,8 +450,12 @@ func (s *simulator) admitFrontend(r *request, w *worker) {
 // enqueue puts r in w's waiting queue.
 func (s *simulator) enqueue(r *request, w *worker) {
 	r.w = w
-	if lag := int64(w.eng().LlamaCpp.ReuseLagSteps); w.slots != nil && lag > 0 {
+	switch lag := int64(w.eng().LlamaCpp.ReuseLagSteps); {
+	case w.slots != nil && lag > 0:
 		s.holdBack(r, w, lag)
+	case w.slots == nil && w.eng().AsyncScheduling && w.busy:
+		// The step after the one in flight is planned already.
+		r.readyAt = w.stats.steps + 1
 	}
 	w.waiting.pushBack(r)
 	w.stats.requests++

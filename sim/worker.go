@@ -67,6 +67,7 @@ type worker struct {
 	incomingBlocks int
 
 	jitter    *jitter // nil: deterministic step times
+	drift     *drift  // nil: a constant speed
 	busy      bool
 	stallNs   int64 // frontend.arrival_stall_ms of the requests that reached the worker during its step: the step ends that much later
 	nextOrder int64
@@ -206,7 +207,7 @@ func (w *worker) startStep(now int64) bool {
 		return false
 	}
 	st := w.stepShape()
-	dur := w.jitter.apply(w.pool.clock.stepNs(st))
+	dur := w.drift.apply(now, w.jitter.apply(w.pool.clock.stepNs(st)))
 	for _, e := range w.batch {
 		if !e.prefill || e.r.generated > 0 {
 			continue

@@ -170,6 +170,17 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	if opts.Jitter >= 0 {
 		res.Params = append(res.Params, stallParams(stalls)...)
 	}
+	// The device's slow drift is what per-request ITL spreads beyond the
+	// steps' noise, so it is measured on the fitted steps and overhead.
+	if opts.Jitter >= 0 {
+		df, n, err := fitDrift(ctx, cfg, targets, opts.Seeds)
+		if err != nil {
+			return nil, err
+		}
+		res.Evals += n
+		cfg.Timing.DriftCV, cfg.Timing.DriftPeriodMs = df.CV, df.PeriodMs
+		res.Params = append(res.Params, driftParams(df)...)
+	}
 	if tmpl > 0 {
 		res.Params = append(res.Params, sim.CalibratedParam{Name: "template_tokens", Value: float64(tmpl), Pinned: true,
 			Source: fmt.Sprintf("usage.prompt_tokens − ISL of %d requests", nTmpl)})

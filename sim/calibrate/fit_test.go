@@ -385,3 +385,53 @@ func TestExtractStepsFirstTokenLag(t *testing.T) {
 		assert.InDelta(t, 10, withPrompt[0].Ms, 1e-9)
 	}
 }
+
+// TestRecoverDrift: runs simulated with a known drift of the engine's
+// speed give it back within its sampling error (a spread of 64 requests
+// is known to about 9 %), at concurrency 1 and 2; runs without one give
+// none, or next to none, beyond the simulator's own spread.
+func TestRecoverDrift(t *testing.T) {
+	wl := func(conc int) *traces.Workload {
+		w, err := traces.Synthesize(traces.SynthSpec{Mode: traces.ModeConcurrency, Concurrency: conc,
+			RequestCount: 64, ISL: 64, OSL: 96, Seed: 5})
+		require.NoError(t, err)
+		return w
+	}
+	base := cpuTruth()
+	base.Timing.Jitter = 0.03
+	// A request is ~100 steps of ~2.1 ms: a period of one request's latency.
+	period := simulateTarget(t, "period", base, wl(1)).Profile
+	lat, ok := period.Value(results.TagRequestLatency, "p50")
+	require.True(t, ok)
+	for _, tc := range []struct {
+		name   string
+		cv     float64
+		conc   int
+		lo, hi float64
+	}{
+		{"c1 drift 4 %", 0.04, 1, 0.034, 0.047},
+		{"c2 drift 4 %", 0.04, 2, 0.032, 0.048},
+		{"c1 none", 0, 1, 0, 0.01},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			truth := base
+			if tc.cv > 0 {
+				truth.Timing.DriftCV, truth.Timing.DriftPeriodMs = tc.cv, lat
+			}
+			truth.Seed = 11
+			tg := simulateTarget(t, tc.name, truth, wl(tc.conc))
+			res, err := Fit(context.Background(), []Target{tg}, Options{Base: base})
+			require.NoError(t, err)
+			got := paramByName(res.Params, "drift_cv")
+			assert.True(t, got.Pinned, got.Source)
+			assert.GreaterOrEqual(t, got.Value, tc.lo, got.Source)
+			assert.LessOrEqual(t, got.Value, tc.hi, got.Source)
+			assert.Equal(t, got.Value, res.Config.Timing.DriftCV)
+			if got.Value > 0 {
+				own, _ := tg.Profile.Value(results.TagRequestLatency, "p50")
+				assert.Equal(t, own, res.Config.Timing.DriftPeriodMs, "a period of the run's median request")
+			}
+			t.Logf("%s: %.4f ± %.4f (%s)", tc.name, got.Value, got.SD, got.Source)
+		})
+	}
+}
