@@ -14,7 +14,7 @@ import (
 func WriteFile(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	tmp := f.Name()
 	err = write(f)
@@ -32,4 +32,12 @@ func WriteFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// WriteBytes writes b to path as WriteFile does: whole or absent.
+func WriteBytes(path string, b []byte) error {
+	return WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
 }

@@ -26,4 +26,10 @@ func TestWriteFile(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file left behind")
+
+	require.NoError(t, WriteBytes(path, []byte("two")))
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "two", string(b))
+	require.ErrorContains(t, WriteBytes(filepath.Join(dir, "no", "dir"), []byte("x")), filepath.Join(dir, "no", "dir"))
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 
@@ -194,5 +193,5 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return results.WriteBytes(path, append(b, '\n'))
 }

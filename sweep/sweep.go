@@ -167,7 +167,7 @@ func writeOutputs(dir string, sum *Summary) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(written[0], append(b, '\n'), 0o644); err != nil {
+	if err := results.WriteBytes(written[0], append(b, '\n')); err != nil {
 		return nil, err
 	}
 	return written, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/simbench/simbench/livecal"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/calibrate"
 	"github.com/simbench/simbench/traces"
@@ -220,7 +221,7 @@ func (v *validation) prepareSimConfig(ctx context.Context) error {
 	if _, err := sim.ParseConfig(b); err != nil {
 		return usage.Errorf("sim.config %s: %v", s.Config, err)
 	}
-	return os.WriteFile(v.simConfigPath(), b, 0o644)
+	return results.WriteBytes(v.simConfigPath(), b)
 }
 
 // baseConfig is the calibration's base: sim.config when given, else the

@@ -104,9 +104,9 @@ func driftParams(f driftFit) []sim.CalibratedParam {
 	case f.Runs == 0:
 		src = fmt.Sprintf("no run of %d requests or more with a per-request ITL spread: none", minDriftRequests)
 	case f.CV == 0:
-		src = fmt.Sprintf("per-request ITL spread of %d runs: none beyond the simulator's (cv %.3g real, %.3g simulated)", f.Runs, f.RealCV, f.SimCV)
+		src = fmt.Sprintf("per-request ITL spread (runs: %d): none beyond the simulator's (cv %.3g real, %.3g simulated)", f.Runs, f.RealCV, f.SimCV)
 	default:
-		src = fmt.Sprintf("per-request ITL spread of %d runs beyond the simulator's (cv %.3g real, %.3g simulated)", f.Runs, f.RealCV, f.SimCV)
+		src = fmt.Sprintf("per-request ITL spread beyond the simulator's (runs: %d; cv %.3g real, %.3g simulated)", f.Runs, f.RealCV, f.SimCV)
 	}
 	return []sim.CalibratedParam{
 		{Name: "drift_cv", Value: f.CV, SD: f.SD, Pinned: f.Runs > 0, Source: src},

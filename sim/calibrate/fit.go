@@ -142,6 +142,8 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		stalls = fitStalls(obs.decodeSteps(b, post.Beta))
 	}
 	cfg.Timing.StallMs, cfg.Timing.StallCV, cfg.Timing.StallsPerStep = stalls.Ms, stalls.CV, stalls.PerStep
+	// So is the drift, measured below: never the base's.
+	cfg.Timing.DriftCV, cfg.Timing.DriftPeriodMs = 0, 0
 	cfg.Frontend.ArrivalStallMs = post.Beta[p+1]
 	// The token gaps and TTFTs are of the prompts the engine computed,
 	// template included; the simulated targets must compute them too.

@@ -432,6 +432,12 @@ func TestRecoverDrift(t *testing.T) {
 				assert.Equal(t, own, res.Config.Timing.DriftPeriodMs, "a period of the run's median request")
 			}
 			t.Logf("%s: %.4f ± %.4f (%s)", tc.name, got.Value, got.SD, got.Source)
+			// A base config's drift (say, an earlier fit's) is not the fit's.
+			drifting := base
+			drifting.Timing.DriftCV, drifting.Timing.DriftPeriodMs = 0.2, 300
+			again, err := Fit(context.Background(), []Target{tg}, Options{Base: drifting})
+			require.NoError(t, err)
+			assert.Equal(t, res.Params, again.Params)
 		})
 	}
 }
