@@ -248,26 +248,33 @@ func TestLlamaCppPerSlotBatch(t *testing.T) {
 	}
 }
 
-// frontend.arrival_stall_ms: B reaches the busy worker during A's second
-// step (10→20), which then ends 4 ms late; C reaches an idle worker and
-// stalls nothing. 10 ms steps, no request overhead.
+// frontend.arrival_stall_ms, 10 ms steps: the server's work on a request
+// takes CPU from the steps beside it, in flight or to come.
 func TestArrivalStall(t *testing.T) {
+	// The server works on each request for its 10 ms overhead after the
+	// send; a step beside that work is stretched by stall × the share of
+	// it the step overlaps. A is alone (its window beside an idle engine);
+	// B's window [at, at+10) meets A's step [20, 30); C's meets none.
 	cases := []struct {
-		stall   float64
-		a, b, c []float64
+		name      string
+		stall, at float64
+		a, b      []float64
+		busyMs    float64
 	}{
-		{0, []float64{10, 20, 30, 40, 50}, []float64{30, 40}, []float64{110, 120}},
-		{4, []float64{10, 24, 34, 44, 54}, []float64{34, 44}, []float64{110, 120}},
+		{"none", 0, 20, []float64{20, 30, 40, 50, 60}, []float64{40, 50}, 70},
+		{"whole window", 10, 20, []float64{20, 40, 50, 60, 70}, []float64{50, 60}, 80},
+		{"part of it", 10, 24, []float64{20, 36, 46, 56, 66}, []float64{46, 56}, 76},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprint(tc.stall), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			cfg := constCfg("vllm", 10, 0)
+			cfg.Frontend.RequestOverheadMs = 10
 			cfg.Frontend.ArrivalStallMs = tc.stall
-			recs, sum := runAll(t, cfg, workload(req(0, 2, 5), req(15, 2, 2), req(100, 2, 2)))
+			recs, sum := runAll(t, cfg, workload(req(0, 2, 5), req(tc.at, 2, 2), req(100, 2, 2)))
 			assert.Equal(t, tc.a, stampsMs(recs[0]))
 			assert.Equal(t, tc.b, stampsMs(recs[1]))
-			assert.Equal(t, tc.c, stampsMs(recs[2]))
-			assert.InDelta(t, 0.07+tc.stall/1e3, sum.Workers[0].BusySeconds, 1e-12)
+			assert.Equal(t, []float64{120, 130}, stampsMs(recs[2]))
+			assert.InDelta(t, tc.busyMs/1e3, sum.Workers[0].BusySeconds, 1e-12)
 		})
 	}
 }

@@ -68,9 +68,11 @@ type simulator struct {
 	wl    *traces.Workload
 	opts  options
 	reqOv int64
-	// stallNs is frontend.arrival_stall_ms: what a request reaching a busy
-	// worker adds to the step in flight.
+	// stallNs is frontend.arrival_stall_ms: the CPU the server's work on
+	// one request takes from the engine's steps beside it, spread over
+	// windows, the spans of that work still open or to come.
 	stallNs int64
+	windows []frontWindow
 	// sendQueue holds the sends released at this instant; ties shuffles
 	// them (frontend.tie_order random), nil keeps the workload's order.
 	sendQueue []pacer.Send
@@ -234,7 +236,7 @@ func (s *simulator) handle(e event) {
 		s.arrive(s.live[e.arg])
 	case evStepEnd:
 		w := s.workers[e.arg]
-		if w.stallNs > 0 { // requests reached it meanwhile: the step took longer
+		if w.stallNs > 0 { // the server worked on requests meanwhile: the step took longer
 			w.stats.busyNs += w.stallNs
 			s.push(s.now+w.stallNs, evStepEnd, e.arg)
 			w.stallNs = 0
@@ -393,17 +395,42 @@ func (s *simulator) leaveGate(r *request) {
 // handler when the concurrency is unbounded.
 func (s *simulator) frontendDone(isl int) int64 {
 	work := s.reqOv + msToNs(s.cfg.Frontend.PromptTokenMs*float64(isl))
-	if len(s.front) == 0 {
-		return s.now + work
+	done := s.now + work
+	if len(s.front) > 0 {
+		j := 0
+		for i, t := range s.front {
+			if t < s.front[j] {
+				j = i
+			}
+		}
+		s.front[j] = max(s.now, s.front[j]) + work
+		done = s.front[j]
 	}
-	j := 0
-	for i, t := range s.front {
-		if t < s.front[j] {
-			j = i
+	if s.stallNs > 0 && work > 0 {
+		s.openWindow(frontWindow{done - work, done})
+	}
+	return done
+}
+
+// openWindow adds the server's work on a request: the steps in flight are
+// stretched by the share of it they overlap, and the steps to come by
+// theirs as they start (frontendStall).
+func (s *simulator) openWindow(fw frontWindow) {
+	s.windows = append(s.windows, fw)
+	for _, w := range s.workers {
+		if w.busy {
+			w.stallNs += s.share(fw, s.now, w.stepEnd)
 		}
 	}
-	s.front[j] = max(s.now, s.front[j]) + work
-	return s.front[j]
+}
+
+// share is the stall a window puts on a step over [from, to).
+func (s *simulator) share(fw frontWindow, from, to int64) int64 {
+	o := min(fw.end, to) - max(fw.start, from)
+	if o <= 0 {
+		return 0
+	}
+	return int64(math.Round(float64(s.stallNs) * float64(o) / float64(fw.end-fw.start)))
 }
 
 // engineISL is the prompt length the engine computes: the trace's ISL, or
@@ -436,15 +463,33 @@ func (s *simulator) arrive(r *request) {
 	s.admitFrontend(r, s.pools[0].workers[s.router.pick(r)])
 }
 
-// admitFrontend enqueues a request the frontend hands to w; reaching a
-// busy worker (a step in flight, or one about to start for the requests it
-// runs), it stretches that step by frontend.arrival_stall_ms: the server's
-// work on it took CPU from the engine's threads.
+// admitFrontend enqueues a request the frontend hands to w.
 func (s *simulator) admitFrontend(r *request, w *worker) {
-	if w.busy || len(w.running) > 0 {
-		w.stallNs += s.stallNs
-	}
 	s.enqueue(r, w)
+}
+
+// frontWindow is the server's work on one request, [start, end) ns.
+type frontWindow struct{ start, end int64 }
+
+// frontendStall is how much the server's work on requests stretches a
+// step of dur ns that starts now: frontend.arrival_stall_ms a request, in
+// the share of its window the step overlaps. Work beside an idle engine
+// takes nothing from it. Steps start in time order, so windows over
+// before now are done with.
+func (s *simulator) frontendStall(now, dur int64) int64 {
+	if s.stallNs == 0 {
+		return 0
+	}
+	keep, st := s.windows[:0], int64(0)
+	for _, w := range s.windows {
+		if w.end <= now {
+			continue
+		}
+		keep = append(keep, w)
+		st += s.share(w, now, now+dur)
+	}
+	s.windows = keep
+	return st
 }
 
 // enqueue puts r in w's waiting queue.

@@ -68,8 +68,9 @@ type worker struct {
 
 	jitter    *jitter // nil: deterministic step times
 	drift     *drift  // nil: a constant speed
+	stepEnd   int64   // when the step in flight ends, before stallNs
+	stallNs   int64   // frontend.arrival_stall_ms of the server's work beside the step in flight, begun after it started: the step ends that much later
 	busy      bool
-	stallNs   int64 // frontend.arrival_stall_ms of the requests that reached the worker during its step: the step ends that much later
 	nextOrder int64
 	snapshot  []*request
 	stats     workerStats
@@ -208,6 +209,7 @@ func (w *worker) startStep(now int64) bool {
 	}
 	st := w.stepShape()
 	dur := w.drift.apply(now, w.jitter.apply(w.pool.clock.stepNs(st)))
+	dur += w.sim.frontendStall(now, dur)
 	for _, e := range w.batch {
 		if !e.prefill || e.r.generated > 0 {
 			continue
@@ -222,6 +224,7 @@ func (w *worker) startStep(now int64) bool {
 	w.stats.prefillTokens += st.PrefillTokens
 	w.stats.decodeTokens += st.DecodeSeqs
 	w.busy = true
+	w.stepEnd = now + dur
 	w.sim.push(now+dur, evStepEnd, int32(w.id))
 	return true
 }

@@ -121,16 +121,29 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs, warnings := collect(targets, stepsOptions(opts.Base))
+	sopts := stepsOptions(opts.Base)
+	obs, warnings := collect(targets, sopts)
 	x, y, nSteps := obs.design(b)
 	mean, sd := b.prior()
 	p := len(mean)
-	// The frontend's request overhead, and the stall a request's arrival
-	// puts on a busy engine (0 unless the data show it).
+	// The frontend's request overhead, and the stall the server's work on
+	// a request puts on the engine's steps beside it (0 unless the data
+	// show it).
 	mean, sd = append(mean, 0, 0), append(sd, 1e4, priorStallSD)
 	post, err := regress(x, y, mean, sd)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	// That work lasts the request overhead from the send: spread over the
+	// steps beside it, as the simulator spreads it, once the overhead is
+	// known.
+	if ov := post.Beta[p]; ov > 0 && post.Beta[p+1] > 0 {
+		sopts.FrontendMs = ov
+		obs, _ = collect(targets, sopts)
+		x, y, nSteps = obs.design(b)
+		if post, err = regress(x, y, mean, sd); err != nil {
+			return nil, fmt.Errorf("calibrate: %w", err)
+		}
 	}
 	cfg := b.apply(opts.Base, post.Beta[:p])
 	cfg.Timing.Speedup = 1
@@ -269,14 +282,14 @@ func (o observations) design(b basis) (x [][]float64, y []float64, nSteps int) {
 	mean, _ := b.prior()
 	p := len(mean)
 	for _, s := range o.steps {
-		if s.Sends > 0 && s.Shape.PrefillTokens > 0 {
+		if s.Frontend > 0 && s.Shape.PrefillTokens > 0 {
 			// A prompt step's own cost is far larger and less certain (its
 			// booking): it would lend the arrival stall its residual.
 			continue
 		}
 		row := make([]float64, p+2)
 		b.features(s.Shape, row)
-		row[p+1] = float64(s.Sends)
+		row[p+1] = s.Frontend
 		x, y = append(x, row), append(y, s.Ms)
 	}
 	nSteps = len(x)
@@ -311,7 +324,7 @@ func (o observations) decodeSteps(b basis, beta []float64) stallData {
 			continue
 		}
 		b.features(s.Shape, row[:p])
-		row[p+1] = float64(s.Sends)
+		row[p+1] = s.Frontend
 		fit := dot(row, beta)
 		if !(fit > 0) || !(s.Ms > 0) {
 			continue

@@ -20,10 +20,14 @@ type Step struct {
 	Ms    float64       // duration: the mean token gap of the requests decoding in it and the one before
 	Gaps  int           // token gaps averaged into Ms
 	Shape sim.StepShape // decoding sequences and their context, prompt chunks finished in it
-	// Sends is how many requests were sent while the step ran: on a CPU
-	// engine the server's work on each takes CPU from the step
-	// (frontend.arrival_stall_ms).
+	// Sends is how many requests were sent while the step ran.
 	Sends int
+	// Frontend is how much of the server's work on requests the step ran
+	// beside, in requests: each request's share of its frontend window
+	// (StepsOptions.FrontendMs from its send) that the step overlapped, or,
+	// with no window, Sends. On a CPU engine that work takes CPU from the
+	// steps beside it (frontend.arrival_stall_ms a request).
+	Frontend float64
 }
 
 // stream is one request's token arrivals, ms from the run's first send.
@@ -54,6 +58,9 @@ type StepsOptions struct {
 	// Tolerance groups arrivals less than this many ms apart into one step
 	// end; 0 = a quarter of the median token gap (at least 0.2 ms).
 	Tolerance float64
+	// FrontendMs is how long the server works on a request from its send
+	// (Step.Frontend); 0 counts the sends in each step instead.
+	FrontendMs float64
 }
 
 // ExtractSteps recovers engine steps from a run's records. Records with
@@ -225,10 +232,39 @@ func buildSteps(streams []stream, arr []arrival, ends []int, opts StepsOptions) 
 		tl.bookPrompt(p)
 	}
 	sends := tl.sends(streams)
+	front := tl.frontend(streams, opts.FrontendMs)
 	var out []Step
 	for k := range tl.end {
 		if tl.cnt[k] > 0 && !tl.dropped[k] {
-			out = append(out, Step{Ms: tl.sum[k] / float64(tl.cnt[k]), Gaps: tl.cnt[k], Shape: tl.shapes[k], Sends: sends[k]})
+			st := Step{Ms: tl.sum[k] / float64(tl.cnt[k]), Gaps: tl.cnt[k], Shape: tl.shapes[k], Sends: sends[k],
+				Frontend: float64(sends[k])}
+			if front != nil {
+				st.Frontend = front[k]
+			}
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// frontend is, per step known to be busy throughout (bridged), the share
+// of every request's frontend window [sent, sent + w] the step overlapped;
+// nil without a window.
+func (tl *timeline) frontend(streams []stream, w float64) []float64 {
+	if !(w > 0) {
+		return nil
+	}
+	out := make([]float64, len(tl.end))
+	for _, s := range streams {
+		a, b := s.sent(), s.sent()+w
+		k := max(1, sort.Search(len(tl.end), func(i int) bool { return tl.end[i] > a }))
+		for ; k < len(tl.end) && tl.end[k-1] < b; k++ {
+			if !tl.bridged[k] || tl.end[k-1] < 0 {
+				continue
+			}
+			if o := min(b, tl.end[k]) - max(a, tl.end[k-1]); o > 0 {
+				out[k] += o / w
+			}
 		}
 	}
 	return out
