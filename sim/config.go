@@ -246,12 +246,13 @@ type FrontendConfig struct {
 	// together. It decides whether a burst's first request starts an
 	// engine step on its own or the burst batches as one.
 	Concurrency int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
-	// ArrivalStallMs is how much a request that reaches a busy engine
-	// stretches the engine's next step: a CPU engine shares its cores with
-	// the server, whose work on the request (HTTP, chat template,
-	// tokenisation, handing it to the runner) takes CPU from the engine's
-	// threads. 0 for an engine on its own device (a GPU). calibrate fits it
-	// from the token gaps of the steps a request was sent in.
+	// ArrivalStallMs is the CPU the server's work on one request (HTTP,
+	// chat template, tokenisation, handing it to the runner) takes from a
+	// CPU engine that shares its cores: that work lasts the request's
+	// frontend time, and every step beside it is stretched by this times
+	// the share of it the step overlaps (none beside an idle engine). 0 for
+	// an engine on its own device (a GPU). calibrate fits it from the token
+	// gaps of the steps beside the requests' frontend windows.
 	ArrivalStallMs float64 `yaml:"arrival_stall_ms,omitempty" json:"arrival_stall_ms,omitempty"`
 	// HoldForSlot is a server that lets only as many requests through to
 	// the engine as it has slots (engine.llamacpp.parallel) and holds the
@@ -513,7 +514,7 @@ var configDocs = map[string]string{
 	"frontend.prompt_token_ms":                 "frontend work per prompt token (template, tokenisation): of a burst, a shorter prompt is ready first",
 	"frontend.template_tokens":                 "tokens the chat template adds to every prompt (computed and counted in ISL)",
 	"frontend.tie_order":                       "trace (default) | random: the order in which requests sent at one instant reach the frontend",
-	"frontend.arrival_stall_ms":                "a request reaching a busy engine stretches its next step by this (a CPU engine sharing its cores with the server)",
+	"frontend.arrival_stall_ms":                "the server's work on a request stretches the steps beside it by this in all, pro rata over its frontend time (a CPU engine sharing its cores)",
 	"frontend.hold_for_slot":                   "the server holds requests beyond engine.llamacpp.parallel before its work on them, until one finishes (Ollama's NUM_PARALLEL semaphore)",
 	"disaggregation.prefill_workers":           "0 = aggregated serving; else workers = prefill_workers + decode_workers",
 	"disaggregation.decode_workers":            "workers that receive the KV and generate every token",
