@@ -31,10 +31,9 @@ type driftFit struct {
 }
 
 // fitDrift measures the device's slow drift of speed (timing.drift_cv):
-// the spread of per-request ITL in the real runs beyond what the simulator
-// makes of the same workloads on cfg without drift (its step jitter and
-// stalls, its batches' changing make-up), as the median over the runs of
-// the excess variance. The period is as long as the runs' median request,
+// the spread of per-request ITL in the real runs (driftRuns) beyond what
+// the simulator makes of the same workloads on cfg without drift (its step
+// jitter and stalls), as the median over the runs of the excess variance. The period is as long as the runs' median request,
 // so that the drift moves whole requests. It returns the simulations it
 // ran.
 func fitDrift(ctx context.Context, cfg sim.Config, targets []Target, seeds int) (driftFit, int, error) {
@@ -42,12 +41,9 @@ func fitDrift(ctx context.Context, cfg sim.Config, targets []Target, seeds int) 
 	terms := []Term{{results.TagITL, "avg", 1}, {results.TagITL, "std", 1}}
 	var excess, realCV, simCV, periods, ns []float64
 	evals := 0
-	for _, t := range targets {
+	for _, t := range driftRuns(targets) {
 		n, _ := t.Profile.Value(results.TagRequestCount, "avg")
-		lat, okLat := t.Profile.Value(results.TagRequestLatency, "p50")
-		if n < minDriftRequests || !okLat || lat <= 0 {
-			continue
-		}
+		lat, _ := t.Profile.Value(results.TagRequestLatency, "p50")
 		rows, _, err := evaluate(ctx, cfg, []Target{t}, terms, seeds)
 		if err != nil {
 			return driftFit{}, evals, err
@@ -77,6 +73,39 @@ func fitDrift(ctx context.Context, cfg sim.Config, targets []Target, seeds int) 
 		f.PeriodMs = 0
 	}
 	return f, evals, nil
+}
+
+// driftRuns are the runs that measure the drift: of those with enough
+// requests and a median latency, the ones at the lowest closed-loop
+// concurrency, or all of them when none is a closed loop. Above one
+// request at a time, per-request ITL also spreads with what the other
+// requests did beside each (whose prompts interrupted it, how full its
+// steps were); where the simulator misses that, the miss would be taken
+// for drift.
+func driftRuns(targets []Target) []Target {
+	var ok []Target
+	low := 0
+	for _, t := range targets {
+		n, _ := t.Profile.Value(results.TagRequestCount, "avg")
+		lat, okLat := t.Profile.Value(results.TagRequestLatency, "p50")
+		if n < minDriftRequests || !okLat || lat <= 0 {
+			continue
+		}
+		ok = append(ok, t)
+		if c := t.Workload.Concurrency; c > 0 && (low == 0 || c < low) {
+			low = c
+		}
+	}
+	if low == 0 {
+		return ok
+	}
+	out := ok[:0]
+	for _, t := range ok {
+		if t.Workload.Concurrency == low {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // spreads reads the real and simulated per-request ITL cv off evaluate's

@@ -441,3 +441,30 @@ func TestRecoverDrift(t *testing.T) {
 		})
 	}
 }
+
+// TestDriftRuns: the drift is measured on the runs of enough requests at
+// the lowest closed-loop concurrency, or on all of them without one.
+func TestDriftRuns(t *testing.T) {
+	run := func(name string, conc, n int) Target {
+		p := &results.Profile{Metrics: []results.MetricResult{
+			{Tag: results.TagRequestCount, Stats: map[string]float64{"avg": float64(n)}},
+			{Tag: results.TagRequestLatency, Stats: map[string]float64{"p50": 500}}}}
+		return Target{Name: name, Profile: p, Workload: &traces.Workload{Concurrency: conc}}
+	}
+	names := func(ts []Target) []string { return targetNames(ts) }
+	for _, tc := range []struct {
+		name string
+		in   []Target
+		want []string
+	}{
+		{"lowest concurrency", []Target{run("c4", 4, 48), run("c1", 1, 24), run("c2", 2, 48)}, []string{"c1"}},
+		{"too few at c1", []Target{run("c4", 4, 48), run("c1", 1, 12), run("c2", 2, 48)}, []string{"c2"}},
+		{"two at the lowest", []Target{run("a", 2, 48), run("b", 2, 16), run("c", 4, 48)}, []string{"a", "b"}},
+		{"no closed loop", []Target{run("x", 0, 48), run("y", 0, 20)}, []string{"x", "y"}},
+		{"none", []Target{run("c1", 1, 8)}, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, names(driftRuns(tc.in)))
+		})
+	}
+}
