@@ -41,13 +41,13 @@ func (s *simulator) route(r *request) {
 		dw = s.pickDecode(r)
 		if rest := r.isl - s.cachedOn(dw, r); rest <= limit && dw.canPrefill(rest) && dw.pool.rejectReason(r.isl, r.osl) == "" {
 			s.xfer.local++
-			s.admitFrontend(r, dw)
+			s.enqueue(r, dw)
 			return
 		}
 	}
 	pw := s.prefill.workers[s.router.pick(r)]
 	r.h, r.kv = &handoff{pw: pw, dw: dw}, kvPrefill
-	s.admitFrontend(r, pw)
+	s.enqueue(r, pw)
 }
 
 // cachedOn is the prompt tokens w has cached, at most ISL − 1 (the last

@@ -460,12 +460,7 @@ func (s *simulator) arrive(r *request) {
 		s.route(r)
 		return
 	}
-	s.admitFrontend(r, s.pools[0].workers[s.router.pick(r)])
-}
-
-// admitFrontend enqueues a request the frontend hands to w.
-func (s *simulator) admitFrontend(r *request, w *worker) {
-	s.enqueue(r, w)
+	s.enqueue(r, s.pools[0].workers[s.router.pick(r)])
 }
 
 // frontWindow is the server's work on one request, [start, end) ns.

@@ -276,7 +276,8 @@ func collect(targets []Target, opts StepsOptions) (observations, []string) {
 }
 
 // design is the regression's matrix: a step's basis features, 0 for the
-// request overhead and its sends (the arrival stall); then an idle
+// request overhead and its share of the server's work (Step.Frontend, the
+// arrival stall); then an idle
 // prefill's summed features, 1 and 0. nSteps is how many rows are steps.
 func (o observations) design(b basis) (x [][]float64, y []float64, nSteps int) {
 	mean, _ := b.prior()
