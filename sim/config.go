@@ -739,7 +739,17 @@ func (e EngineConfig) validate() error {
 		inRange("engine.llamacpp.reuse_lag_steps", e.LlamaCpp.ReuseLagSteps, 0, 1000),
 		oneOf("engine.llamacpp.batch", cmp.Or(e.LlamaCpp.Batch, LlamaCppBatchShared), LlamaCppBatchShared, LlamaCppBatchPerSlot),
 		e.validateCtx(),
+		e.validateAsync(),
 	)
+}
+
+// validateAsync refuses async_scheduling where it means nothing: a llama.cpp
+// runner plans each step after the last (its lag is reuse_lag_steps).
+func (e EngineConfig) validateAsync() error {
+	if e.AsyncScheduling && e.Type == "llamacpp" {
+		return errors.New("engine.async_scheduling: vllm and sglang plan a step ahead; engine.type is llamacpp, whose lag is engine.llamacpp.reuse_lag_steps")
+	}
+	return nil
 }
 
 func (e EngineConfig) validateCtx() error {

@@ -36,6 +36,14 @@ func (w *worker) planVLLM() {
 	}
 }
 
+// admissible reports whether the next step may take r: not while others
+// run if r reached the engine after that step was planned
+// (async_scheduling, llamacpp's reuse_lag_steps). FIFO: those behind r
+// reached it later still.
+func (w *worker) admissible(r *request) bool {
+	return len(w.running) == 0 || w.stats.steps >= r.readyAt
+}
+
 // scheduleRunning gives every running request, oldest first, its tokens
 // within the budget. It returns the budget left and whether it preempted.
 func (w *worker) scheduleRunning(budget int) (int, bool) {
@@ -96,13 +104,6 @@ func (w *worker) makeRoom(r *request, n, i int) (idx, back int, preempted, fits 
 //
 // Decodes therefore stall while prompts are computed: a 40k-token prompt is
 // five back-to-back 8192-token steps with no decode in between.
-// admissible reports whether the next step may take r: not while others
-// run if r reached the engine after that step was planned
-// (async_scheduling). FIFO: those behind r reached it later still.
-func (w *worker) admissible(r *request) bool {
-	return len(w.running) == 0 || w.stats.steps >= r.readyAt
-}
-
 func (w *worker) planSGLang() {
 	w.planSGLangPrefill()
 	if len(w.batch) > 0 {
@@ -214,7 +215,7 @@ func (w *worker) planLlamaCpp() {
 	lagged := len(w.running) > 0 // an idle runner takes a request at once
 	for w.waiting.len() > 0 {
 		r := w.waiting.front()
-		if len(w.running) > 0 && w.stats.steps < r.readyAt {
+		if !w.admissible(r) {
 			break // it reached the runner during the last step (FIFO: so did those behind it)
 		}
 		s := w.pickSlot(r, lagged)
