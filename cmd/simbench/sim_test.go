@@ -221,3 +221,19 @@ func TestSimConfigFlagsOverrideFields(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegerFlagsAreDecimal: "--random-seed 010" is seed 10 and
+// "--concurrency 08" is 8, as AIPerf reads them (urfave/cli's own default
+// would take 010 for octal 8 and refuse 08).
+func TestIntegerFlagsAreDecimal(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runSim(t, "--concurrency", "08", "--request-count", "4", "--isl", "16", "--osl", "4",
+		"--random-seed", "010", "-o", dir)
+	require.Equal(t, 0, code, errOut)
+	cfg := p0(t, dir).InputConfig
+	assert.Contains(t, string(cfg), `"random_seed": 10`)
+	assert.Contains(t, string(cfg), `"concurrency": 8`)
+	code, _, errOut = runSim(t, "--concurrency", "0x10", "-o", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `invalid value "0x10" for flag -concurrency: not a decimal integer`)
+}

@@ -137,7 +137,7 @@ func TestTraceErrors(t *testing.T) {
 			"simbench: " + bad + ":3: field \"input_length\": must be >= 0, got -3\n"},
 		{"filter without output", []string{"trace", "filter", sliceTrace}, 2, "simbench: trace filter needs -o OUT.jsonl (or -o - for stdout)\n"},
 		{"filter bad number", []string{"trace", "filter", sliceTrace, "-o", "-", "--limit", "many"}, 2,
-			"simbench: invalid value \"many\" for flag -limit: parse error\n"},
+			"simbench: invalid value \"many\" for flag -limit: not a decimal integer\n"},
 		{"filter negative speedup", []string{"trace", "filter", sliceTrace, "-o", "-", "--speedup", "-2"}, 2,
 			"simbench: --speedup must be a finite number >= 0, got -2\n"},
 		{"filter window order", []string{"trace", "filter", sliceTrace, "-o", "-", "--start-offset-ms", "9", "--end-offset-ms", "3"}, 2,
