@@ -114,7 +114,7 @@ func discover(ctx context.Context, opts Options) (sim.Config, []string) {
 	base := opts.Base
 	def := sim.DefaultConfig().Hardware
 	var notes []string
-	ollama := false
+	ollama, threads := false, 0
 	if base.Hardware.Model == def.Model && base.Hardware.CustomModel == nil {
 		info, ok, err := loadgen.FetchModelInfo(ctx, &http.Client{Timeout: showTimeout}, &opts.Config.Endpoint)
 		switch {
@@ -137,6 +137,7 @@ func discover(ctx context.Context, opts Options) (sim.Config, []string) {
 				ollama = true
 			}
 			base.Hardware.DType = dtypeOf(info.Quantization)
+			threads = info.NumThread
 			notes = append(notes, fmt.Sprintf("model: %s from the server: %d layers, hidden %d, %d/%d heads, ff %d, vocab %d, %s",
 				info.Architecture, m.Layers, m.Hidden, m.Heads, m.KVHeads, m.Intermediate, m.Vocab, info.Quantization))
 		}
@@ -147,6 +148,10 @@ func discover(ctx context.Context, opts Options) (sim.Config, []string) {
 		base.Hardware.CPU, base.Hardware.CustomCPU = "custom", &cpu
 		notes = append(notes, fmt.Sprintf("hardware: this machine's CPU (the server is on loopback): %d cores × %g FLOP/cycle × %.2f GHz",
 			cpu.Cores, cpu.FLOPsPerCycle, cpu.ClockGHz))
+		if threads > 0 && threads < cpu.Cores {
+			cpu.Threads = threads
+			notes = append(notes, fmt.Sprintf("hardware: the runner computes on %d of them (the model's num_thread)", threads))
+		}
 	}
 	if ollama && base.Frontend.Concurrency == 0 {
 		base, notes = ollamaFrontend(base, notes)

@@ -3,6 +3,7 @@ package livecal
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -92,26 +93,34 @@ func TestLoopback(t *testing.T) {
 const showBody = `{"details":{"format":"gguf","family":"llama","quantization_level":"F16"},
 "model_info":{"general.architecture":"llama","general.parameter_count":16781824,"llama.attention.head_count":8,
 "llama.attention.head_count_kv":4,"llama.block_count":4,"llama.embedding_length":512,"llama.feed_forward_length":1536,
-"llama.vocab_size":4096,"tokenizer.ggml.model":"llama"}}`
+"llama.vocab_size":4096,"tokenizer.ggml.model":"llama"}%s}`
 
 // TestDiscoverOllama: a server that answers /api/show is Ollama; a
 // llamacpp base then gets its runner's batching and lock lag, and its
 // server's handlers, as many as the (loopback: this) machine's cores and
-// a shorter prompt ready sooner, unless the base set the frontend.
+// a shorter prompt ready sooner, unless the base set the frontend. A
+// model's num_thread below the cores is the threads the runner computes on.
 func TestDiscoverOllama(t *testing.T) {
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/show" {
-			http.NotFound(w, r)
-			return
-		}
-		_, _ = w.Write([]byte(showBody))
-	}))
-	defer ts.Close()
 	for _, tc := range []struct {
 		name       string
 		conc, want int
-	}{{"default", 0, 0}, {"base sets the frontend", 3, 3}} {
+		params     string
+		threads    int
+	}{
+		{"default", 0, 0, "", 0},
+		{"base sets the frontend", 3, 3, "", 0},
+		{"num_thread 1", 0, 0, `,"parameters":"num_ctx 4096\nnum_thread 1"`, 1},
+		{"num_thread of every core", 0, 0, `,"parameters":"num_thread 4096"`, 0},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/api/show" {
+					http.NotFound(w, r)
+					return
+				}
+				_, _ = fmt.Fprintf(w, showBody, tc.params)
+			}))
+			defer ts.Close()
 			base := sim.DefaultConfig()
 			base.Engine.Type = "llamacpp"
 			base.Frontend.Concurrency = tc.conc
@@ -126,6 +135,9 @@ func TestDiscoverOllama(t *testing.T) {
 				require.NotNil(t, got.Hardware.CustomCPU)
 				want = got.Hardware.CustomCPU.Cores
 				assert.Equal(t, ollamaFrontendTokenMs, got.Frontend.PromptTokenMs)
+				if want > 1 {
+					assert.Equal(t, tc.threads, got.Hardware.CustomCPU.Threads, "%v", notes)
+				}
 			}
 			assert.Equal(t, want, got.Frontend.Concurrency, "%v", notes)
 		})

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -18,6 +19,7 @@ type ModelInfo struct {
 	Architecture string             // general.architecture, e.g. "llama"
 	Numbers      map[string]float64 // numeric model_info keys, e.g. "llama.block_count"
 	Quantization string             // e.g. "F16", "Q4_K_M"
+	NumThread    int                // the Modelfile's num_thread: the runner's compute threads; 0 = not set
 }
 
 // Number returns a numeric metadata key.
@@ -67,12 +69,18 @@ func parseShow(r io.Reader) (*ModelInfo, error) {
 		Details struct {
 			Quantization string `json:"quantization_level"`
 		} `json:"details"`
-		ModelInfo map[string]json.RawMessage `json:"model_info"`
+		ModelInfo  map[string]json.RawMessage `json:"model_info"`
+		Parameters string                     `json:"parameters"`
 	}
 	if err := json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(&show); err != nil {
 		return nil, fmt.Errorf("decoding /api/show: %w", err)
 	}
 	info := &ModelInfo{Numbers: map[string]float64{}, Quantization: show.Details.Quantization}
+	n, err := numThread(show.Parameters)
+	if err != nil {
+		return nil, fmt.Errorf("/api/show parameters: %w", err)
+	}
+	info.NumThread = n
 	for k, raw := range show.ModelInfo {
 		var f float64
 		if json.Unmarshal(raw, &f) == nil {
@@ -85,6 +93,23 @@ func parseShow(r io.Reader) (*ModelInfo, error) {
 		}
 	}
 	return info, nil
+}
+
+// numThread is the num_thread of Ollama's parameters text (one
+// "name value" line per Modelfile PARAMETER); 0 when it is not set.
+func numThread(params string) (int, error) {
+	for _, line := range strings.Split(params, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || f[0] != "num_thread" {
+			continue
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("num_thread %q: want a count of threads", f[1])
+		}
+		return n, nil
+	}
+	return 0, nil
 }
 
 // apiURL joins the server's base URL (scheme optional, a trailing /v1

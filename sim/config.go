@@ -504,6 +504,7 @@ var configDocs = map[string]string{
 	"timing.physics.kv_efficiency":             "of peak bandwidth on KV cache traffic; 0 = memory_efficiency",
 	"timing.physics.multi_token_overhead_ms":   "added to a step of two or more tokens (ggml CPU: GEMM, not one token's vector products)",
 	"hardware.cpu":                             "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",
+	"hardware.custom_cpu.threads":              "cores the engine computes on (llama.cpp -t, Ollama num_thread); 0 = all",
 	"timing.table.file":                        "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",
 	"hardware.gpu":                             "h100 | h200 | b200 | gb200 | a100 | l40s | rtx-6000-ada | custom",
 	"hardware.model":                           "preset name or custom (see hardware.custom_model)",

@@ -14,7 +14,11 @@ import (
 // (fp32 FMA on AVX2: 2 units × 8 lanes × 2 = 32), the clock, and the
 // memory bandwidth and size the engine sees.
 type CPUSpec struct {
-	Cores         int     `yaml:"cores" json:"cores"`
+	Cores int `yaml:"cores" json:"cores"`
+	// Threads is how many of the cores the engine computes on (llama.cpp's
+	// -t, Ollama's num_thread); 0 = all of them. The peak FLOP/s counts
+	// these; the frontend's concurrency counts the cores.
+	Threads       int     `yaml:"threads,omitempty" json:"threads,omitempty"`
 	FLOPsPerCycle float64 `yaml:"flops_per_cycle" json:"flops_per_cycle"` // per core
 	ClockGHz      float64 `yaml:"clock_ghz" json:"clock_ghz"`
 	MemBWGBs      float64 `yaml:"mem_bw_gbs" json:"mem_bw_gbs"`
@@ -37,6 +41,9 @@ func (c CPUSpec) validate(key string) error {
 	if c.Cores <= 0 {
 		return fmt.Errorf("%s.cores: must be > 0, got %d", key, c.Cores)
 	}
+	if c.Threads < 0 || c.Threads > c.Cores {
+		return fmt.Errorf("%s.threads: must be in [0, cores %d], got %d", key, c.Cores, c.Threads)
+	}
 	fields := []struct {
 		name string
 		v    float64
@@ -47,6 +54,14 @@ func (c CPUSpec) validate(key string) error {
 		}
 	}
 	return nil
+}
+
+// ComputeCores is the cores the engine computes on: Threads, else all.
+func (c CPUSpec) ComputeCores() int {
+	if c.Threads > 0 {
+		return c.Threads
+	}
+	return c.Cores
 }
 
 // deviceSpec is what the timing and KV models need of a GPU or a CPU.
@@ -82,7 +97,7 @@ func (h HardwareConfig) device() (deviceSpec, error) {
 	if err != nil {
 		return deviceSpec{}, err
 	}
-	return deviceSpec{cpu: true, GPUSpec: GPUSpec{PeakTFLOPS: float64(c.Cores) * c.FLOPsPerCycle * c.ClockGHz / 1e3,
+	return deviceSpec{cpu: true, GPUSpec: GPUSpec{PeakTFLOPS: float64(c.ComputeCores()) * c.FLOPsPerCycle * c.ClockGHz / 1e3,
 		MemBWGBs: c.MemBWGBs, MemGB: c.MemGB, LinkBWGBs: c.MemBWGBs}}, nil
 }
 

@@ -186,12 +186,30 @@ func TestPhysicsConfigErrors(t *testing.T) {
 			c.Hardware.CPU = "custom"
 			c.Hardware.CustomCPU = &CPUSpec{Cores: 2, FLOPsPerCycle: 32, MemBWGBs: 10, MemGB: 8}
 		},
+		"hardware.custom_cpu.threads: must be in [0, cores 2], got 3": func(c *Config) {
+			c.Hardware.CPU = "custom"
+			c.Hardware.CustomCPU = &CPUSpec{Cores: 2, Threads: 3, FLOPsPerCycle: 32, ClockGHz: 2, MemBWGBs: 10, MemGB: 8}
+		},
 	}
 	for want, mutate := range cases {
 		cfg := DefaultConfig()
 		cfg.Timing.Model = "physics"
 		mutate(&cfg)
 		assert.ErrorContains(t, cfg.Validate(), want)
+	}
+}
+
+// TestCPUThreadsSetThePeak: a CPU engine's peak FLOP/s counts the cores it
+// computes on (threads), all of them when unset.
+func TestCPUThreadsSetThePeak(t *testing.T) {
+	for _, tc := range []struct {
+		threads int
+		tflops  float64
+	}{{0, 2 * 32 * 2.5 / 1e3}, {1, 32 * 2.5 / 1e3}, {2, 2 * 32 * 2.5 / 1e3}} {
+		h := HardwareConfig{CPU: "custom", CustomCPU: &CPUSpec{Cores: 2, Threads: tc.threads, FLOPsPerCycle: 32, ClockGHz: 2.5, MemBWGBs: 25, MemGB: 8}}
+		d, err := h.device()
+		require.NoError(t, err)
+		assert.InDelta(t, tc.tflops, d.PeakTFLOPS, 1e-12, "threads %d", tc.threads)
 	}
 }
 
