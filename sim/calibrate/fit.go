@@ -205,12 +205,44 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Evals += len(targets) * opts.Seeds
+	res.Warnings = append(res.Warnings, missWarnings(res.Rows, len(targets))...)
 	res.Range = calibrationRange(targets, obs.steps)
 	cfg.Frontend.ClientGapMs = targets[0].ClientGapMs
 	cfg.Frontend.ClientGapSamplesMs = gapSamples(pooledGaps(targets))
 	cfg.Calibration = &sim.Calibration{Model: res.Model, FittedOn: targetNames(targets), Range: res.Range, Parameters: res.Params}
 	res.Config = cfg
 	return res, nil
+}
+
+// MissLimitPct is how far (%) the fit may miss the average TTFT, ITL or
+// request latency of a run it was fitted on before it says so: the
+// fidelity target allows no average field beyond 25 %, so a fit beyond it
+// on its own data cannot predict others.
+const MissLimitPct = 25
+
+// missWarnings names the runs whose average TTFT, ITL or request latency
+// the fit misses by more than MissLimitPct. Fitted on several runs, that is
+// most often the runs disagreeing: a shared host whose speed changed
+// between them.
+func missWarnings(rows []Row, targets int) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Stat != "avg" || math.Abs(r.ErrorPct) <= MissLimitPct {
+			continue
+		}
+		switch r.Metric {
+		case results.TagTTFT, results.TagITL, results.TagRequestLatency:
+		default:
+			continue
+		}
+		why := "the model misses what this run shows"
+		if targets > 1 {
+			why = "the runs disagree (a shared host may have changed speed between them: run the plan again) or the model misses what this run shows"
+		}
+		out = append(out, fmt.Sprintf("%s: the fit misses its own %s avg by %+.1f %% (beyond %d %%): %s",
+			r.Target, r.Metric, r.ErrorPct, MissLimitPct, why))
+	}
+	return out
 }
 
 func withDefaults(o Options) Options {

@@ -226,6 +226,7 @@ func TestFitAIPerfRun(t *testing.T) {
 			assert.InDelta(t, 0, r.ErrorPct, 2, "%s.%s", r.Metric, r.Stat)
 		}
 	}
+	assert.Empty(t, res.Warnings)
 	cfg := res.Config
 	require.NoError(t, cfg.Validate())
 	b, err := cfg.YAML()
@@ -467,4 +468,41 @@ func TestDriftRuns(t *testing.T) {
 			assert.Equal(t, tc.want, names(driftRuns(tc.in)))
 		})
 	}
+}
+
+// TestFitWarnsWhenRunsDisagree: two runs of one load on a device whose
+// speed halved between them cannot both be fitted; the fit says which
+// averages it misses, and on one consistent run it says nothing.
+func TestFitWarnsWhenRunsDisagree(t *testing.T) {
+	truth := cpuTruth()
+	base := truth
+	base.Timing.Physics = sim.PhysicsConfig{Combine: "sum"}
+	fast := simulateTarget(t, "c2-before", truth, synth(t, 2, 32, 96, 16))
+	slow := truth
+	slow.Timing.Speedup = 0.4
+	res, err := Fit(context.Background(), []Target{fast, simulateTarget(t, "c2-after", slow, synth(t, 2, 32, 96, 16))},
+		Options{Base: base, Jitter: -1})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Warnings)
+	for _, w := range res.Warnings {
+		assert.Regexp(t, `^c2-(before|after): the fit misses its own [a-z_]+ avg by [+-][0-9.]+ % \(beyond 25 %\): the runs disagree`, w)
+	}
+	one, err := Fit(context.Background(), []Target{fast}, Options{Base: base, Jitter: -1})
+	require.NoError(t, err)
+	assert.Empty(t, one.Warnings)
+}
+
+func TestMissWarnings(t *testing.T) {
+	rows := []Row{
+		{Target: "a", Metric: results.TagITL, Stat: "avg", ErrorPct: 95.1},
+		{Target: "a", Metric: results.TagITL, Stat: "p99", ErrorPct: 80},
+		{Target: "a", Metric: results.TagTTST, Stat: "avg", ErrorPct: 44},
+		{Target: "b", Metric: results.TagTTFT, Stat: "avg", ErrorPct: -25},
+		{Target: "b", Metric: results.TagRequestLatency, Stat: "avg", ErrorPct: -25.01},
+	}
+	assert.Equal(t, []string{
+		"a: the fit misses its own inter_token_latency avg by +95.1 % (beyond 25 %): the model misses what this run shows",
+		"b: the fit misses its own request_latency avg by -25.0 % (beyond 25 %): the model misses what this run shows",
+	}, missWarnings(rows, 1))
+	assert.Contains(t, missWarnings(rows, 2)[0], "the runs disagree")
 }
