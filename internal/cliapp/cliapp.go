@@ -72,11 +72,11 @@ func decimal(flags []cli.Flag) {
 	for i, f := range flags {
 		switch f := f.(type) {
 		case *cli.IntFlag:
-			flags[i] = &decimalInt{f}
+			f.Base, flags[i] = 10, &decimalInt{f}
 		case *cli.Int64Flag:
-			flags[i] = &decimalInt64{f}
+			f.Base, flags[i] = 10, &decimalInt64{f}
 		case *cli.Uint64Flag:
-			flags[i] = &decimalUint64{f}
+			f.Base, flags[i] = 10, &decimalUint64{f}
 		}
 	}
 }
@@ -87,7 +87,6 @@ type decimalInt struct{ *cli.IntFlag }
 // Apply reads the flag's environment as urfave/cli does, then registers a
 // base-10 value under every name.
 func (f *decimalInt) Apply(set *flag.FlagSet) error {
-	f.Base = 10
 	return applyDecimal(set, f.IntFlag, func() flag.Value {
 		return &decimalValue{n: int64(f.Value), bits: strconv.IntSize, asInt: true}
 	})
@@ -98,7 +97,6 @@ type decimalInt64 struct{ *cli.Int64Flag }
 
 // Apply: see decimalInt.Apply.
 func (f *decimalInt64) Apply(set *flag.FlagSet) error {
-	f.Base = 10
 	return applyDecimal(set, f.Int64Flag, func() flag.Value { return &decimalValue{n: f.Value, bits: 64} })
 }
 
@@ -107,7 +105,6 @@ type decimalUint64 struct{ *cli.Uint64Flag }
 
 // Apply: see decimalInt.Apply.
 func (f *decimalUint64) Apply(set *flag.FlagSet) error {
-	f.Base = 10
 	return applyDecimal(set, f.Uint64Flag, func() flag.Value { return &decimalValue{u: f.Value, unsigned: true, bits: 64} })
 }
 
