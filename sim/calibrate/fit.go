@@ -206,6 +206,7 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	}
 	res.Evals += len(targets) * opts.Seeds
 	res.Warnings = append(res.Warnings, missWarnings(res.Rows, len(targets))...)
+	res.Warnings = append(res.Warnings, peakWarnings(res.Params)...)
 	res.Range = calibrationRange(targets, obs.steps)
 	cfg.Frontend.ClientGapMs = targets[0].ClientGapMs
 	cfg.Frontend.ClientGapSamplesMs = gapSamples(pooledGaps(targets))
@@ -241,6 +242,23 @@ func missWarnings(rows []Row, targets int) []string {
 		}
 		out = append(out, fmt.Sprintf("%s: the fit misses its own %s avg by %+.1f %% (beyond %d %%): %s",
 			r.Target, r.Metric, r.ErrorPct, MissLimitPct, why))
+	}
+	return out
+}
+
+// peakWarnings names the compute efficiencies the data pinned above 1 by
+// more than two sds: no device computes faster than its peak, so the hardware spec's peak is too
+// low (FLOPs per cycle, cores or threads, clock; a GPU preset) or the runs
+// disagree. Bandwidth efficiencies above 1 are not flagged: a small model's
+// weights and KV can stay in a CPU's cache, which streams faster than the
+// memory bandwidth the spec gives.
+func peakWarnings(ps []sim.CalibratedParam) []string {
+	var out []string
+	for _, p := range ps {
+		if (p.Name == "compute_efficiency" || p.Name == "attention_efficiency") && p.Pinned && p.Value-2*p.SD > 1 && p.Value < maxEfficiency {
+			out = append(out, fmt.Sprintf("%s %.3g ± %.2g is above the device's peak: its spec (hardware.cpu or hardware.gpu) gives too low a peak, or the runs disagree",
+				p.Name, p.Value, p.SD))
+		}
 	}
 	return out
 }

@@ -545,3 +545,18 @@ func TestReportedSDsCoverTheTruth(t *testing.T) {
 		assert.LessOrEqual(t, math.Sqrt(s/seeds), 2.5, "rms z of %s", name)
 	}
 }
+
+func TestPeakWarnings(t *testing.T) {
+	ps := []sim.CalibratedParam{
+		{Name: "compute_efficiency", Value: 2.6, SD: 0.3, Pinned: true},     // a peak of one core for an engine on two
+		{Name: "attention_efficiency", Value: 1.56, SD: 0.84, Pinned: true}, // above 1, but not by two sds
+		{Name: "memory_efficiency", Value: 1.8, SD: 0.4, Pinned: true},
+		{Name: "kv_efficiency", Value: 2, SD: 1, Pinned: true},
+	}
+	assert.Equal(t, []string{"compute_efficiency 2.6 ± 0.3 is above the device's peak: its spec (hardware.cpu or hardware.gpu) gives too low a peak, or the runs disagree"},
+		peakWarnings(ps))
+	ps[0].Pinned = false // the prior's, not the data's
+	assert.Empty(t, peakWarnings(ps))
+	ps[0].Pinned, ps[0].Value = true, maxEfficiency // a cost the data made vanish
+	assert.Empty(t, peakWarnings(ps))
+}
