@@ -247,9 +247,9 @@ func missWarnings(rows []Row, targets int) []string {
 }
 
 // peakWarnings names the compute efficiencies the data pinned above 1 by
-// more than two sds: no device computes faster than its peak, so the hardware spec's peak is too
-// low (FLOPs per cycle, cores or threads, clock; a GPU preset) or the runs
-// disagree. Bandwidth efficiencies above 1 are not flagged: a small model's
+// more than two sds: no device computes faster than its peak, so the
+// hardware spec's peak is too low (FLOPs per cycle, cores or threads, clock;
+// a GPU preset) or the runs disagree. Bandwidth efficiencies above 1 are not flagged: a small model's
 // weights and KV can stay in a CPU's cache, which streams faster than the
 // memory bandwidth the spec gives.
 func peakWarnings(ps []sim.CalibratedParam) []string {
