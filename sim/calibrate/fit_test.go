@@ -362,16 +362,8 @@ func TestTemplateTokens(t *testing.T) {
 // client at 33 (late) or at 27 (early). Either way the step is one: A's
 // decode beside B's whole prompt.
 func TestExtractStepsFirstTokenLag(t *testing.T) {
-	const ms = int64(1e6)
-	rec := func(start, isl int64, at ...int64) results.RecordMetrics {
-		r := &results.Record{StartNs: 1e12 + start*ms, EndNs: 1e12 + at[len(at)-1]*ms, InputTokens: int(isl), OutputTokens: len(at)}
-		for _, a := range at {
-			r.Chunks = append(r.Chunks, results.Chunk{AtNs: 1e12 + a*ms, Tokens: 1})
-		}
-		return results.ComputeMetrics(r)
-	}
 	for _, first := range []int64{33, 27} {
-		steps, ok := ExtractSteps([]results.RecordMetrics{rec(0, 10, 10, 20, 30, 40), rec(15, 100, first, 40, 50)},
+		steps, ok := ExtractSteps([]results.RecordMetrics{tokenRecord(0, 10, 10, 20, 30, 40), tokenRecord(15, 100, first, 40, 50)},
 			StepsOptions{ChunkTokens: 512, PerSlot: true})
 		require.True(t, ok)
 		var withPrompt []Step
@@ -384,6 +376,77 @@ func TestExtractStepsFirstTokenLag(t *testing.T) {
 		assert.Equal(t, int64(100), withPrompt[0].Shape.PrefillTokens)
 		assert.Equal(t, int64(1), withPrompt[0].Shape.DecodeSeqs)
 		assert.InDelta(t, 10, withPrompt[0].Ms, 1e-9)
+	}
+}
+
+// tokenRecord is a request sent at start (ms) with isl prompt tokens whose
+// tokens reached the client one chunk each at the times at (ms).
+func tokenRecord(start, isl int64, at ...int64) results.RecordMetrics {
+	const ms = int64(1e6)
+	r := &results.Record{StartNs: 1e12 + start*ms, EndNs: 1e12 + at[len(at)-1]*ms, InputTokens: int(isl), OutputTokens: len(at)}
+	for _, a := range at {
+		r.Chunks = append(r.Chunks, results.Chunk{AtNs: 1e12 + a*ms, Tokens: 1})
+	}
+	return results.ComputeMetrics(r)
+}
+
+// TestExtractStepsLateDelivery: the server sometimes delivers a token
+// after the other requests' tokens of the next step (by 3–20 ms on the CPU
+// engine at concurrency 2). Every step is 10 ms long unless it computed a
+// prompt chunk; the steps a late token's gap spans, and the gap after it,
+// must not pass for steps of fewer sequences or other lengths, and a
+// prompt chunk never for a decode.
+func TestExtractStepsLateDelivery(t *testing.T) {
+	opts := StepsOptions{ChunkTokens: 512, PerSlot: true}
+	for _, tc := range []struct {
+		name string
+		seqs int64 // of every step that computed no prompt; 0: any
+		recs []results.RecordMetrics
+	}{
+		{"a decode token late", 2, []results.RecordMetrics{
+			tokenRecord(0, 10, 10, 20, 30, 40, 50, 60),
+			tokenRecord(0, 10, 10, 20, 34, 40, 50, 60)}},
+		{"two tokens late", 2, []results.RecordMetrics{
+			tokenRecord(0, 10, 10, 20, 30, 40, 50, 60, 70),
+			tokenRecord(0, 10, 10, 20, 34, 44, 50, 60, 70)}},
+		// B's 700-token prompt takes the steps ending at 60 (512 tokens,
+		// 40 ms) and 80 (20 ms); its first token reaches the client 6 ms
+		// before A's token of the step that computed it, apart from every
+		// step.
+		{"a first token apart, after a prompt of two chunks", 0, []results.RecordMetrics{
+			tokenRecord(0, 10, 10, 20, 60, 80, 90, 100),
+			tokenRecord(15, 700, 74, 90, 100)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps, ok := ExtractSteps(tc.recs, opts)
+			require.True(t, ok)
+			require.NotEmpty(t, steps)
+			for _, s := range steps {
+				if s.Shape.PrefillTokens > 0 {
+					continue
+				}
+				if tc.seqs > 0 {
+					assert.Equal(t, tc.seqs, s.Shape.DecodeSeqs, "%+v", s)
+				}
+				assert.InDelta(t, 10, s.Ms, 1e-9, "%+v", s)
+			}
+		})
+	}
+}
+
+// TestArrivalsKeepTokenOrder: two tokens of one request delivered at the
+// same instant (a held-back token with the next) stay in order, so the
+// first token starts its request's steps.
+func TestArrivalsKeepTokenOrder(t *testing.T) {
+	burst := slices.Repeat([]float64{5}, 40)
+	streams := []stream{{isl: 10, ttft: 5, at: append(burst, 9)}, {isl: 10, ttft: 5, at: []float64{5, 7}}}
+	arr := arrivals(streams)
+	require.Len(t, arr, 43)
+	for i := 1; i < len(arr); i++ {
+		a, b := arr[i-1], arr[i]
+		if a.stream == b.stream {
+			assert.Equal(t, a.tok+1, b.tok, "arrival %d", i)
+		}
 	}
 }
 

@@ -119,7 +119,7 @@ func arrivals(streams []stream) []arrival {
 		}
 	}
 	slices.SortFunc(arr, func(a, b arrival) int {
-		return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(a.stream, b.stream))
+		return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(a.stream, b.stream), cmp.Compare(a.tok, b.tok))
 	})
 	return arr
 }
@@ -208,6 +208,8 @@ func buildSteps(streams []stream, arr []arrival, ends []int, opts StepsOptions) 
 	tl := newTimeline(ends[len(ends)-1]+1, opts.ChunkTokens)
 	tl.perSlot = opts.PerSlot
 	var prompts []prompt
+	last := make([]int, len(streams))  // the step end of each stream's latest token
+	late := make([]bool, len(streams)) // … and whether it reached the client apart from its step
 	for i, a := range arr {
 		k, s := ends[i], streams[a.stream]
 		if tl.end[k] < 0 {
@@ -215,13 +217,29 @@ func buildSteps(streams []stream, arr []arrival, ends []int, opts StepsOptions) 
 		}
 		if a.tok == 0 {
 			prompts = append(prompts, prompt{sent: s.sent(), isl: s.isl, k: k})
+			last[a.stream] = k
 			continue
 		}
 		tl.shapes[k].DecodeSeqs++
 		tl.shapes[k].DecodeContext += int64(s.isl + a.tok)
 		tl.avail[k]--
-		tl.sum[k] += s.at[a.tok] - s.at[a.tok-1]
-		tl.cnt[k]++
+		j := last[a.stream]
+		switch {
+		case j != k-1:
+			// The token reached the client after another request's
+			// tokens of the next step: the server delivered it late (by
+			// 3–20 ms on the CPU engine). The steps its gap spans lack its
+			// sequence, so their shapes are wrong, and the gap times no
+			// one step; nor does the next gap, which starts late.
+			tl.drop(j+1, k)
+			late[a.stream] = true
+		case late[a.stream]:
+			late[a.stream] = false
+		default:
+			tl.sum[k] += s.at[a.tok] - s.at[a.tok-1]
+			tl.cnt[k]++
+		}
+		last[a.stream] = k
 	}
 	for k := 1; k < len(tl.end); k++ {
 		tl.bridged[k] = tl.cnt[k] > 0
@@ -315,7 +333,13 @@ func (tl *timeline) bookPrompt(p prompt) {
 	lo := tl.earliest(p)
 	j0, chunks, ok := tl.fill(p, lo)
 	if !ok {
-		tl.drop(lo, p.k)
+		// The prompt was computed somewhere between its send and its first
+		// token; which steps, the stream cannot say. A first token
+		// delivered apart from its step's decode tokens leaves its step
+		// unbridged, so earliest stops there, and the prompt's chunks
+		// before it would pass for slow decodes (250 ms ones, on the CPU
+		// engine's c2-medium plan run).
+		tl.drop(tl.firstAfter(p.sent), p.k)
 		return
 	}
 	// Steps p could have used but did not: the engine held it back (a busy
@@ -357,6 +381,11 @@ func (tl *timeline) earliest(p prompt) int {
 		j++ // step j began before p was sent
 	}
 	return j
+}
+
+// firstAfter is the first step that ended after ms.
+func (tl *timeline) firstAfter(ms float64) int {
+	return sort.Search(len(tl.end), func(i int) bool { return tl.end[i] > ms })
 }
 
 // fill finds p's start step and its chunks: the earliest step from which
