@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 )
@@ -38,21 +40,20 @@ type driftFit struct {
 // ran.
 func fitDrift(ctx context.Context, cfg sim.Config, targets []Target, seeds int) (driftFit, int, error) {
 	cfg.Timing.DriftCV, cfg.Timing.DriftPeriodMs = 0, 0
-	terms := []Term{{results.TagITL, "avg", 1}, {results.TagITL, "std", 1}}
 	var excess, realCV, simCV, periods, ns []float64
 	evals := 0
 	for _, t := range driftRuns(targets) {
 		n, _ := t.Profile.Value(results.TagRequestCount, "avg")
 		lat, _ := t.Profile.Value(results.TagRequestLatency, "p50")
-		rows, _, err := evaluate(ctx, cfg, []Target{t}, terms, seeds)
+		rc, robust, ok := realSpread(t)
+		if !ok {
+			continue
+		}
+		sc, err := simSpread(ctx, cfg, t, seeds, robust)
 		if err != nil {
 			return driftFit{}, evals, err
 		}
 		evals += seeds
-		rc, sc, ok := spreads(rows)
-		if !ok {
-			continue
-		}
 		excess, realCV, simCV = append(excess, rc*rc-sc*sc), append(realCV, rc), append(simCV, sc)
 		periods, ns = append(periods, lat), append(ns, n)
 	}
@@ -73,6 +74,97 @@ func fitDrift(ctx context.Context, cfg sim.Config, targets []Target, seeds int) 
 		f.PeriodMs = 0
 	}
 	return f, evals, nil
+}
+
+// outlierZ is how many robust sds (1.4826 × the median absolute
+// deviation) from the median a request's ITL may lie and still count in
+// the drift's spread: Iglewicz and Hoaglin's cut for outliers.
+const outlierZ = 3.5
+
+// spreadCV is the coefficient of variation (population sd over mean) of
+// per-request ITLs; robust leaves out the requests beyond outlierZ robust
+// sds. One request of 24 that a host hiccup slowed 2.3-fold (the CPU
+// engine's c1-short plan run) made the plain cv 0.29 where the rest give
+// 0.12: a drift fitted on it put every simulated p99 30–40 % high. A drift
+// moves requests a little and often; such a request is something else.
+func spreadCV(itl []float64, robust bool) float64 {
+	if robust && len(itl) > 2 {
+		m := median(itl)
+		dev := make([]float64, len(itl))
+		for i, v := range itl {
+			dev[i] = math.Abs(v - m)
+		}
+		if s := 1.4826 * median(dev); s > 0 {
+			var keep []float64
+			for _, v := range itl {
+				if math.Abs(v-m) <= outlierZ*s {
+					keep = append(keep, v)
+				}
+			}
+			itl = keep
+		}
+	}
+	mean, sd := stat.PopMeanStdDev(itl, nil)
+	if !(mean > 0) {
+		return 0
+	}
+	return sd / mean
+}
+
+// realSpread is a run's per-request ITL cv: robust, from its records, when
+// they are the whole run; else, from an excerpt or none, the profile's
+// (AIPerf's std over every request).
+func realSpread(t Target) (cv float64, robust, ok bool) {
+	var itl []float64
+	for i := range t.Records {
+		if v, ok := counted(&t.Records[i]); ok {
+			itl = append(itl, v)
+		}
+	}
+	n, _ := t.Profile.Value(results.TagRequestCount, "avg")
+	if len(itl) > 2 && float64(len(itl)) >= n {
+		return spreadCV(itl, true), true, true
+	}
+	avg, ok1 := t.Profile.Value(results.TagITL, "avg")
+	std, ok2 := t.Profile.Value(results.TagITL, "std")
+	if !ok1 || !ok2 || avg <= 0 {
+		return 0, false, false
+	}
+	return std / avg, false, true
+}
+
+// counted is a request's ITL where the profile counts it: a valid
+// request outside the warmup.
+func counted(m *results.RecordMetrics) (float64, bool) {
+	if m.Error != nil || m.Meta.BenchmarkPhase == "warmup" {
+		return 0, false
+	}
+	return m.Get(results.TagITL)
+}
+
+// simSpread is the median over seeds of the simulated per-request ITL cv
+// of t's workload, measured as the real one was.
+func simSpread(ctx context.Context, cfg sim.Config, t Target, seeds int, robust bool) (float64, error) {
+	cfg.Frontend.ClientGapMs = t.ClientGapMs
+	cfg.Frontend.ClientGapSamplesMs = gapSamples(t.ClientGapsMs)
+	seed0 := cfg.Seed
+	cvs := make([]float64, 0, seeds)
+	for i := range seeds {
+		cfg.Seed = seed0 + int64(i)
+		var itl []float64
+		_, err := sim.Run(ctx, cfg, t.Workload, func(r *results.Record) error {
+			m := results.ComputeMetrics(r)
+			if v, ok := counted(&m); ok {
+				itl = append(itl, v)
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("calibrate: simulating %s (seed %d): %w", t.Name, cfg.Seed, err)
+		}
+		cvs = append(cvs, spreadCV(itl, robust))
+	}
+	return median(cvs), nil
 }
 
 // driftRuns are the runs that measure the drift: of those with enough
@@ -106,24 +198,6 @@ func driftRuns(targets []Target) []Target {
 		}
 	}
 	return out
-}
-
-// spreads reads the real and simulated per-request ITL cv off evaluate's
-// rows of ITL avg and std.
-func spreads(rows []Row) (realCV, simCV float64, ok bool) {
-	var avg, std *Row
-	for i := range rows {
-		switch rows[i].Stat {
-		case "avg":
-			avg = &rows[i]
-		case "std":
-			std = &rows[i]
-		}
-	}
-	if avg == nil || std == nil || avg.Real <= 0 || avg.Sim <= 0 {
-		return 0, 0, false
-	}
-	return std.Real / avg.Real, std.Sim / avg.Sim, true
 }
 
 // driftParams reports the drift.

@@ -42,9 +42,19 @@ func cpuTruth() sim.Config {
 // records included, as a real run directory would give it.
 func simulateTarget(t *testing.T, name string, cfg sim.Config, wl *traces.Workload) Target {
 	t.Helper()
+	return simulateTargetEdited(t, name, cfg, wl, func(int, *results.Record) {})
+}
+
+// simulateTargetEdited is simulateTarget with every record edited (by its
+// index in completion order) before it is counted.
+func simulateTargetEdited(t *testing.T, name string, cfg sim.Config, wl *traces.Workload, edit func(i int, r *results.Record)) Target {
+	t.Helper()
 	agg := results.NewAggregator(nil)
 	var recs []results.RecordMetrics
+	n := 0
 	_, err := sim.Run(context.Background(), cfg, wl, func(r *results.Record) error {
+		edit(n, r)
+		n++
 		m := results.ComputeMetrics(r)
 		if !r.Warmup {
 			recs = append(recs, m)
@@ -504,6 +514,55 @@ func TestRecoverDrift(t *testing.T) {
 			assert.Equal(t, res.Params, again.Params)
 		})
 	}
+}
+
+// TestDriftLeavesOutAnOutlierRequest: one request of 64 that a host
+// hiccup slowed 2.3-fold is not drift. Its run's drift, fitted from the
+// whole run's records, is the clean run's within 0.005, while the plain
+// per-request cv it leaves would be more than twice the true spread. From
+// an excerpt of records the drift comes from the profile's ITL std.
+func TestDriftLeavesOutAnOutlierRequest(t *testing.T) {
+	wl, err := traces.Synthesize(traces.SynthSpec{Mode: traces.ModeConcurrency, Concurrency: 1,
+		RequestCount: 64, ISL: 64, OSL: 96, Seed: 5})
+	require.NoError(t, err)
+	base := cpuTruth()
+	base.Timing.Jitter = 0.03
+	truth := base
+	truth.Timing.DriftCV, truth.Timing.DriftPeriodMs, truth.Seed = 0.04, 200, 11
+	clean := simulateTarget(t, "clean", truth, wl)
+	slowed := simulateTargetEdited(t, "slowed", truth, wl, func(i int, r *results.Record) {
+		if i != 20 {
+			return
+		}
+		first := r.Chunks[0].AtNs
+		for j := range r.Chunks {
+			r.Chunks[j].AtNs = first + (r.Chunks[j].AtNs-first)*23/10
+		}
+		r.EndNs = r.Chunks[len(r.Chunks)-1].AtNs
+	})
+	ctx := context.Background()
+	want, _, err := fitDrift(ctx, base, []Target{clean}, 3)
+	require.NoError(t, err)
+	got, _, err := fitDrift(ctx, base, []Target{slowed}, 3)
+	require.NoError(t, err)
+	require.Positive(t, want.CV)
+	assert.InDelta(t, want.CV, got.CV, 0.005)
+	var itl []float64
+	for i := range slowed.Records {
+		v, ok := counted(&slowed.Records[i])
+		require.True(t, ok)
+		itl = append(itl, v)
+	}
+	assert.Greater(t, spreadCV(itl, false), 2*spreadCV(itl, true), "the outlier dominates the plain cv")
+
+	excerpt := slowed
+	excerpt.Records = slowed.Records[:10]
+	cv, robust, ok := realSpread(excerpt)
+	require.True(t, ok)
+	assert.False(t, robust)
+	avg, _ := slowed.Profile.Value(results.TagITL, "avg")
+	std, _ := slowed.Profile.Value(results.TagITL, "std")
+	assert.InDelta(t, std/avg, cv, 1e-12)
 }
 
 // TestDriftRuns: the drift is measured on the runs of enough requests at
