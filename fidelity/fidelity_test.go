@@ -35,6 +35,7 @@ func TestBuild(t *testing.T) {
 	assert.Nil(t, tab.Cells[3].SpreadPct)
 	// Spreads 4, 4, 2 → median 4, floored at 5.
 	assert.Equal(t, 3, tab.Repeats)
+	assert.Equal(t, 4.0, tab.SpreadMedianPct)
 	assert.Equal(t, 5.0, tab.NoiseFloorPct)
 	cal, uncal := tab.Summaries[0], tab.Summaries[1]
 	// |errors| 3, 3, 1, 10, 10, 5 → median 4; worst avg 10.
@@ -42,13 +43,19 @@ func TestBuild(t *testing.T) {
 	assert.InDelta(t, 10, cal.WorstAvgAbsPct, 1e-9)
 	assert.True(t, cal.WithinNoiseRule)
 	assert.False(t, uncal.WithinNoiseRule)
+	// uncalibrated's worst avg: c4 ITL +50 %.
+	assert.True(t, cal.WithinAvgLimit)
+	assert.False(t, uncal.WithinAvgLimit)
 
 	var buf bytes.Buffer
 	require.NoError(t, tab.WriteText(&buf))
-	assert.Contains(t, buf.String(), "calibrated: median |error| 4.00 % over 6 cells, worst avg field 10.00 % (within the noise rule)")
+	assert.Contains(t, buf.String(), "noise floor 5.00 %: median |real-vs-real| 4.00 % over 3 repeated cells, at least 5 %")
+	assert.Contains(t, buf.String(), "calibrated: median |error| 4.00 % over 6 cells, worst avg field 10.00 % (median within the noise rule; every avg field within 25 %)")
+	assert.Contains(t, buf.String(), "uncalibrated: median |error| 50.00 % over 6 cells, worst avg field 50.00 % (median outside the noise rule; an avg field beyond 25 %)")
 	buf.Reset()
 	require.NoError(t, tab.WriteJSON(&buf))
 	assert.Contains(t, buf.String(), `"noise_floor_pct": 5`)
+	assert.Contains(t, buf.String(), `"real_vs_real_median_pct": 4`)
 }
 
 func TestBuildWithoutRepeats(t *testing.T) {

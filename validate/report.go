@@ -87,7 +87,7 @@ func (v *validation) compareArms() (*Outcome, error) {
 		files[FidelityJSONName] = tab.WriteJSON
 		for _, s := range tab.Summaries {
 			v.logf("sim error beside silicon's own spread: median |error| %.2f %%, median |real-vs-real| %.2f %% (see %s)",
-				s.MedianAbsPct, tab.NoiseFloorPct, FidelityTextName)
+				s.MedianAbsPct, tab.SpreadMedianPct, FidelityTextName)
 		}
 	}
 	return res, v.writeReports(res, files)
