@@ -393,6 +393,9 @@ func (t *Table) WriteText(w io.Writer) error {
 
 // verdict says which of the two rules s meets.
 func (t *Table) verdict(s Summary) string {
+	if s.Cells == 0 {
+		return "no cells"
+	}
 	median := "median: no noise floor"
 	switch {
 	case t.Repeats > 0 && s.WithinNoiseRule:

@@ -65,6 +65,18 @@ func TestBuildWithoutRepeats(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, tab.WriteText(&buf))
 	assert.Contains(t, buf.String(), "no workload was run twice")
+	assert.Contains(t, buf.String(), "x: median |error| 10.00 % over 3 cells, worst avg field 10.00 % (median: no noise floor; every avg field within 25 %)")
+}
+
+func TestSummaryWithoutCells(t *testing.T) {
+	tab := Build([]Workload{{Name: "a", Real: profile(10, 1), Candidates: []Candidate{{"x", runs(&results.Profile{})}}}},
+		[]Field{{results.TagTTFT, "avg"}})
+	s := tab.Summaries[0]
+	assert.Zero(t, s.Cells)
+	assert.False(t, s.WithinAvgLimit)
+	var buf bytes.Buffer
+	require.NoError(t, tab.WriteText(&buf))
+	assert.Contains(t, buf.String(), "(no cells)")
 }
 
 func TestCapacityRow(t *testing.T) {
