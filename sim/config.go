@@ -246,6 +246,17 @@ type FrontendConfig struct {
 	// together. It decides whether a burst's first request starts an
 	// engine step on its own or the burst batches as one.
 	Concurrency int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
+	// CPUShare is the share of each request's frontend work
+	// (request_overhead_ms + prompt_token_ms × ISL) that is CPU on the
+	// server's one event loop, a single-process Python API server's
+	// (vLLM's, SGLang's: it never uses more than one core). The requests
+	// it prepares at once share that core equally (processor sharing), so
+	// k sent together all reach the engine after k·share + (1 − share) of
+	// one request's work; the rest is latency that overlaps the others'
+	// (waits on tokenizer threads, the hand-off to the engine). Alone, a
+	// request takes its whole work either way: runs of one request at a
+	// time cannot show the share. 0 is none. Instead of concurrency.
+	CPUShare float64 `yaml:"cpu_share,omitempty" json:"cpu_share,omitempty"`
 	// ArrivalStallMs is the CPU the server's work on one request (HTTP,
 	// chat template, tokenisation, handing it to the runner) takes from a
 	// CPU engine that shares its cores: that work lasts the request's
@@ -296,6 +307,16 @@ type FrontendConfig struct {
 	// varies as the real client's did (calibrate measures them from a
 	// closed-loop run's records). client_gap_ms is then unused.
 	ClientGapSamplesMs []float64 `yaml:"client_gap_samples_ms,omitempty" json:"client_gap_samples_ms,omitempty"`
+	// ClientStallMs and ClientStallEveryMs are the load generator's own
+	// stalls: once every client_stall_every_ms (from a seeded phase) the
+	// whole client stops sending for client_stall_ms, and the
+	// closed-loop sends that fall due meanwhile go out together when it
+	// ends. AIPerf's exports show them as client gaps of seconds among gaps
+	// of milliseconds (calibrate measures both); one process issues every
+	// slot's sends, so a stall holds them all and keeps or makes the slots
+	// that finish during it send in step. 0: none.
+	ClientStallMs      float64 `yaml:"client_stall_ms,omitempty" json:"client_stall_ms,omitempty"`
+	ClientStallEveryMs float64 `yaml:"client_stall_every_ms,omitempty" json:"client_stall_every_ms,omitempty"`
 }
 
 // The orders of simultaneous sends (FrontendConfig.TieOrder).
@@ -512,6 +533,9 @@ var configDocs = map[string]string{
 	"frontend.request_overhead_ms":             "client send → engine arrival",
 	"frontend.response_overhead_ms":            "engine token → client, every token",
 	"frontend.concurrency":                     "requests the frontend prepares at once (request_overhead_ms + prompt_token_ms × ISL each, FIFO); 0 = unbounded",
+	"frontend.client_stall_ms":                 "the load generator's stalls: the whole client stops sending this long (closed loop), once every client_stall_every_ms",
+	"frontend.client_stall_every_ms":           "time from one of the client's stalls to the next (from a seeded phase); 0 = none",
+	"frontend.cpu_share":                       "share of each request's frontend work that is CPU on the server's one event loop, shared by the requests it prepares at once (vLLM's, SGLang's API server); 0 = none",
 	"frontend.prompt_token_ms":                 "frontend work per prompt token (template, tokenisation): of a burst, a shorter prompt is ready first",
 	"frontend.template_tokens":                 "tokens the chat template adds to every prompt (computed and counted in ISL)",
 	"frontend.tie_order":                       "trace (default) | random: the order in which requests sent at one instant reach the frontend",
@@ -609,6 +633,31 @@ const (
 
 func (c Config) validateTop() error {
 	return firstErr(inRange("workers", c.Workers, 1, maxWorkers), c.validateHold())
+}
+
+// validateStalls: a stall must end before the next is due.
+func (f FrontendConfig) validateStalls() error {
+	if f.ClientStallMs > 0 && f.ClientStallEveryMs <= f.ClientStallMs {
+		return fmt.Errorf("frontend.client_stall_every_ms: the stalls come one after another; want more than client_stall_ms (%g), got %g", f.ClientStallMs, f.ClientStallEveryMs)
+	}
+	return nil
+}
+
+// validateLoop: frontend.cpu_share is one event loop's processor sharing,
+// another discipline than concurrency's handlers, and the server's work
+// under it has no window known at the send (arrival_stall_ms, the gate).
+func (f FrontendConfig) validateLoop() error {
+	switch {
+	case f.CPUShare == 0:
+		return nil
+	case f.Concurrency > 0:
+		return fmt.Errorf("frontend.cpu_share: one event loop shared by all requests; frontend.concurrency is %d handlers, want 0 (set one of them)", f.Concurrency)
+	case f.ArrivalStallMs > 0:
+		return errors.New("frontend.cpu_share: not with frontend.arrival_stall_ms (a CPU engine's server, whose work is modelled by concurrency)")
+	case f.HoldForSlot:
+		return errors.New("frontend.cpu_share: not with frontend.hold_for_slot (Ollama's server, whose work is modelled by concurrency)")
+	}
+	return nil
 }
 
 // validateHold: frontend.hold_for_slot is one server's gate in front of
@@ -899,7 +948,10 @@ func (f FrontendConfig) validate() error {
 		inRange("frontend.template_tokens", f.TemplateTokens, 0, maxContextTokens),
 		oneOf("frontend.tie_order", cmp.Or(f.TieOrder, TieOrderTrace), TieOrderTrace, TieOrderRandom),
 		validateSamples("frontend.client_gap_samples_ms", f.ClientGapSamplesMs),
-		nonNegative("frontend.concurrency", f.Concurrency), atMost("frontend.concurrency", f.Concurrency, 1<<16))
+		finiteIn("frontend.client_stall_ms", f.ClientStallMs, 0, 1e7),
+		finiteIn("frontend.client_stall_every_ms", f.ClientStallEveryMs, 0, 1e9), f.validateStalls(),
+		nonNegative("frontend.concurrency", f.Concurrency), atMost("frontend.concurrency", f.Concurrency, 1<<16),
+		finiteIn("frontend.cpu_share", f.CPUShare, 0, 1), f.validateLoop())
 }
 
 func (m ServerMetricsConfig) validate() error {

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"math"
-	"slices"
 )
 
 // Disaggregated serving, as Dynamo runs it with vLLM (PrefillRouter and the
@@ -194,72 +193,41 @@ type link struct {
 	bytesPerNs    float64 // bandwidth_gbs: 1 GB/s is 1 byte/ns
 	latency       int64
 	shared        bool
-	active        []*request // moving on the shared link, in join order
-	done          []*request // scratch of linkDone
-	last          int64      // time xferLeft was last brought up to date
-	gen           int32      // generation of the pending evLinkDone
+	moving        sharedServer // the transfers on the shared link, in bytes
+	done          []int32      // scratch of linkDone
 }
 
 func newLink(c KVTransferConfig, bytesPerToken float64) *link {
-	return &link{bytesPerToken: bytesPerToken, bytesPerNs: c.BandwidthGBs, latency: msToNs(c.LatencyMs), shared: c.Contention}
+	return &link{bytesPerToken: bytesPerToken, bytesPerNs: c.BandwidthGBs, latency: msToNs(c.LatencyMs), shared: c.Contention,
+		moving: sharedServer{rate: c.BandwidthGBs}}
 }
 
 // soloNs is how long bytes take at the full bandwidth, rounded up.
 func (l *link) soloNs(bytes int64) int64 { return int64(math.Ceil(float64(bytes) / l.bytesPerNs)) }
 
-// advance moves every active transfer's bytes up to now.
-func (l *link) advance(now int64) {
-	if n := len(l.active); n > 0 && now > l.last {
-		moved := float64(now-l.last) * l.bytesPerNs / float64(n)
-		for _, r := range l.active {
-			r.h.xferLeft -= moved
-		}
-	}
-	l.last = now
-}
-
 // linkJoin starts moving r's bytes on the shared link.
 func (s *simulator) linkJoin(r *request) {
-	l := s.link
-	l.advance(s.now)
-	r.h.xferLeft = float64(r.h.xferBytes)
-	l.active = append(l.active, r)
+	s.link.moving.join(s.now, r.wi, float64(r.h.xferBytes))
 	s.linkSchedule()
 }
 
 // linkSchedule schedules the check for the transfer that ends first at
 // the current share (an earlier check is made stale by the generation).
 func (s *simulator) linkSchedule() {
-	l := s.link
-	l.gen++
-	if len(l.active) == 0 {
-		return
+	if gen, at, ok := s.link.moving.next(s.now); ok {
+		s.push(at, evLinkDone, gen)
 	}
-	least := l.active[0].h.xferLeft
-	for _, r := range l.active[1:] {
-		least = min(least, r.h.xferLeft)
-	}
-	dt := int64(math.Ceil(max(0, least) * float64(len(l.active)) / l.bytesPerNs))
-	s.push(s.now+dt, evLinkDone, l.gen)
 }
 
 // linkDone ends the transfers that have moved all their bytes.
 func (s *simulator) linkDone(gen int32) {
 	l := s.link
-	if gen != l.gen {
+	if l.moving.stale(gen) {
 		return
 	}
-	l.advance(s.now)
-	l.done = l.done[:0]
-	l.active = slices.DeleteFunc(l.active, func(r *request) bool {
-		if r.h.xferLeft < 0.5 { // less than a byte: float rounding of the shares
-			l.done = append(l.done, r)
-			return true
-		}
-		return false
-	})
-	for _, r := range l.done {
-		s.transferDone(r)
+	l.done = l.moving.finish(s.now, l.done[:0])
+	for _, wi := range l.done {
+		s.transferDone(s.live[wi])
 	}
 	s.linkSchedule()
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -211,6 +212,43 @@ func TestFrontendConcurrency(t *testing.T) {
 			}
 			assert.Equal(t, tc.ack, ack)
 			assert.Equal(t, tc.ttft, ttft)
+		})
+	}
+}
+
+// frontend.cpu_share: 4 ms of each request's 6 ms is CPU on one event loop
+// (share 2/3). Three sent together share it: each gets a third of the
+// core, so their CPU ends at 12 ms and all reach the engine at 14 ms and
+// share one step. One sent 20 ms later, after the loop is free, takes its
+// 6 ms alone.
+func TestFrontendCPUShare(t *testing.T) {
+	cases := []struct {
+		name  string
+		sends []float64
+		ack   []float64
+	}{
+		{"together", []float64{0, 0, 0}, []float64{14, 14, 14}},
+		{"apart", []float64{0, 20}, []float64{6, 6}},
+		// 0–1 ms: the first alone (1 ms of CPU done); then two share: the
+		// first's 3 ms left take 6, to 7 ms, while the second does 3 of its
+		// 4; its last 1 ms alone, to 8. Each then waits its 2 ms: they
+		// reach the engine at 9 and 10 ms.
+		{"staggered", []float64{0, 1}, []float64{9, 9}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := constCfg("vllm", 10, 0)
+			cfg.Frontend = FrontendConfig{RequestOverheadMs: 6, CPUShare: 2.0 / 3}
+			var reqs []traces.Request
+			for _, at := range tc.sends {
+				reqs = append(reqs, req(at, 2, 2))
+			}
+			recs, _ := runAll(t, cfg, workload(reqs...))
+			var ack []float64
+			for _, r := range recs {
+				ack = append(ack, math.Round(float64(r.AckNs-r.StartNs)/1e3)/1e3)
+			}
+			assert.Equal(t, tc.ack, ack)
 		})
 	}
 }

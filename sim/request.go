@@ -58,7 +58,6 @@ type handoff struct {
 	xferStart int64   // the decode worker admitted it: the transfer starts
 	xferEnd   int64   // the KV is on the decode worker
 	xferBytes int64
-	xferLeft  float64 // bytes still to move (contention)
 }
 
 // kvState is where a disaggregated request's prompt KV is.

@@ -81,7 +81,13 @@ type simulator struct {
 	// front holds, for each of frontend.concurrency request handlers, when
 	// it is next free (empty: unbounded, every request's overhead overlaps).
 	front []int64
-	gap   *clientGap // client gap after each response (frontend.client_gap_ms)
+	// evloop is the server's one event loop (frontend.cpu_share > 0): the
+	// CPU part of the requests' frontend work, shared by those prepared at
+	// once; loopDone is the scratch of its checks.
+	evloop    *sharedServer
+	loopEnded []int32
+	gap       *clientGap
+	stalls    *clientStalls // nil: none // client gap after each response (frontend.client_gap_ms)
 	// gate is frontend.hold_for_slot's (nil without it).
 	gate *slotGate
 
@@ -162,7 +168,7 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
 		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
 		stallNs: msToNs(cfg.Frontend.ArrivalStallMs),
-		gap:     newClientGap(cfg.Frontend, cfg.Seed), profileStart: -1,
+		gap:     newClientGap(cfg.Frontend, cfg.Seed), stalls: newClientStalls(cfg.Frontend, cfg.Seed), profileStart: -1,
 		front: make([]int64, cfg.Frontend.Concurrency),
 		sum:   tally{reasons: map[string]int{}}}
 	for _, o := range opts {
@@ -179,6 +185,9 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	}
 	if cfg.Frontend.HoldForSlot {
 		s.gate = &slotGate{limit: cfg.Engine.LlamaCpp.Parallel}
+	}
+	if cfg.Frontend.CPUShare > 0 {
+		s.evloop = &sharedServer{rate: 1} // a ns of CPU a ns, shared
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed_5111_b3c4))
 	s.router = newRouter(&s.cfg.Router, s.pools[0].workers, rng)
@@ -253,6 +262,8 @@ func (s *simulator) handle(e event) {
 		s.transferDone(s.live[e.arg])
 	case evLinkDone:
 		s.linkDone(e.arg)
+	case evLoopDone:
+		s.loopDone(e.arg)
 	}
 }
 
@@ -344,8 +355,65 @@ func (s *simulator) send(snd pacer.Send) {
 	if s.gate != nil && !s.gate.enter(r) {
 		return
 	}
+	if s.evloop != nil {
+		s.loopJoin(r)
+		return
+	}
 	if at := s.frontendDone(r.isl); at > s.now {
 		s.push(at, evArrive, idx)
+		return
+	}
+	s.arrive(r)
+}
+
+// frontendWork is the server's work on a request of isl prompt tokens:
+// request_overhead_ms plus prompt_token_ms a token, in ns.
+func (s *simulator) frontendWork(isl int) int64 {
+	return s.reqOv + msToNs(s.cfg.Frontend.PromptTokenMs*float64(isl))
+}
+
+// loopCPU is the part of work that is CPU on the server's event loop
+// (frontend.cpu_share); the rest is latency after it.
+func (s *simulator) loopCPU(work int64) int64 {
+	return int64(math.Round(float64(work) * s.cfg.Frontend.CPUShare))
+}
+
+// loopJoin starts the server's work on r: its CPU on the shared event
+// loop, then the rest of its frontend time.
+func (s *simulator) loopJoin(r *request) {
+	if cpu := s.loopCPU(s.frontendWork(r.isl)); cpu > 0 {
+		s.evloop.join(s.now, r.wi, float64(cpu))
+		s.loopSchedule()
+		return
+	}
+	s.loopLeave(r)
+}
+
+// loopSchedule schedules the check for the request whose CPU ends first
+// at the current share.
+func (s *simulator) loopSchedule() {
+	if gen, at, ok := s.evloop.next(s.now); ok {
+		s.push(at, evLoopDone, gen)
+	}
+}
+
+// loopDone ends the CPU part of the requests whose share is done.
+func (s *simulator) loopDone(gen int32) {
+	if s.evloop.stale(gen) {
+		return
+	}
+	s.loopEnded = s.evloop.finish(s.now, s.loopEnded[:0])
+	s.loopSchedule()
+	for _, wi := range s.loopEnded {
+		s.loopLeave(s.live[wi])
+	}
+}
+
+// loopLeave sends r on to the engine after the rest of its frontend time.
+func (s *simulator) loopLeave(r *request) {
+	work := s.frontendWork(r.isl)
+	if lat := work - s.loopCPU(work); lat > 0 {
+		s.push(s.now+lat, evArrive, r.wi)
 		return
 	}
 	s.arrive(r)
@@ -394,7 +462,7 @@ func (s *simulator) leaveGate(r *request) {
 // first free of frontend.concurrency handlers (FIFO), or at once on its own
 // handler when the concurrency is unbounded.
 func (s *simulator) frontendDone(isl int) int64 {
-	work := s.reqOv + msToNs(s.cfg.Frontend.PromptTokenMs*float64(isl))
+	work := s.frontendWork(isl)
 	done := s.now + work
 	if len(s.front) > 0 {
 		j := 0
@@ -596,7 +664,7 @@ func (s *simulator) complete(r *request, now int64) {
 	}
 	s.emit(s.record(r))
 	s.leaveGate(r)
-	s.finishClient(r, now+s.respOv+s.gap.next())
+	s.finishClient(r, s.stalls.hold(now+s.respOv+s.gap.next()))
 }
 
 func (s *simulator) reject(r *request, reason string) {
@@ -607,7 +675,7 @@ func (s *simulator) reject(r *request, reason string) {
 	}
 	s.emit(s.rejectedRecord(r, reason))
 	s.leaveGate(r)
-	s.finishClient(r, s.now+s.respOv+s.gap.next())
+	s.finishClient(r, s.stalls.hold(s.now+s.respOv+s.gap.next()))
 }
 
 func (s *simulator) finishClient(r *request, at int64) {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -91,6 +92,50 @@ func meanISL(wl *traces.Workload) float64 {
 	return float64(s) / float64(len(wl.Requests))
 }
 
+// clientStalls splits a closed-loop run's client gaps (ms) into the
+// client's ordinary gaps and its stalls, the gaps beyond outlierZ robust
+// sds above the median (AIPerf's: 3 s among gaps of 2.5–4 ms), and gives
+// the stalls' mean length and how often they come. The run's stall time
+// is what its mean gap (gapMs: from the aggregate when the records are an
+// excerpt) shows beyond the ordinary gaps; each stall holds one slot for
+// its whole length (sim's clientStalls), so the run had stall time / slots
+// / length of them, one every duration / count ms. No stall is seen in too
+// few gaps (minGaps).
+func clientStalls(gaps []float64, gapMs float64, p *results.Profile, concurrency int) (ordinary []float64, lenMs, everyMs float64) {
+	if len(gaps) < minGaps {
+		return gaps, 0, 0
+	}
+	ordinary, out := inliers(gaps)
+	var stalls []float64
+	for _, g := range out {
+		if g > median(gaps) {
+			stalls = append(stalls, g)
+		} else {
+			ordinary = append(ordinary, g)
+		}
+	}
+	n, ok1 := p.Value(results.TagRequestCount, "avg")
+	dur, ok2 := p.Value(results.TagBenchmarkDuration, "avg")
+	if len(stalls) == 0 || !ok1 || !ok2 {
+		return gaps, 0, 0
+	}
+	lenMs = mean(stalls)
+	perSlot := (gapMs - mean(ordinary)) * (n - float64(concurrency)) / float64(concurrency)
+	count := perSlot / lenMs
+	if count <= 0 || dur*1e3 <= perSlot {
+		return gaps, 0, 0
+	}
+	return ordinary, lenMs, dur * 1e3 / count
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
 // ClientGaps are a closed-loop run's individual client gaps (ms, at
 // least 0; see sendGaps).
 func ClientGaps(recs []results.RecordMetrics, concurrency int) []float64 {
@@ -131,4 +176,32 @@ func pooledGaps(targets []Target) []float64 {
 		all = append(all, t.ClientGapsMs...)
 	}
 	return all
+}
+
+// pooledStalls are the client's stalls over the targets that show them:
+// their mean length and the mean time between them, weighted by the
+// stalls each run had.
+func pooledStalls(targets []Target) (lenMs, everyMs float64) {
+	var count, sumLen, sumEvery float64
+	for _, t := range targets {
+		if t.ClientStallMs <= 0 {
+			continue
+		}
+		dur, _ := t.Profile.Value(results.TagBenchmarkDuration, "avg")
+		c := dur * 1e3 / t.ClientStallEveryMs
+		count += c
+		sumLen += c * t.ClientStallMs
+		sumEvery += c * t.ClientStallEveryMs
+	}
+	if count == 0 {
+		return 0, 0
+	}
+	return sumLen / count, sumEvery / count
+}
+
+// client sets f's client to t's: its gaps and its stalls.
+func (t Target) client(f *sim.FrontendConfig) {
+	f.ClientGapMs = t.ClientGapMs
+	f.ClientGapSamplesMs = gapSamples(t.ClientGapsMs)
+	f.ClientStallMs, f.ClientStallEveryMs = t.ClientStallMs, t.ClientStallEveryMs
 }

@@ -81,6 +81,32 @@ func fitDrift(ctx context.Context, cfg sim.Config, targets []Target, seeds int) 
 // the drift's spread: Iglewicz and Hoaglin's cut for outliers.
 const outlierZ = 3.5
 
+// inliers splits v into the values within outlierZ robust sds of its
+// median and those beyond (above or below), each in v's order. With fewer
+// than three values, or no spread, all are in.
+func inliers(v []float64) (in, out []float64) {
+	if len(v) <= 2 {
+		return v, nil
+	}
+	m := median(v)
+	dev := make([]float64, len(v))
+	for i, x := range v {
+		dev[i] = math.Abs(x - m)
+	}
+	s := 1.4826 * median(dev)
+	if s <= 0 {
+		return v, nil
+	}
+	for _, x := range v {
+		if math.Abs(x-m) <= outlierZ*s {
+			in = append(in, x)
+		} else {
+			out = append(out, x)
+		}
+	}
+	return in, out
+}
+
 // spreadCV is the coefficient of variation (population sd over mean) of
 // per-request ITLs; robust leaves out the requests beyond outlierZ robust
 // sds. One request of 24 that a host hiccup slowed 2.3-fold (the CPU
@@ -88,21 +114,8 @@ const outlierZ = 3.5
 // 0.12: a drift fitted on it put every simulated p99 30–40 % high. A drift
 // moves requests a little and often; such a request is something else.
 func spreadCV(itl []float64, robust bool) float64 {
-	if robust && len(itl) > 2 {
-		m := median(itl)
-		dev := make([]float64, len(itl))
-		for i, v := range itl {
-			dev[i] = math.Abs(v - m)
-		}
-		if s := 1.4826 * median(dev); s > 0 {
-			var keep []float64
-			for _, v := range itl {
-				if math.Abs(v-m) <= outlierZ*s {
-					keep = append(keep, v)
-				}
-			}
-			itl = keep
-		}
+	if robust {
+		itl, _ = inliers(itl)
 	}
 	mean, sd := stat.PopMeanStdDev(itl, nil)
 	if !(mean > 0) {
@@ -145,8 +158,7 @@ func counted(m *results.RecordMetrics) (float64, bool) {
 // simSpread is the median over seeds of the simulated per-request ITL cv
 // of t's workload, measured as the real one was.
 func simSpread(ctx context.Context, cfg sim.Config, t Target, seeds int, robust bool) (float64, error) {
-	cfg.Frontend.ClientGapMs = t.ClientGapMs
-	cfg.Frontend.ClientGapSamplesMs = gapSamples(t.ClientGapsMs)
+	t.client(&cfg.Frontend)
 	seed0 := cfg.Seed
 	cvs := make([]float64, 0, seeds)
 	for i := range seeds {

@@ -46,7 +46,10 @@ type Target struct {
 	ClientGapMs float64
 	// ClientGapsMs are the individual gaps measured from the records
 	// (ClientGaps); their distribution is simulated when there are enough.
-	ClientGapsMs []float64
+	// The client's stalls are not among them: ClientStallMs long, every
+	// ClientStallEveryMs (see clientStalls; 0 when none is seen).
+	ClientGapsMs                      []float64
+	ClientStallMs, ClientStallEveryMs float64
 }
 
 // Options tune Fit.
@@ -170,6 +173,10 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	fe := sim.CalibratedParam{Name: "request_overhead_ms", Value: post.Beta[p], SD: post.SD[p], Pinned: true,
 		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(obs.prefills))}
 	cfg.Frontend.RequestOverheadMs = fe.Value
+	loop := sharesLoop(cfg)
+	if loop {
+		cfg.Frontend.CPUShare = priorCPUShare
+	}
 	if len(obs.prefills) == 0 {
 		fe, err = fitOverhead(ctx, &cfg, targets, 0, math.Inf(1), opts, &res.Evals)
 	} else {
@@ -182,6 +189,13 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Params = append(res.Params, fe)
+	if loop {
+		cs, err := fitCPUShare(ctx, &cfg, targets, opts, &res.Evals)
+		if err != nil {
+			return nil, err
+		}
+		res.Params = append(res.Params, cs)
+	}
 	if opts.Jitter >= 0 {
 		res.Params = append(res.Params, stallParams(stalls)...)
 	}
@@ -210,6 +224,7 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	res.Range = calibrationRange(targets, obs.steps)
 	cfg.Frontend.ClientGapMs = targets[0].ClientGapMs
 	cfg.Frontend.ClientGapSamplesMs = gapSamples(pooledGaps(targets))
+	cfg.Frontend.ClientStallMs, cfg.Frontend.ClientStallEveryMs = pooledStalls(targets)
 	cfg.Calibration = &sim.Calibration{Model: res.Model, FittedOn: targetNames(targets), Range: res.Range, Parameters: res.Params}
 	res.Config = cfg
 	return res, nil
@@ -567,8 +582,7 @@ func evaluate(ctx context.Context, cfg sim.Config, targets []Target, terms []Ter
 	loss := 0.0
 	seed0 := cfg.Seed
 	for _, t := range targets {
-		cfg.Frontend.ClientGapMs = t.ClientGapMs
-		cfg.Frontend.ClientGapSamplesMs = gapSamples(t.ClientGapsMs)
+		t.client(&cfg.Frontend)
 		profs := make([]*results.Profile, 0, seeds)
 		for i := range seeds {
 			cfg.Seed = seed0 + int64(i)

@@ -124,7 +124,8 @@ func LoadTarget(dir string) (Target, error) {
 	}
 	t.ClientGapMs = clientGap(run.Profile, t.Records, wl)
 	if wl.Concurrency > 0 && !hasTimestamps(wl) {
-		t.ClientGapsMs = ClientGaps(t.Records, wl.Concurrency)
+		t.ClientGapsMs, t.ClientStallMs, t.ClientStallEveryMs = clientStalls(ClientGaps(t.Records, wl.Concurrency),
+			t.ClientGapMs, run.Profile, wl.Concurrency)
 	}
 	return t, nil
 }
