@@ -177,23 +177,26 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	if loop {
 		cfg.Frontend.CPUShare = priorCPUShare
 	}
-	if len(obs.prefills) == 0 {
-		fe, err = fitOverhead(ctx, &cfg, targets, 0, math.Inf(1), opts, &res.Evals)
-	} else {
-		// The records may be an excerpt: settle the overhead on the whole
-		// runs' TTFT, within what the idle prefills allow.
-		w := 3*fe.SD + 1
-		fe.Value, err = refineOverhead(ctx, &cfg, targets, max(0, fe.Value-w), fe.Value+w, opts, &res.Evals)
+	// With one event loop, the runs of one request at a time settle the
+	// overhead and the others the share, which only they show.
+	idle, alone := fe, targets
+	if loop {
+		alone = slices.DeleteFunc(slices.Clone(targets), showsLoop)
+		if len(alone) == 0 {
+			alone = targets
+		}
 	}
-	if err != nil {
+	if fe, err = settleOverhead(ctx, &cfg, alone, idle, len(obs.prefills), opts, &res.Evals); err != nil {
 		return nil, err
+	}
+	var cs sim.CalibratedParam
+	if loop {
+		if cs, err = fitCPUShare(ctx, &cfg, targets, opts, &res.Evals); err != nil {
+			return nil, err
+		}
 	}
 	res.Params = append(res.Params, fe)
 	if loop {
-		cs, err := fitCPUShare(ctx, &cfg, targets, opts, &res.Evals)
-		if err != nil {
-			return nil, err
-		}
 		res.Params = append(res.Params, cs)
 	}
 	if opts.Jitter >= 0 {
@@ -492,6 +495,22 @@ func fitOverhead(ctx context.Context, cfg *sim.Config, targets []Target, lo, hi 
 	cfg.Frontend.RequestOverheadMs = fe
 	return sim.CalibratedParam{Name: "request_overhead_ms", Value: fe, SD: ttftSE(targets), Pinned: true,
 		Source: "TTFT under load (simulated)"}, nil
+}
+
+// settleOverhead fits the request overhead on the simulator: on the
+// runs' TTFT under load when no request met an idle engine (prefills 0),
+// else within three sds of what the idle ones gave (idle), since the
+// records may be an excerpt and the whole runs' TTFT is in the aggregate.
+func settleOverhead(ctx context.Context, cfg *sim.Config, targets []Target, idle sim.CalibratedParam, prefills int, opts Options, evals *int) (sim.CalibratedParam, error) {
+	cfg.Frontend.RequestOverheadMs = idle.Value
+	if prefills == 0 {
+		return fitOverhead(ctx, cfg, targets, 0, math.Inf(1), opts, evals)
+	}
+	w := 3*idle.SD + 1
+	fe := idle
+	var err error
+	fe.Value, err = refineOverhead(ctx, cfg, targets, max(0, fe.Value-w), fe.Value+w, opts, evals)
+	return fe, err
 }
 
 // refineOverhead searches the overhead in [lo, hi] on the simulator.

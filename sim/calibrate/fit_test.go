@@ -237,13 +237,82 @@ func TestFitAIPerfRun(t *testing.T) {
 		}
 	}
 	assert.Empty(t, res.Warnings)
+	cs := paramByName(res.Params, "cpu_share")
+	assert.Equal(t, sim.CalibratedParam{Name: "cpu_share", Value: 0.5, SD: 0.29, Prior: 0.5,
+		Source: "prior: no run had two requests in the frontend at once"}, cs, "one request at a time cannot show it")
 	cfg := res.Config
+	assert.Equal(t, 0.5, cfg.Frontend.CPUShare)
 	require.NoError(t, cfg.Validate())
 	b, err := cfg.YAML()
 	require.NoError(t, err)
 	back, err := sim.ParseConfig(b)
 	require.NoError(t, err)
 	assert.Equal(t, cfg.Calibration.Range, back.Calibration.Range)
+}
+
+// The AIPerf export's client: eight gaps of 2.5–3.9 ms and one of 3 s in
+// its ten records, and a mean gap of 346.39 ms over the whole run by its
+// aggregate. The 3 s one is a stall: (346.39 − 3.1288) × 63 gaps = 21.63 s
+// of them, 7.054 stalls of 3065.7 ms, one every 255.56 s / 7.054 =
+// 36.23 s. The deck of gaps keeps the eight.
+func TestClientStallsOfAIPerfRun(t *testing.T) {
+	tg, err := LoadTarget("../../testdata/aiperf/qwen_concurrency1")
+	require.NoError(t, err)
+	assert.Len(t, tg.ClientGapsMs, 8)
+	assert.Less(t, slices.Max(tg.ClientGapsMs), 4.0)
+	assert.InDelta(t, 3065.713334, tg.ClientStallMs, 1e-6)
+	assert.InDelta(t, 36228.770, tg.ClientStallEveryMs, 0.01)
+	var f sim.FrontendConfig
+	tg.client(&f)
+	assert.Equal(t, 3065.713334, f.ClientStallMs)
+	assert.Len(t, f.ClientGapSamplesMs, 8)
+}
+
+// Gaps without an outlier above are all ordinary: no stall.
+func TestClientStallsNone(t *testing.T) {
+	gaps := []float64{2.5, 2.6, 2.4, 2.7, 2.5, 2.9, 0.1, 2.6, 2.5}
+	prof := results.NewAggregator(nil).Profile()
+	ordinary, ms, every := clientStalls(gaps, 2.3, prof, 1)
+	assert.Equal(t, gaps, ordinary)
+	assert.Zero(t, ms)
+	assert.Zero(t, every)
+}
+
+// A vLLM-like GPU server whose frontend's CPU share is 0.3: the fit on a
+// run of one request at a time leaves the share at its prior; with a run
+// of four at a time beside it, the TTFT of the requests sent together
+// pins it.
+func TestRecoverCPUShare(t *testing.T) {
+	truth := sim.DefaultConfig()
+	truth.Hardware.GPU, truth.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
+	truth.Timing.Model = "physics"
+	truth.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.7, StepOverheadMs: 16,
+		SeqOverheadMs: 0.02, Combine: "sum"}
+	truth.Frontend.RequestOverheadMs, truth.Frontend.CPUShare = 12, 0.3
+	truth.ServerMetrics.Enabled = false
+	wl := func(conc int) *traces.Workload {
+		w, err := traces.Synthesize(traces.SynthSpec{Mode: traces.ModeConcurrency, Concurrency: conc, RequestCount: 32,
+			ISL: 100, OSL: 64, Seed: 3})
+		require.NoError(t, err)
+		return w
+	}
+	c1 := simulateTarget(t, "c1", truth, wl(1))
+	c4 := simulateTarget(t, "c4", truth, wl(4))
+	base := sim.DefaultConfig()
+	base.Hardware.GPU, base.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
+	opts := Options{Base: base, Jitter: -1}
+	res, err := Fit(context.Background(), []Target{c1}, opts)
+	require.NoError(t, err)
+	assert.False(t, paramByName(res.Params, "cpu_share").Pinned)
+	assert.Equal(t, 0.5, res.Config.Frontend.CPUShare)
+	res, err = Fit(context.Background(), []Target{c1, c4}, opts)
+	require.NoError(t, err)
+	cs := paramByName(res.Params, "cpu_share")
+	assert.True(t, cs.Pinned)
+	assert.InDelta(t, 0.3, cs.Value, 0.02)
+	assert.Greater(t, cs.SD, 0.0)
+	assert.Less(t, cs.SD, 0.05)
+	assert.Equal(t, cs.Value, res.Config.Frontend.CPUShare)
 }
 
 func TestFitDeterministic(t *testing.T) {

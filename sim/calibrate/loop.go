@@ -2,7 +2,9 @@ package calibrate
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 )
 
@@ -56,8 +58,44 @@ func fitCPUShare(ctx context.Context, cfg *sim.Config, targets []Target, opts Op
 	if err != nil {
 		return p, err
 	}
+	sd, err := shareSD(ctx, *cfg, share, seen, opts.Seeds)
+	*evals += 2 * len(seen) * opts.Seeds
+	if err != nil {
+		return p, err
+	}
 	cfg.Frontend.CPUShare = share
-	p.Value, p.SD, p.Pinned = share, 0, true
-	p.Source = "TTFT of the runs with requests in the frontend at once (simulated)"
+	p.Value, p.SD, p.Pinned = share, sd, true
+	p.Source = fmt.Sprintf("TTFT of %d runs with requests in the frontend at once (simulated)", len(seen))
 	return p, nil
+}
+
+// shareSD is the share's uncertainty from the runs' mean TTFT: its
+// standard error over the simulated slope of mean TTFT in the share (a
+// central difference of ±0.05), or the prior's when the TTFT does not
+// move with it.
+func shareSD(ctx context.Context, cfg sim.Config, share float64, seen []Target, seeds int) (float64, error) {
+	const h = 0.05
+	lo, hi := max(0, share-h), min(1, share+h)
+	ttft := func(s float64) (float64, error) {
+		cfg.Frontend.CPUShare = s
+		rows, _, err := evaluate(ctx, cfg, seen, []Term{{results.TagTTFT, "avg", 1}}, seeds)
+		sum := 0.0
+		for _, r := range rows {
+			sum += r.Sim
+		}
+		return sum / float64(max(len(rows), 1)), err
+	}
+	a, err := ttft(lo)
+	if err != nil {
+		return 0, err
+	}
+	b, err := ttft(hi)
+	if err != nil {
+		return 0, err
+	}
+	slope := (b - a) / (hi - lo)
+	if !(slope > 0) {
+		return 0.29, nil
+	}
+	return min(0.29, ttftSE(seen)/slope), nil
 }
