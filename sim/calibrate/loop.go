@@ -65,7 +65,7 @@ func fitCPUShare(ctx context.Context, cfg *sim.Config, targets []Target, opts Op
 	}
 	cfg.Frontend.CPUShare = share
 	p.Value, p.SD, p.Pinned = share, sd, true
-	p.Source = fmt.Sprintf("TTFT of %d runs with requests in the frontend at once (simulated)", len(seen))
+	p.Source = fmt.Sprintf("TTFT of the runs with requests in the frontend at once (%d of %d; simulated)", len(seen), len(targets))
 	return p, nil
 }
 
