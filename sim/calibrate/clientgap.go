@@ -107,8 +107,9 @@ func clientStalls(gaps []float64, gapMs float64, p *results.Profile, concurrency
 	}
 	ordinary, out := inliers(gaps)
 	var stalls []float64
+	med := median(gaps)
 	for _, g := range out {
-		if g > median(gaps) {
+		if g > med {
 			stalls = append(stalls, g)
 		} else {
 			ordinary = append(ordinary, g)
@@ -178,25 +179,27 @@ func pooledGaps(targets []Target) []float64 {
 	return all
 }
 
-// pooledStalls are the client's stalls over the targets that show them:
-// their mean length and the mean time between them, weighted by the
-// stalls each run had.
+// pooledStalls are the client's stalls over the closed-loop targets:
+// their mean length, and the targets' whole duration over the stalls they
+// had (a run without one counts its time too).
 func pooledStalls(targets []Target) (lenMs, everyMs float64) {
-	var count, sumLen, sumEvery float64
+	var count, sumLen, durMs float64
 	for _, t := range targets {
-		if t.ClientStallMs <= 0 {
+		if t.Workload.Concurrency <= 0 || hasTimestamps(t.Workload) {
 			continue
 		}
 		dur, _ := t.Profile.Value(results.TagBenchmarkDuration, "avg")
-		c := dur * 1e3 / t.ClientStallEveryMs
-		count += c
-		sumLen += c * t.ClientStallMs
-		sumEvery += c * t.ClientStallEveryMs
+		durMs += dur * 1e3
+		if t.ClientStallMs > 0 {
+			c := dur * 1e3 / t.ClientStallEveryMs
+			count += c
+			sumLen += c * t.ClientStallMs
+		}
 	}
 	if count == 0 {
 		return 0, 0
 	}
-	return sumLen / count, sumEvery / count
+	return sumLen / count, durMs / count
 }
 
 // client sets f's client to t's: its gaps and its stalls.

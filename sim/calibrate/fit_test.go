@@ -278,6 +278,22 @@ func TestClientStallsNone(t *testing.T) {
 	assert.Zero(t, every)
 }
 
+// The stalls pooled over a set: 3 s ones every 50 s in one closed-loop run
+// of 100 s (two) and none in another of 100 s give one every 100 s; an
+// open-loop run counts for nothing.
+func TestPooledStalls(t *testing.T) {
+	run := func(durS, stallMs, everyMs float64, conc int) Target {
+		p := &results.Profile{Metrics: []results.MetricResult{{Tag: results.TagBenchmarkDuration, Stats: map[string]float64{"avg": durS}}}}
+		return Target{Profile: p, Workload: &traces.Workload{Concurrency: conc}, ClientStallMs: stallMs, ClientStallEveryMs: everyMs}
+	}
+	lenMs, everyMs := pooledStalls([]Target{run(100, 3000, 50000, 2), run(100, 0, 0, 1), run(500, 0, 0, 0)})
+	assert.InDelta(t, 3000, lenMs, 1e-9)
+	assert.InDelta(t, 100000, everyMs, 1e-9)
+	lenMs, everyMs = pooledStalls([]Target{run(100, 0, 0, 1)})
+	assert.Zero(t, lenMs)
+	assert.Zero(t, everyMs)
+}
+
 // A vLLM-like GPU server whose frontend's CPU share is 0.3: the fit on a
 // run of one request at a time leaves the share at its prior; with a run
 // of four at a time beside it, the TTFT of the requests sent together
