@@ -54,24 +54,26 @@ func validateSamples(key string, q []float64) error {
 // client_stall_every_ms): AIPerf issues every slot's sends from one
 // process, so a stall there holds all of them, and the slots whose
 // requests finish during it send together when it ends. A stall is due
-// every period from a seeded phase and begins with the first send due
+// every period from half a period in and begins with the first send due
 // after that: that send, as in the exports, waits the whole stall, and the
-// others due within it wait out the rest. They are periodic, not a Poisson
-// stream, because their count decides a run's duration: at a couple of
-// stalls a run, a Poisson count moved simulated throughput by ±7 % from
-// seed to seed, while one real run shows only its own count.
+// others due within it wait out the rest. Their count decides a run's
+// duration, hence its throughput: at a stall or two a run, a Poisson
+// stream moved simulated throughput by ±7 % from seed to seed, and so
+// would a periodic one at a random phase (a 30 s run gets none or one);
+// half a period in, a run of R ms gets the whole number of them nearest
+// R / period, the count it gets on average.
 type clientStalls struct {
 	lenNs, everyNs int64
 	due            int64    // the next stall begins with the first send due from here
 	cur            [2]int64 // the last stall, [start, end) ns
 }
 
-func newClientStalls(f FrontendConfig, seed int64) *clientStalls {
+func newClientStalls(f FrontendConfig) *clientStalls {
 	if f.ClientStallMs <= 0 || f.ClientStallEveryMs <= f.ClientStallMs {
 		return nil
 	}
 	c := &clientStalls{lenNs: msToNs(f.ClientStallMs), everyNs: msToNs(f.ClientStallEveryMs)}
-	c.due = int64(rand.New(rand.NewPCG(uint64(seed), 0x57a1_15c1)).Float64() * float64(c.everyNs))
+	c.due = c.everyNs / 2
 	return c
 }
 
