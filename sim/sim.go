@@ -83,11 +83,11 @@ type simulator struct {
 	front []int64
 	// evloop is the server's one event loop (frontend.cpu_share > 0): the
 	// CPU part of the requests' frontend work, shared by those prepared at
-	// once; loopDone is the scratch of its checks.
+	// once; loopEnded is the scratch of its checks.
 	evloop    *sharedServer
 	loopEnded []int32
-	gap       *clientGap
-	stalls    *clientStalls // nil: none // client gap after each response (frontend.client_gap_ms)
+	gap       *clientGap    // client gap after each response (frontend.client_gap_ms)
+	stalls    *clientStalls // the client's stalls (frontend.client_stall_ms); nil: none
 	// gate is frontend.hold_for_slot's (nil without it).
 	gate *slotGate
 

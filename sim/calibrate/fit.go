@@ -189,14 +189,12 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	if fe, err = settleOverhead(ctx, &cfg, alone, idle, len(obs.prefills), opts, &res.Evals); err != nil {
 		return nil, err
 	}
-	var cs sim.CalibratedParam
-	if loop {
-		if cs, err = fitCPUShare(ctx, &cfg, targets, opts, &res.Evals); err != nil {
-			return nil, err
-		}
-	}
 	res.Params = append(res.Params, fe)
 	if loop {
+		cs, err := fitCPUShare(ctx, &cfg, targets, opts, &res.Evals)
+		if err != nil {
+			return nil, err
+		}
 		res.Params = append(res.Params, cs)
 	}
 	if opts.Jitter >= 0 {

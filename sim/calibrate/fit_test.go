@@ -268,14 +268,27 @@ func TestClientStallsOfAIPerfRun(t *testing.T) {
 	assert.Len(t, f.ClientGapSamplesMs, 8)
 }
 
-// Gaps without an outlier above are all ordinary: no stall.
+// Only an outlier above the ordinary gaps is a stall: one far below is a
+// gap like the others, and with too few gaps nothing stands out.
 func TestClientStallsNone(t *testing.T) {
-	gaps := []float64{2.5, 2.6, 2.4, 2.7, 2.5, 2.9, 0.1, 2.6, 2.5}
-	prof := results.NewAggregator(nil).Profile()
-	ordinary, ms, every := clientStalls(gaps, 2.3, prof, 1)
-	assert.Equal(t, gaps, ordinary)
-	assert.Zero(t, ms)
-	assert.Zero(t, every)
+	prof := &results.Profile{Metrics: []results.MetricResult{
+		{Tag: results.TagRequestCount, Stats: map[string]float64{"avg": 10}},
+		{Tag: results.TagBenchmarkDuration, Stats: map[string]float64{"avg": 2}}}}
+	for _, gaps := range [][]float64{
+		{2.5, 2.6, 2.4, 2.7, 2.5, 2.9, 0.1, 2.6, 2.5},
+		{2.5, 2.6, 2.4, 2.7, 2.5, 2.9, 900},
+	} {
+		ordinary, ms, every := clientStalls(gaps, mean(gaps), prof, 1)
+		assert.Equal(t, gaps, ordinary)
+		assert.Zero(t, ms)
+		assert.Zero(t, every)
+	}
+	gaps := []float64{2.5, 2.6, 2.4, 2.7, 2.5, 2.9, 900, 2.6, 2.5}
+	ordinary, ms, every := clientStalls(gaps, mean(gaps), prof, 1)
+	assert.Len(t, ordinary, 8)
+	assert.Equal(t, 900.0, ms)
+	// (102.3 − 2.5875) × 9 gaps = 897.4 ms of stalls: 0.99713 of them in 2 s.
+	assert.InDelta(t, 2005.77, every, 0.01)
 }
 
 // The stalls pooled over a set: 3 s ones every 50 s in one closed-loop run
