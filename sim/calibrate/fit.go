@@ -226,6 +226,12 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	cfg.Frontend.ClientGapMs = targets[0].ClientGapMs
 	cfg.Frontend.ClientGapSamplesMs = gapSamples(pooledGaps(targets))
 	cfg.Frontend.ClientStallMs, cfg.Frontend.ClientStallEveryMs = pooledStalls(targets)
+	if cfg.Frontend.ClientStallMs > 0 {
+		src := "the client's gaps beyond 3.5 robust sds above their median, counted by the runs' mean gap"
+		res.Params = append(res.Params,
+			sim.CalibratedParam{Name: "client_stall_ms", Value: cfg.Frontend.ClientStallMs, Pinned: true, Source: src},
+			sim.CalibratedParam{Name: "client_stall_every_ms", Value: cfg.Frontend.ClientStallEveryMs, Pinned: true, Source: src})
+	}
 	cfg.Calibration = &sim.Calibration{Model: res.Model, FittedOn: targetNames(targets), Range: res.Range, Parameters: res.Params}
 	res.Config = cfg
 	return res, nil

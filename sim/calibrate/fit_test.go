@@ -242,6 +242,8 @@ func TestFitAIPerfRun(t *testing.T) {
 		Source: "prior: no run had two requests in the frontend at once"}, cs, "one request at a time cannot show it")
 	cfg := res.Config
 	assert.Equal(t, 0.5, cfg.Frontend.CPUShare)
+	assert.InDelta(t, 3065.713334, paramByName(res.Params, "client_stall_ms").Value, 1e-6)
+	assert.InDelta(t, 36228.770, cfg.Frontend.ClientStallEveryMs, 0.01)
 	require.NoError(t, cfg.Validate())
 	b, err := cfg.YAML()
 	require.NoError(t, err)
