@@ -48,7 +48,7 @@ func Plan(base sim.Config, opts PlanOptions) []PlanRun {
 	runs := []PlanRun{
 		{Name: "c1-short", Spec: spec(1, n, short, 64), Pins: "step overhead at batch 1, frontend overhead"},
 		{Name: "c1-long", Spec: spec(1, max(n/2, 8), long, 16), Pins: "prompt compute vs overhead, context cost"},
-		{Name: fmt.Sprintf("c%d-short", slots), Spec: spec(slots, 2*n, short*3/2, 48), Pins: "cost per sequence, prompts beside decodes"},
+		{Name: fmt.Sprintf("c%d-short", slots), Spec: spec(slots, 2*n, short*3/2, 48), Pins: "cost per sequence, prompts beside decodes, the frontend's share of requests sent together"},
 	}
 	if slots > 2 {
 		half := slots / 2
