@@ -27,7 +27,9 @@ type PlanOptions struct {
 // (the step's fixed cost, the frontend overhead), one at a time with long
 // prompts (prompt compute against that overhead, and the context's cost),
 // and the engine's slot count with short and medium prompts (the cost per
-// sequence, and prompts computed beside decodes). Not the slot count with
+// sequence, prompts computed beside decodes, and, for a Python server,
+// the share of its one core that requests sent together split). Not the
+// slot count with
 // long prompts: while every slot reads a prompt no token comes out, so those
 // steps hide in the token stream and their time lands on the next visible
 // one; on the CPU engine such a run doubled the held-out errors. Prompt lengths vary
