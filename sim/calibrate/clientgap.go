@@ -3,6 +3,8 @@ package calibrate
 import (
 	"slices"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
@@ -120,21 +122,13 @@ func clientStalls(gaps []float64, gapMs float64, p *results.Profile, concurrency
 	if len(stalls) == 0 || !ok1 || !ok2 {
 		return gaps, 0, 0
 	}
-	lenMs = mean(stalls)
-	perSlot := (gapMs - mean(ordinary)) * (n - float64(concurrency)) / float64(concurrency)
+	lenMs = stat.Mean(stalls, nil)
+	perSlot := (gapMs - stat.Mean(ordinary, nil)) * (n - float64(concurrency)) / float64(concurrency)
 	count := perSlot / lenMs
 	if count <= 0 || dur*1e3 <= perSlot {
 		return gaps, 0, 0
 	}
 	return ordinary, lenMs, dur * 1e3 / count
-}
-
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
 
 // ClientGaps are a closed-loop run's individual client gaps (ms, at

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
@@ -280,13 +281,13 @@ func TestClientStallsNone(t *testing.T) {
 		{2.5, 2.6, 2.4, 2.7, 2.5, 2.9, 0.1, 2.6, 2.5},
 		{2.5, 2.6, 2.4, 2.7, 2.5, 2.9, 900},
 	} {
-		ordinary, ms, every := clientStalls(gaps, mean(gaps), prof, 1)
+		ordinary, ms, every := clientStalls(gaps, stat.Mean(gaps, nil), prof, 1)
 		assert.Equal(t, gaps, ordinary)
 		assert.Zero(t, ms)
 		assert.Zero(t, every)
 	}
 	gaps := []float64{2.5, 2.6, 2.4, 2.7, 2.5, 2.9, 900, 2.6, 2.5}
-	ordinary, ms, every := clientStalls(gaps, mean(gaps), prof, 1)
+	ordinary, ms, every := clientStalls(gaps, stat.Mean(gaps, nil), prof, 1)
 	assert.Len(t, ordinary, 8)
 	assert.Equal(t, 900.0, ms)
 	// (102.3 − 2.5875) × 9 gaps = 897.4 ms of stalls: 0.99713 of them in 2 s.

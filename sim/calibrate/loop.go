@@ -15,6 +15,9 @@ import (
 // hand-off to the engine) only requests prepared together show.
 const priorCPUShare = 0.5
 
+// priorShareSD is that uniform prior's sd, 1/√12.
+const priorShareSD = 0.29
+
 // sharesLoop is whether cfg's frontend is one event loop whose share
 // calibrate sets: a Python engine's (vllm, sglang) that no other
 // discipline (the base config's handlers or slot gate, the fitted stall
@@ -45,7 +48,7 @@ func fitCPUShare(ctx context.Context, cfg *sim.Config, targets []Target, opts Op
 			seen = append(seen, t)
 		}
 	}
-	p := sim.CalibratedParam{Name: "cpu_share", Value: prior, SD: 0.29, Prior: prior,
+	p := sim.CalibratedParam{Name: "cpu_share", Value: prior, SD: priorShareSD, Prior: prior,
 		Source: "prior: no run had two requests in the frontend at once"}
 	if len(seen) == 0 {
 		return p, nil
@@ -95,7 +98,7 @@ func shareSD(ctx context.Context, cfg sim.Config, share float64, seen []Target, 
 	}
 	slope := (b - a) / (hi - lo)
 	if !(slope > 0) {
-		return 0.29, nil
+		return priorShareSD, nil
 	}
-	return min(0.29, ttftSE(seen)/slope), nil
+	return min(priorShareSD, ttftSE(seen)/slope), nil
 }
