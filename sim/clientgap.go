@@ -58,10 +58,11 @@ func validateSamples(key string, q []float64) error {
 // after that: that send, as in the exports, waits the whole stall, and the
 // others due within it wait out the rest. Their count decides a run's
 // duration, hence its throughput: at a stall or two a run, a Poisson
-// stream moved simulated throughput by ±7 % from seed to seed, and so
-// would a periodic one at a random phase (a 30 s run gets none or one);
-// half a period in, a run of R ms gets the whole number of them nearest
-// R / period, the count it gets on average.
+// stream moved the simulated throughput of AIPerf's c1 and c4 GPU runs by
+// −7 … +11 % from seed to seed, and a periodic one at a random phase
+// gives a 30 s run none or one (+10 % or right on AIPerf's c8 run); half a period
+// in, a run of R ms gets the whole number of them nearest R / period, the
+// count it gets on average.
 type clientStalls struct {
 	lenNs, everyNs int64
 	due            int64    // the next stall begins with the first send due from here
