@@ -49,49 +49,58 @@ func validateSamples(key string, q []float64) error {
 	return nil
 }
 
-// clientStalls are the load generator's own stalls, when the whole client
-// stops sending for a while (frontend.client_stall_ms, one every
-// client_stall_every_ms): AIPerf issues every slot's sends from one
-// process, so a stall there holds all of them, and the slots whose
-// requests finish during it send together when it ends. A stall is due
-// every period from half a period in and begins with the first send due
-// after that: that send, as in the exports, waits the whole stall, and the
-// others due within it wait out the rest. Their count decides a run's
-// duration, hence its throughput: at a stall or two a run, a Poisson
-// stream moved the simulated throughput of AIPerf's c1 and c4 GPU runs by
-// −7 … +11 % from seed to seed, and a periodic one at a random phase
-// gives a 30 s run none or one (+10 % or right on AIPerf's c8 run); half a period
-// in, a run of R ms gets the whole number of them nearest R / period, the
-// count it gets on average.
+// clientStalls are the load generator's own stalls (frontend.client_stall_ms,
+// one every client_stall_every_ms). AIPerf runs each slot in a worker
+// process of its own (the exports' worker_id), and a worker's stall holds
+// its own sends, not the others': the send it begins waits the whole stall.
+// The workers start together and do the same work, so they stall in step:
+// a stall is due every period from half a period in, and it holds the
+// first sends due from then, one per slot (slots of them), each for its
+// whole length. The slots keep their phase. A stall of the whole client,
+// which the sends of the slots finishing during it would all wait out,
+// makes them send together at its end: in AIPerf's c4 GPU run the groups
+// the slots had formed kept their step through the run's two stalls,
+// which such a stall would have merged, and stalls of one slot at a time
+// would have scattered. Their count decides a run's duration, hence its
+// throughput: at a stall or two a run, a Poisson stream moved the
+// simulated throughput of AIPerf's c1 and c4 GPU runs by −7 … +11 % from
+// seed to seed, and a periodic one at a random phase gives a 30 s run none
+// or one (+10 % or right on AIPerf's c8 run); half a period in, a run of R
+// ms gets the whole number of them nearest R / period, the count it gets
+// on average.
 type clientStalls struct {
 	lenNs, everyNs int64
-	due            int64    // the next stall begins with the first send due from here
-	cur            [2]int64 // the last stall, [start, end) ns
+	slots          int   // sends a stall holds: one per slot
+	due            int64 // the next stall holds the first sends due from here
+	left           int   // sends the current stall still holds
 }
 
-func newClientStalls(f FrontendConfig) *clientStalls {
+// newClientStalls gives f's stalls of a client with slots concurrent
+// sends (at least one; an open loop's sessions count as one); nil: none.
+func newClientStalls(f FrontendConfig, slots int) *clientStalls {
 	if f.ClientStallMs <= 0 || f.ClientStallEveryMs <= f.ClientStallMs {
 		return nil
 	}
-	c := &clientStalls{lenNs: msToNs(f.ClientStallMs), everyNs: msToNs(f.ClientStallEveryMs)}
+	c := &clientStalls{lenNs: msToNs(f.ClientStallMs), everyNs: msToNs(f.ClientStallEveryMs), slots: max(1, slots)}
 	c.due = c.everyNs / 2
 	return c
 }
 
-// hold is when a send due at t goes out: t, the end of the stall it falls
-// in, or the end of the stall it begins.
+// hold is when a send due at t goes out: t, or t and a stall's length
+// when the stall holds it.
 func (c *clientStalls) hold(t int64) int64 {
-	switch {
-	case c == nil:
+	if c == nil {
 		return t
-	case t >= c.cur[0] && t < c.cur[1]:
-		return c.cur[1]
-	case t >= c.due:
-		c.cur = [2]int64{t, t + c.lenNs}
+	}
+	if c.left == 0 && t >= c.due {
 		for c.due <= t {
 			c.due += c.everyNs
 		}
-		return c.cur[1]
+		c.left = c.slots
 	}
-	return t
+	if c.left == 0 {
+		return t
+	}
+	c.left--
+	return t + c.lenNs
 }

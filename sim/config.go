@@ -308,13 +308,11 @@ type FrontendConfig struct {
 	// closed-loop run's records). client_gap_ms is then unused.
 	ClientGapSamplesMs []float64 `yaml:"client_gap_samples_ms,omitempty" json:"client_gap_samples_ms,omitempty"`
 	// ClientStallMs and ClientStallEveryMs are the load generator's own
-	// stalls: once every client_stall_every_ms (from half of it in) the
-	// whole client stops sending for client_stall_ms, and the
-	// closed-loop sends that fall due meanwhile go out together when it
-	// ends. AIPerf's exports show them as client gaps of seconds among gaps
-	// of milliseconds (calibrate measures both); one process issues every
-	// slot's sends, so a stall holds them all and keeps or makes the slots
-	// that finish during it send in step. 0: none.
+	// stalls: once every client_stall_every_ms (from half of it in) each
+	// slot's next send waits client_stall_ms more. AIPerf's exports show
+	// them as client gaps of seconds among gaps of milliseconds (calibrate
+	// measures both); each slot has a worker process of its own, and the
+	// workers stall in step, so the slots keep their phase. 0: none.
 	ClientStallMs      float64 `yaml:"client_stall_ms,omitempty" json:"client_stall_ms,omitempty"`
 	ClientStallEveryMs float64 `yaml:"client_stall_every_ms,omitempty" json:"client_stall_every_ms,omitempty"`
 }
@@ -533,7 +531,7 @@ var configDocs = map[string]string{
 	"frontend.request_overhead_ms":             "client send → engine arrival",
 	"frontend.response_overhead_ms":            "engine token → client, every token",
 	"frontend.concurrency":                     "requests the frontend prepares at once (request_overhead_ms + prompt_token_ms × ISL each, FIFO); 0 = unbounded",
-	"frontend.client_stall_ms":                 "the load generator's stalls: the whole client stops sending this long (closed loop), once every client_stall_every_ms",
+	"frontend.client_stall_ms":                 "the load generator's stalls: each slot's next send waits this long more (closed loop), once every client_stall_every_ms",
 	"frontend.client_stall_every_ms":           "time from one of the client's stalls to the next (the first half of it in); 0 = none",
 	"frontend.cpu_share":                       "share of each request's frontend work that is CPU on the server's one event loop, shared by the requests it prepares at once (vLLM's, SGLang's API server); 0 = none",
 	"frontend.prompt_token_ms":                 "frontend work per prompt token (template, tokenisation): of a burst, a shorter prompt is ready first",

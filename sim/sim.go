@@ -168,7 +168,7 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
 		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
 		stallNs: msToNs(cfg.Frontend.ArrivalStallMs),
-		gap:     newClientGap(cfg.Frontend, cfg.Seed), stalls: newClientStalls(cfg.Frontend), profileStart: -1,
+		gap:     newClientGap(cfg.Frontend, cfg.Seed), stalls: newClientStalls(cfg.Frontend, wl.Concurrency), profileStart: -1,
 		front: make([]int64, cfg.Frontend.Concurrency),
 		sum:   tally{reasons: map[string]int{}}}
 	for _, o := range opts {
