@@ -15,16 +15,64 @@ type StepShape struct {
 	DecodeSeqs    int64 // sequences decoding one token
 	DecodeContext int64 // Σ KV tokens read by the decoding sequences
 	KVCapacity    int64 // tokens the worker's KV cache holds
+	MaxContext    int64 // the longest context among the step's sequences, its new tokens included (KVView)
+	ViewCells     int64 // KV cells the step passes over when the engine's view pads them (KVView); 0: its context
 }
 
 // Tokens is how many tokens the step computes: its prompt tokens and one
 // per decoding sequence.
 func (s StepShape) Tokens() int64 { return s.PrefillTokens + s.DecodeSeqs }
 
+// KVTokens is the context tokens whose KV the step reads (contextRead),
+// for the calibration's linear basis.
+func (s StepShape) KVTokens() int64 { return s.contextRead() }
+
 // contextRead is the context tokens whose KV the step reads: every decoding
-// sequence's context, plus every prompt chunk's prefix and the chunk itself.
+// sequence's context, plus every prompt chunk's prefix and the chunk itself,
+// or the cells of the engine's padded view (KVView).
 func (s StepShape) contextRead() int64 {
+	if s.ViewCells > 0 {
+		return s.ViewCells
+	}
 	return s.DecodeContext + s.PrefillPrefix + s.PrefillTokens
+}
+
+// KVView is how an engine passes over its KV cache. vLLM and SGLang read
+// each sequence's own blocks (the zero view: the shape as it is).
+// llama.cpp with a KV stream per slot (kv_unified false, as Ollama's runner
+// runs it) hands every sequence of a step the same n_kv cells: the step's
+// longest used span rounded up to Pad (256), at least Pad and at most a
+// slot's Cells (llama_kv_cache::get_n_kv), the cells past a sequence's own
+// context masked. Its attention kernel passes over all of them for every
+// sequence, skipping the masked ones' arithmetic: the step's attention
+// FLOPs stay those of its own context, while the KV term is counted over
+// the cells passed. So a decode of one 1,500-token and three 300-token
+// sequences passes over 4 × 1,536 cells, and one of a 100-token sequence
+// over 256.
+type KVView struct {
+	Pad, Cells int64
+}
+
+// EngineKVView is e's KV view.
+func EngineKVView(e EngineConfig) KVView {
+	if e.Type != "llamacpp" {
+		return KVView{}
+	}
+	return KVView{Pad: 256, Cells: int64(e.LlamaCpp.CtxSize / max(e.LlamaCpp.Parallel, 1))}
+}
+
+// Apply is s as the engine computes it: with a padded view, the KV cells
+// every sequence of the step passes over (StepShape.ViewCells).
+func (v KVView) Apply(s StepShape) StepShape {
+	if v.Pad <= 0 || s.PrefillSeqs+s.DecodeSeqs == 0 {
+		return s
+	}
+	nkv := max(v.Pad, (s.MaxContext+v.Pad-1)/v.Pad*v.Pad)
+	if v.Cells > 0 {
+		nkv = min(nkv, max(v.Cells, s.MaxContext))
+	}
+	s.ViewCells = max((s.PrefillSeqs+s.DecodeSeqs)*nkv, s.DecodeContext+s.PrefillPrefix+s.PrefillTokens)
+	return s
 }
 
 // timingModel gives the duration of one step in ns (before speedup).
@@ -37,10 +85,11 @@ type timingModel interface {
 type clock struct {
 	model   timingModel
 	speedup float64
+	view    KVView // the engine's: every model prices the step as the engine computes it
 }
 
 func (c clock) stepNs(s StepShape) int64 {
-	ns := math.Round(c.model.stepMs(s) * 1e6 / c.speedup)
+	ns := math.Round(c.model.stepMs(c.view.Apply(s)) * 1e6 / c.speedup)
 	if !(ns >= 1) { // also catches NaN
 		return 1
 	}
@@ -69,7 +118,7 @@ func newTiming(c *Config) (clock, error) {
 	default:
 		err = fmt.Errorf("timing.model: unknown model %q", c.Timing.Model)
 	}
-	return clock{model: m, speedup: c.Timing.Speedup}, err
+	return clock{model: m, speedup: c.Timing.Speedup, view: EngineKVView(c.Engine)}, err
 }
 
 // polyTiming is DynoSim's default polynomial (simulators.md §1.6a):

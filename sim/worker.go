@@ -185,9 +185,11 @@ func (w *worker) stepShape() StepShape {
 			s.PrefillSeqs++
 			s.PrefillPrefix += p
 			s.PrefillAttn += n*p + n*(n+1)/2
+			s.MaxContext = max(s.MaxContext, p+n)
 		} else {
 			s.DecodeSeqs++
 			s.DecodeContext += int64(e.r.known())
+			s.MaxContext = max(s.MaxContext, int64(e.r.known())+1)
 		}
 	}
 	return s
@@ -196,7 +198,7 @@ func (w *worker) stepShape() StepShape {
 // soloNs is how long r's prompt chunk of e.n tokens would take alone.
 func (w *worker) soloNs(e entry) int64 {
 	n, p := int64(e.n), int64(e.r.computed)
-	s := StepShape{PrefillTokens: n, PrefillSeqs: 1, PrefillPrefix: p, PrefillAttn: n*p + n*(n+1)/2, KVCapacity: w.kvCap}
+	s := StepShape{PrefillTokens: n, PrefillSeqs: 1, PrefillPrefix: p, PrefillAttn: n*p + n*(n+1)/2, KVCapacity: w.kvCap, MaxContext: p + n}
 	return w.pool.clock.stepNs(s)
 }
 

@@ -39,12 +39,13 @@ const (
 type physicsBasis struct {
 	phys *sim.Physics
 	gemm bool
+	view sim.KVView // the engine's, as the simulator applies it
 }
 
 func (physicsBasis) model() string { return "physics" }
 
 func (b physicsBasis) features(s sim.StepShape, dst []float64) {
-	w := b.phys.Work(s)
+	w := b.phys.Work(b.view.Apply(s))
 	dst[0], dst[1], dst[2], dst[3] = (w.ComputeSec-w.AttnSec)*1e3, (w.MemorySec-w.KVSec)*1e3, 1, float64(w.Sequences)
 	dst[4], dst[5], dst[6] = w.AttnSec*1e3, w.KVSec*1e3, 0
 	if b.gemm && s.Tokens() >= 2 {
@@ -106,15 +107,18 @@ func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
 // decoding sequence + per context token) when the model and hardware are
 // unknown: nothing physical is assumed, so the data must pin each term (a
 // calibration plan with several loads and prompt lengths does).
-type linearBasis struct{}
+type linearBasis struct {
+	view sim.KVView // the engine's, as the simulator applies it
+}
 
 func (linearBasis) model() string { return "linear" }
 
-func (linearBasis) features(s sim.StepShape, dst []float64) {
+func (b linearBasis) features(s sim.StepShape, dst []float64) {
+	s = b.view.Apply(s)
 	dst[0] = 1
 	dst[1] = float64(s.PrefillTokens)
 	dst[2] = float64(s.DecodeSeqs)
-	dst[3] = float64(s.DecodeContext + s.PrefillPrefix + s.PrefillTokens)
+	dst[3] = float64(s.KVTokens())
 }
 
 // prior: each term is 0 unless the data say otherwise; the per-sequence
@@ -164,13 +168,13 @@ func newBasis(opts Options) (basis, error) {
 	}
 	switch kind {
 	case "linear":
-		return linearBasis{}, nil
+		return linearBasis{view: sim.EngineKVView(opts.Base.Engine)}, nil
 	case "physics":
 		p, err := sim.NewPhysics(opts.Base.Hardware)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: physics timing: %w", err)
 		}
-		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base)}, nil
+		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine)}, nil
 	}
 	return nil, fmt.Errorf("calibrate: unknown timing basis %q (physics, linear or auto)", kind)
 }

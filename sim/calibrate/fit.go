@@ -425,7 +425,7 @@ func aggregateStep(t Target) (Step, bool) {
 	osl := valueOr(t.Profile, results.TagOSL, 1)
 	batch := int64(max(t.Workload.Concurrency, 1))
 	return Step{Ms: itl, Gaps: 1, Shape: sim.StepShape{DecodeSeqs: batch,
-		DecodeContext: batch * int64(isl+osl/2)}}, true
+		DecodeContext: batch * int64(isl+osl/2), MaxContext: int64(isl + osl/2)}}, true
 }
 
 // maxJitter caps the derived step jitter: residuals beyond this are model

@@ -192,8 +192,9 @@ func TestExtractStepsMatchesEngine(t *testing.T) {
 			require.NoError(t, err)
 			p := cfg.Timing.Physics
 			batches, prefills, sends := map[int64]bool{}, 0, 0
+			view := sim.EngineKVView(cfg.Engine)
 			for _, s := range steps {
-				w := phys.Work(s.Shape)
+				w := phys.Work(view.Apply(s.Shape))
 				model := w.ComputeSec*1e3/p.ComputeEfficiency + w.MemorySec*1e3/p.MemoryEfficiency +
 					p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences) + tc.stall*float64(s.Sends)
 				assert.InDelta(t, model, s.Ms, 1e-5, "%+v", s.Shape)
@@ -208,6 +209,37 @@ func TestExtractStepsMatchesEngine(t *testing.T) {
 			assert.Positive(t, sends, "requests sent to a busy engine")
 			t.Logf("%d steps, %d with prompts, %d sends to a busy engine", len(steps), prefills, sends)
 		})
+	}
+}
+
+// TestExtractStepsBookThePlan: on the plan's runs of a llama.cpp engine
+// with a shared budget, every step the token gaps give is the engine's,
+// prompts included. Two long prompts sent together (the c2-medium run of
+// seeds 5 and 6) once broke it: the first could not be booked, and the
+// second was filled as if it had had the whole budget of the steps they
+// shared and booked whole into the step that computed its last 82 tokens.
+func TestExtractStepsBookThePlan(t *testing.T) {
+	cfg := cpuTruth()
+	cfg.Timing.Physics.AttentionEfficiency, cfg.Timing.Physics.KVEfficiency = 0.08, 0.2
+	phys, err := sim.NewPhysics(cfg.Hardware)
+	require.NoError(t, err)
+	p, view := cfg.Timing.Physics, sim.EngineKVView(cfg.Engine)
+	for seed := int64(1); seed <= 6; seed++ {
+		cfg.Seed = seed
+		for _, pr := range Plan(cfg, PlanOptions{Seed: seed}) {
+			wl, err := traces.Synthesize(pr.Spec)
+			require.NoError(t, err)
+			tg := simulateTarget(t, pr.Name, cfg, wl)
+			steps, ok := ExtractSteps(tg.Records, stepsOptions(cfg))
+			require.True(t, ok)
+			for _, s := range steps {
+				w := phys.Work(view.Apply(s.Shape))
+				model := (w.ComputeSec-w.AttnSec)*1e3/p.ComputeEfficiency + w.AttnSec*1e3/p.AttentionEfficiency +
+					(w.MemorySec-w.KVSec)*1e3/p.MemoryEfficiency + w.KVSec*1e3/p.KVEfficiency +
+					p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences)
+				require.InDelta(t, model, s.Ms, 1e-5, "seed %d %s: %+v", seed, pr.Name, s.Shape)
+			}
+		}
 	}
 }
 

@@ -186,6 +186,7 @@ type timeline struct {
 	prompts []int  // prompts booked in the step
 	multi   []bool // a prompt spread over several steps touches it
 	dropped []bool // what the step computed is ambiguous: left out
+	unknown []bool // a prompt the stream could not book may have taken budget here
 	perSlot bool   // every prompt has the whole chunk in every step
 	chunk   int
 }
@@ -222,6 +223,7 @@ func buildSteps(streams []stream, arr []arrival, ends []int, opts StepsOptions) 
 		}
 		tl.shapes[k].DecodeSeqs++
 		tl.shapes[k].DecodeContext += int64(s.isl + a.tok)
+		tl.shapes[k].MaxContext = max(tl.shapes[k].MaxContext, int64(s.isl+a.tok)+1)
 		tl.avail[k]--
 		j := last[a.stream]
 		switch {
@@ -312,7 +314,7 @@ func newTimeline(n, chunk int) *timeline {
 	}
 	tl := &timeline{end: make([]float64, n), bridged: make([]bool, n), shapes: make([]sim.StepShape, n),
 		sum: make([]float64, n), cnt: make([]int, n), avail: make([]int, n), prompts: make([]int, n),
-		multi: make([]bool, n), dropped: make([]bool, n)}
+		multi: make([]bool, n), dropped: make([]bool, n), unknown: make([]bool, n)}
 	for k := range tl.end {
 		tl.end[k], tl.avail[k] = -1, budget
 	}
@@ -332,14 +334,24 @@ func newTimeline(n, chunk int) *timeline {
 func (tl *timeline) bookPrompt(p prompt) {
 	lo := tl.earliest(p)
 	j0, chunks, ok := tl.fill(p, lo)
-	if !ok {
+	if !ok || tl.budgetUnknown(lo, p.k) {
 		// The prompt was computed somewhere between its send and its first
 		// token; which steps, the stream cannot say. A first token
 		// delivered apart from its step's decode tokens leaves its step
 		// unbridged, so earliest stops there, and the prompt's chunks
 		// before it would pass for slow decodes (250 ms ones, on the CPU
-		// engine's c2-medium plan run).
-		tl.drop(tl.firstAfter(p.sent), p.k)
+		// engine's c2-medium plan run). Nor can the budget it left in
+		// those steps be known, so a prompt computed in them after it
+		// cannot be booked either: filled as if it had the whole budget,
+		// the second of two long prompts sent together was booked whole
+		// into the step that computed its last 82 tokens.
+		from := tl.firstAfter(p.sent)
+		tl.drop(from, p.k)
+		if !tl.perSlot {
+			for j := max(from, 0); j <= p.k; j++ {
+				tl.unknown[j] = true
+			}
+		}
 		return
 	}
 	// Steps p could have used but did not: the engine held it back (a busy
@@ -366,7 +378,14 @@ func (tl *timeline) bookPrompt(p prompt) {
 		sh.PrefillSeqs++
 		sh.PrefillPrefix += pre
 		sh.PrefillAttn += n*pre + n*(n+1)/2
+		sh.MaxContext = max(sh.MaxContext, pre+n)
 	}
+}
+
+// budgetUnknown: a step in [from, to] may have given budget to a prompt
+// the stream could not book.
+func (tl *timeline) budgetUnknown(from, to int) bool {
+	return slices.Contains(tl.unknown[max(from, 0):to+1], true)
 }
 
 // earliest is the first step p can have been computed in: the first one
@@ -467,7 +486,7 @@ func soloChunks(isl, chunk int) []sim.StepShape {
 	var out []sim.StepShape
 	for done := 0; done < isl; done += chunk {
 		n, p := int64(min(chunk, isl-done)), int64(done)
-		out = append(out, sim.StepShape{PrefillTokens: n, PrefillSeqs: 1, PrefillPrefix: p, PrefillAttn: n*p + n*(n+1)/2})
+		out = append(out, sim.StepShape{PrefillTokens: n, PrefillSeqs: 1, PrefillPrefix: p, PrefillAttn: n*p + n*(n+1)/2, MaxContext: p + n})
 	}
 	return out
 }
