@@ -178,6 +178,7 @@ type RooflineConfig struct {
 //	                  weights_ms/memory_efficiency + kv_ms/kv_efficiency)
 //	        + step_overhead_ms + seq_overhead_ms·sequences
 //	        + multi_token_overhead_ms  (a step of two or more tokens)
+//	        + prefill_overhead_ms      (a step that computes a prompt chunk)
 //
 // compute_ms and the memory times are the step's FLOPs and bytes at the
 // device's peaks (see Physics), from hardware.model and hardware.cpu or
@@ -212,7 +213,14 @@ type PhysicsConfig struct {
 	// Ollama's runner on a 2-vCPU VM (modes): one decode 2.25 ms, two 3.5,
 	// four 5.0; a cost per sequence that gives two 3.5 gives four 6.0.
 	MultiTokenOverheadMs float64 `yaml:"multi_token_overhead_ms,omitempty" json:"multi_token_overhead_ms,omitempty"`
-	Combine              string  `yaml:"combine" json:"combine"` // sum | max | smooth
+	// PrefillOverheadMs is added to every step that computes a prompt
+	// chunk. A GPU serving engine replays one captured CUDA graph for a
+	// step of decodes alone, while a step with a prompt runs its attention
+	// eagerly between graph pieces (vLLM V1's piecewise graphs; SGLang
+	// captures decodes only): more kernel launches, a fixed cost that on a
+	// small model is not small beside the step.
+	PrefillOverheadMs float64 `yaml:"prefill_overhead_ms,omitempty" json:"prefill_overhead_ms,omitempty"`
+	Combine           string  `yaml:"combine" json:"combine"` // sum | max | smooth
 }
 
 // TableConfig names a CSV of measured step times (see LoadTable).
@@ -522,6 +530,7 @@ var configDocs = map[string]string{
 	"timing.physics.attention_efficiency":      "of peak FLOP/s on attention FLOPs; 0 = compute_efficiency",
 	"timing.physics.kv_efficiency":             "of peak bandwidth on KV cache traffic; 0 = memory_efficiency",
 	"timing.physics.multi_token_overhead_ms":   "added to a step of two or more tokens (ggml CPU: GEMM, not one token's vector products)",
+	"timing.physics.prefill_overhead_ms":       "added to a step that computes a prompt chunk (GPU: run outside the decode steps' CUDA graph)",
 	"hardware.cpu":                             "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",
 	"hardware.custom_cpu.threads":              "cores the engine computes on (llama.cpp -t, Ollama num_thread); 0 = all",
 	"timing.table.file":                        "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",
@@ -878,6 +887,7 @@ func (p PhysicsConfig) validate() error {
 		finiteIn("timing.physics.step_overhead_ms", p.StepOverheadMs, 0, 1e6),
 		finiteIn("timing.physics.seq_overhead_ms", p.SeqOverheadMs, 0, 1e6),
 		finiteIn("timing.physics.multi_token_overhead_ms", p.MultiTokenOverheadMs, 0, 1e6),
+		finiteIn("timing.physics.prefill_overhead_ms", p.PrefillOverheadMs, 0, 1e6),
 		oneOf("timing.physics.combine", p.Combine, "sum", "max", "smooth"),
 	)
 }

@@ -152,6 +152,9 @@ func (t *physicsTiming) stepMs(s StepShape) float64 {
 	if s.Tokens() >= 2 {
 		ms += t.cfg.MultiTokenOverheadMs
 	}
+	if s.PrefillTokens > 0 {
+		ms += t.cfg.PrefillOverheadMs
+	}
 	return ms
 }
 

@@ -35,7 +35,10 @@ const (
 // On a ggml CPU engine (gemm) a seventh feature marks the steps of two or
 // more tokens, whose matrix products run as GEMM rather than one token's
 // vector products (sim.PhysicsConfig.MultiTokenOverheadMs); elsewhere it
-// is 0 and the overhead stays 0.
+// is 0 and the overhead stays 0. Elsewhere an eighth marks the steps that
+// compute a prompt chunk, which a GPU engine runs outside the decode
+// steps' CUDA graph (PrefillOverheadMs); on a ggml CPU engine, where a
+// prompt step is a GEMM step already, it is 0.
 type physicsBasis struct {
 	phys *sim.Physics
 	gemm bool
@@ -47,9 +50,12 @@ func (physicsBasis) model() string { return "physics" }
 func (b physicsBasis) features(s sim.StepShape, dst []float64) {
 	w := b.phys.Work(b.view.Apply(s))
 	dst[0], dst[1], dst[2], dst[3] = (w.ComputeSec-w.AttnSec)*1e3, (w.MemorySec-w.KVSec)*1e3, 1, float64(w.Sequences)
-	dst[4], dst[5], dst[6] = w.AttnSec*1e3, w.KVSec*1e3, 0
-	if b.gemm && s.Tokens() >= 2 {
+	dst[4], dst[5], dst[6], dst[7] = w.AttnSec*1e3, w.KVSec*1e3, 0, 0
+	switch {
+	case b.gemm && s.Tokens() >= 2:
 		dst[6] = 1
+	case !b.gemm && s.PrefillTokens > 0:
+		dst[7] = 1
 	}
 }
 
@@ -58,8 +64,8 @@ func (b physicsBasis) features(s sim.StepShape, dst []float64) {
 // contexts' decodes) say otherwise; a multi-token step costs no more than
 // its terms until decodes of one and of several sequences say it does.
 func (physicsBasis) prior() (mean, sd []float64) {
-	return []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs, 1 / priorComputeEff, 1 / priorMemoryEff, 0},
-		[]float64{2, 1, 1e4, 1, 8, 8, priorMultiTokenSD}
+	return []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs, 1 / priorComputeEff, 1 / priorMemoryEff, 0, 0},
+		[]float64{2, 1, 1e4, 1, 8, 8, priorMultiTokenSD, priorPrefillSD}
 }
 
 // priorMultiTokenSD is the prior sd (ms) of multi_token_overhead_ms, of the
@@ -69,11 +75,18 @@ func (physicsBasis) prior() (mean, sd []float64) {
 // one per request, which the request overhead explains as well.
 const priorMultiTokenSD = 2
 
+// priorPrefillSD is the prior sd (ms) of prefill_overhead_ms, of the order
+// of a small model's GPU step: prompts beside decodes in the token gaps pin
+// it, and so, at concurrency 1, does the TTFT once the response headers
+// bound the frontend's time (ackOverheadPrior); with neither, the frontend
+// overhead takes the whole TTFT beyond the step model and it stays 0.
+const priorPrefillSD = 2
+
 func (physicsBasis) apply(cfg sim.Config, beta []float64) sim.Config {
 	cfg.Timing.Model = "physics"
 	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: efficiency(beta[0]), MemoryEfficiency: efficiency(beta[1]),
 		StepOverheadMs: beta[2], SeqOverheadMs: beta[3], AttentionEfficiency: efficiency(beta[4]), KVEfficiency: efficiency(beta[5]),
-		MultiTokenOverheadMs: beta[6], Combine: "sum"}
+		MultiTokenOverheadMs: beta[6], PrefillOverheadMs: beta[7], Combine: "sum"}
 	return cfg
 }
 
@@ -99,6 +112,12 @@ func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
 		inv(5, "kv_efficiency"), param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
 	if b.gemm {
 		ps = append(ps, param(post, 6, "multi_token_overhead_ms", mean, sd))
+	} else {
+		pre := param(post, 7, "prefill_overhead_ms", mean, sd)
+		if pre.Pinned && !post.Fixed[7] {
+			pre.Source = "prompt steps: beside decodes in the token gaps, or TTFT beyond the frontend"
+		}
+		ps = append(ps, pre)
 	}
 	return ps
 }

@@ -132,7 +132,8 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	// The frontend's request overhead, and the stall the server's work on
 	// a request puts on the engine's steps beside it (0 unless the data
 	// show it).
-	mean, sd = append(mean, 0, 0), append(sd, 1e4, priorStallSD)
+	ovMean, ovSD := ackOverheadPrior(opts.Base, obs.prefills)
+	mean, sd = append(mean, ovMean, 0), append(sd, ovSD, priorStallSD)
 	post, err := regress(x, y, mean, sd)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
@@ -172,6 +173,9 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		Steps: nSteps, StepResidualMs: post.Sigma, Warnings: warnings}
 	fe := sim.CalibratedParam{Name: "request_overhead_ms", Value: post.Beta[p], SD: post.SD[p], Pinned: true,
 		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(obs.prefills))}
+	if ovSD < flatSD {
+		fe.Source += fmt.Sprintf(", at least their response headers (%.3g ms) and a %g ± %g ms hand-off", ovMean-priorHandoffMs, priorHandoffMs, priorHandoffSD)
+	}
 	cfg.Frontend.RequestOverheadMs = fe.Value
 	loop := sharesLoop(cfg)
 	if loop {
@@ -311,6 +315,43 @@ func stepsOptions(c sim.Config) StepsOptions {
 	}
 	return StepsOptions{}
 }
+
+// ackOverheadPrior is the prior of the frontend's request overhead: flat,
+// unless the engine is vLLM and the idle requests' response headers were
+// recorded. vLLM's API server sends the headers of a streamed response
+// before it hands the request to the engine core (AsyncLLM.generate adds
+// the request when the response body is first read), so the headers bound
+// the overhead from below, and the hand-off after them (input processing,
+// the detokenizer's set-up, the hop to the engine core's process) is about
+// priorHandoffMs. The TTFT beyond that and the step model is then the
+// prompt step's own (prefill_overhead_ms), which one request at a time
+// cannot otherwise tell from the frontend's. Other servers send their
+// headers later (SGLang once the request is with its scheduler; Ollama and
+// llama.cpp's server with the first token), so theirs say nothing of it.
+func ackOverheadPrior(base sim.Config, prefills []Prefill) (mean, sd float64) {
+	if base.Engine.Type != "vllm" {
+		return 0, flatSD
+	}
+	var acks []float64
+	for _, p := range prefills {
+		if p.AckMs > 0 && p.AckMs < p.TTFTMs {
+			acks = append(acks, p.AckMs)
+		}
+	}
+	if len(acks) < minAcks || 2*len(acks) < len(prefills) {
+		return 0, flatSD
+	}
+	return median(acks) + priorHandoffMs, priorHandoffSD
+}
+
+// The hand-off from vLLM's response headers to its engine core (ms), and
+// how many idle requests' headers the prior needs; flatSD is the flat
+// prior's sd.
+const (
+	priorHandoffMs, priorHandoffSD = 1.0, 0.5
+	minAcks                        = 3
+	flatSD                         = 1e4
+)
 
 // priorStallSD is the prior sd (ms) of frontend.arrival_stall_ms, whose
 // prior mean is 0: an engine on its own device is not slowed by the

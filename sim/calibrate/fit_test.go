@@ -250,6 +250,83 @@ func TestExtractStepsRejectsMultiTokenChunks(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestRecoverPrefillOverhead: a vLLM engine whose prompt steps cost 1.5 ms
+// more than the step model, behind a 10 ms frontend, serves one request at
+// a time; its response headers go out 1 ms before the request reaches the
+// engine. The headers bound the frontend, and the TTFT beyond it is the
+// prompt step's own: both come back within two sds. Without the headers
+// one request at a time cannot tell them apart: the overhead stays at its
+// prior and the frontend takes the whole TTFT.
+func TestRecoverPrefillOverhead(t *testing.T) {
+	truth := sim.DefaultConfig()
+	truth.Hardware.GPU, truth.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
+	truth.Timing.Model = "physics"
+	truth.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.7, StepOverheadMs: 16,
+		SeqOverheadMs: 0.02, PrefillOverheadMs: 1.5, Combine: "sum"}
+	truth.Timing.Jitter = 0.03
+	truth.Frontend.RequestOverheadMs = 10
+	truth.ServerMetrics.Enabled = false
+	base := sim.DefaultConfig()
+	base.Hardware = truth.Hardware
+	wl, err := traces.Synthesize(traces.SynthSpec{Mode: traces.ModeConcurrency, Concurrency: 1, RequestCount: 16,
+		ISL: 100, OSL: 40, Seed: 1})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		edit    func(int, *results.Record)
+		pinned  bool
+		frontMs float64
+	}{
+		{"headers", func(_ int, r *results.Record) { r.AckNs -= 1e6 }, true, 10},
+		{"no headers", func(_ int, r *results.Record) { r.AckNs = 0 }, false, 11.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := simulateTargetEdited(t, "c1", truth, wl, tc.edit)
+			res, err := Fit(context.Background(), []Target{tg}, Options{Base: base})
+			require.NoError(t, err)
+			pre, fe := paramByName(res.Params, "prefill_overhead_ms"), paramByName(res.Params, "request_overhead_ms")
+			t.Logf("prefill_overhead_ms %.3f ± %.3f, request_overhead_ms %.3f ± %.3f", pre.Value, pre.SD, fe.Value, fe.SD)
+			assert.Equal(t, tc.pinned, pre.Pinned)
+			assert.InDelta(t, tc.frontMs, fe.Value, 0.5)
+			if tc.pinned {
+				assert.InDelta(t, 1.5, pre.Value, 2*pre.SD)
+			} else {
+				assert.InDelta(t, 0, pre.Value, 0.2)
+			}
+		})
+	}
+}
+
+func TestAckOverheadPrior(t *testing.T) {
+	idle := func(acks ...float64) []Prefill {
+		var ps []Prefill
+		for _, a := range acks {
+			ps = append(ps, Prefill{TTFTMs: 30, AckMs: a})
+		}
+		return ps
+	}
+	vllm, ollama := sim.DefaultConfig(), sim.DefaultConfig()
+	ollama.Engine.Type = "llamacpp"
+	for _, tc := range []struct {
+		name     string
+		base     sim.Config
+		prefills []Prefill
+		mean, sd float64
+	}{
+		{"vLLM's headers; one after its TTFT left out", vllm, idle(9, 10, 9.5, 40), 9.5 + priorHandoffMs, priorHandoffSD},
+		{"headers after the first token say nothing", vllm, idle(31, 32, 33), 0, flatSD},
+		{"too few", vllm, idle(9, 10), 0, flatSD},
+		{"half not recorded", vllm, idle(9, 10, 9.5, 0, 0, 0, 0), 0, flatSD},
+		{"another server", ollama, idle(9, 10, 9.5), 0, flatSD},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mean, sd := ackOverheadPrior(tc.base, tc.prefills)
+			assert.InDelta(t, tc.mean, mean, 1e-9)
+			assert.Equal(t, tc.sd, sd)
+		})
+	}
+}
+
 // TestFitAIPerfRun calibrates on the real GPU run: the physics basis from
 // the named hardware, the step overhead pinned by the token gaps, the
 // per-sequence cost left to its prior (one load), and the run reproduced.

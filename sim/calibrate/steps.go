@@ -34,6 +34,7 @@ type Step struct {
 type stream struct {
 	isl  int
 	ttft float64
+	ack  float64 // response headers, ms from the send; 0: not recorded
 	at   []float64
 }
 
@@ -106,7 +107,11 @@ func tokenStreams(recs []results.RecordMetrics) ([]stream, int) {
 			t += g
 			at = append(at, t)
 		}
-		out = append(out, stream{isl: int(isl), ttft: ttft, at: at})
+		st := stream{isl: int(isl), ttft: ttft, at: at}
+		if a := m.Meta.RequestAckNs; a > m.Meta.RequestStartNs {
+			st.ack = float64(a-m.Meta.RequestStartNs) / 1e6
+		}
+		out = append(out, st)
 	}
 	return out, len(out)
 }
@@ -449,6 +454,7 @@ func (tl *timeline) drop(from, to int) {
 // that computed its prompt, alone (Chunks).
 type Prefill struct {
 	TTFTMs float64
+	AckMs  float64 // its response headers, from the send; 0: not recorded
 	Chunks []sim.StepShape
 }
 
@@ -470,7 +476,7 @@ func IdlePrefills(recs []results.RecordMetrics, opts StepsOptions) []Prefill {
 		s := streams[i]
 		alone := lastEnd < s.sent() && (n+1 == len(idx) || streams[idx[n+1]].sent() > s.at[0])
 		if alone && s.isl > 0 {
-			out = append(out, Prefill{TTFTMs: s.ttft, Chunks: soloChunks(s.isl, opts.ChunkTokens)})
+			out = append(out, Prefill{TTFTMs: s.ttft, AckMs: s.ack, Chunks: soloChunks(s.isl, opts.ChunkTokens)})
 		}
 		lastEnd = max(lastEnd, s.at[len(s.at)-1])
 	}
