@@ -224,3 +224,38 @@ func TestModelFromGGUF(t *testing.T) {
 	_, err = ModelFromGGUF("llama", get, 4096)
 	assert.ErrorContains(t, err, "llama.layers")
 }
+
+// TestPhysicsPrefillOverhead: prefill_overhead_ms is added to every step
+// that computes a prompt chunk, with decodes beside it or not, and to no
+// step of decodes alone, however many.
+func TestPhysicsPrefillOverhead(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Hardware = HardwareConfig{GPU: "rtx-6000-ada", Model: "qwen3-0.6b", TensorParallel: 1, DType: "bf16"}
+	cfg.Timing.Model = "physics"
+	cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.7, StepOverheadMs: 16, Combine: "sum"}
+	stepMs := func(overhead float64, s StepShape) float64 {
+		cfg.Timing.Physics.PrefillOverheadMs = overhead
+		require.NoError(t, cfg.Validate())
+		clk, err := newTiming(&cfg)
+		require.NoError(t, err)
+		return clk.model.stepMs(s)
+	}
+	for _, tc := range []struct {
+		name  string
+		step  StepShape
+		extra bool
+	}{
+		{"one decode", StepShape{DecodeSeqs: 1, DecodeContext: 300}, false},
+		{"eight decodes", StepShape{DecodeSeqs: 8, DecodeContext: 2400}, false},
+		{"one prompt token", StepShape{PrefillTokens: 1, PrefillSeqs: 1, PrefillAttn: 1}, true},
+		{"a prompt chunk beside decodes", StepShape{PrefillTokens: 100, PrefillSeqs: 1, PrefillAttn: 100 * 101 / 2, DecodeSeqs: 3, DecodeContext: 900}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := stepMs(0, tc.step)
+			if tc.extra {
+				want += 1.75
+			}
+			assert.InDelta(t, want, stepMs(1.75, tc.step), 1e-9)
+		})
+	}
+}

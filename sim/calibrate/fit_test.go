@@ -39,6 +39,17 @@ func cpuTruth() sim.Config {
 	return cfg
 }
 
+// gpuTruth is a vLLM-like engine with known physics parameters serving
+// Qwen3-0.6B on an RTX 6000 Ada, as AIPerf's export did.
+func gpuTruth() sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Hardware.GPU, cfg.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
+	cfg.Timing.Model = "physics"
+	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.7, StepOverheadMs: 16,
+		SeqOverheadMs: 0.02, Combine: "sum"}
+	return cfg
+}
+
 // simulateTarget runs wl on cfg and returns it as a calibration target,
 // records included, as a real run directory would give it.
 func simulateTarget(t *testing.T, name string, cfg sim.Config, wl *traces.Workload) Target {
@@ -258,11 +269,8 @@ func TestExtractStepsRejectsMultiTokenChunks(t *testing.T) {
 // one request at a time cannot tell them apart: the overhead stays at its
 // prior and the frontend takes the whole TTFT.
 func TestRecoverPrefillOverhead(t *testing.T) {
-	truth := sim.DefaultConfig()
-	truth.Hardware.GPU, truth.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
-	truth.Timing.Model = "physics"
-	truth.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.7, StepOverheadMs: 16,
-		SeqOverheadMs: 0.02, PrefillOverheadMs: 1.5, Combine: "sum"}
+	truth := gpuTruth()
+	truth.Timing.Physics.PrefillOverheadMs = 1.5
 	truth.Timing.Jitter = 0.03
 	truth.Frontend.RequestOverheadMs = 10
 	truth.ServerMetrics.Enabled = false
@@ -424,11 +432,7 @@ func TestPooledStalls(t *testing.T) {
 // of four at a time beside it, the TTFT of the requests sent together
 // pins it.
 func TestRecoverCPUShare(t *testing.T) {
-	truth := sim.DefaultConfig()
-	truth.Hardware.GPU, truth.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
-	truth.Timing.Model = "physics"
-	truth.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.7, StepOverheadMs: 16,
-		SeqOverheadMs: 0.02, Combine: "sum"}
+	truth := gpuTruth()
 	truth.Frontend.RequestOverheadMs, truth.Frontend.CPUShare = 12, 0.3
 	truth.Timing.Jitter = 0.05
 	truth.ServerMetrics.Enabled = false
