@@ -137,6 +137,39 @@ func TestPhysicsSplitEfficiencies(t *testing.T) {
 	}
 }
 
+// physicsStepMs gives a step's time under cfg's physics timing with one
+// of its fixed overheads (set) at the given value.
+func physicsStepMs(t *testing.T, cfg Config, set func(*PhysicsConfig, float64)) func(float64, StepShape) float64 {
+	return func(overhead float64, s StepShape) float64 {
+		set(&cfg.Timing.Physics, overhead)
+		require.NoError(t, cfg.Validate())
+		clk, err := newTiming(&cfg)
+		require.NoError(t, err)
+		return clk.model.stepMs(s)
+	}
+}
+
+// overheadCase is a step and whether an overhead applies to it.
+type overheadCase struct {
+	name  string
+	step  StepShape
+	extra bool
+}
+
+// checkOverhead: the overhead adds exactly its value to the steps it
+// applies to and nothing to the others.
+func checkOverhead(t *testing.T, stepMs func(float64, StepShape) float64, ms float64, cases []overheadCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := stepMs(0, tc.step)
+			if tc.extra {
+				want += ms
+			}
+			assert.InDelta(t, want, stepMs(ms, tc.step), 1e-9)
+		})
+	}
+}
+
 // TestPhysicsMultiTokenOverhead: multi_token_overhead_ms is added to every
 // step of two or more tokens (prompt tokens and decodes together) and to
 // no step of one.
@@ -145,84 +178,13 @@ func TestPhysicsMultiTokenOverhead(t *testing.T) {
 	cfg.Hardware = HardwareConfig{GPU: "h100", CPU: "x86-64-v3-2vcpu", Model: "simbench-tiny", TensorParallel: 1, DType: "fp16"}
 	cfg.Timing.Model = "physics"
 	cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.8, StepOverheadMs: 1, Combine: "sum"}
-	stepMs := func(overhead float64, s StepShape) float64 {
-		cfg.Timing.Physics.MultiTokenOverheadMs = overhead
-		require.NoError(t, cfg.Validate())
-		clk, err := newTiming(&cfg)
-		require.NoError(t, err)
-		return clk.model.stepMs(s)
-	}
-	for _, tc := range []struct {
-		name  string
-		step  StepShape
-		extra bool
-	}{
+	checkOverhead(t, physicsStepMs(t, cfg, func(p *PhysicsConfig, v float64) { p.MultiTokenOverheadMs = v }), 2.5, []overheadCase{
 		{"one decode", StepShape{DecodeSeqs: 1, DecodeContext: 300}, false},
 		{"one prompt token", StepShape{PrefillTokens: 1, PrefillSeqs: 1, PrefillAttn: 1}, false},
 		{"two decodes", StepShape{DecodeSeqs: 2, DecodeContext: 600}, true},
 		{"a prompt chunk", StepShape{PrefillTokens: 64, PrefillSeqs: 1, PrefillAttn: 64 * 65 / 2}, true},
 		{"a decode beside a prompt token", StepShape{PrefillTokens: 1, PrefillSeqs: 1, PrefillAttn: 1, DecodeSeqs: 1, DecodeContext: 300}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			want := stepMs(0, tc.step)
-			if tc.extra {
-				want += 2.5
-			}
-			assert.InDelta(t, want, stepMs(2.5, tc.step), 1e-9)
-		})
-	}
-}
-
-func TestPhysicsConfigErrors(t *testing.T) {
-	cases := map[string]func(*Config){
-		"timing.physics.compute_efficiency":   func(c *Config) { c.Timing.Physics.ComputeEfficiency = 0 },
-		"timing.physics.combine":              func(c *Config) { c.Timing.Physics.Combine = "avg" },
-		"timing.physics.seq_overhead_ms":      func(c *Config) { c.Timing.Physics.SeqOverheadMs = -1 },
-		"timing.physics.attention_efficiency": func(c *Config) { c.Timing.Physics.AttentionEfficiency = -0.1 },
-		"timing.physics.kv_efficiency":        func(c *Config) { c.Timing.Physics.KVEfficiency = -0.1 },
-		"hardware.cpu: unknown CPU":           func(c *Config) { c.Hardware.CPU = "z80" },
-		"hardware.custom_cpu: required":       func(c *Config) { c.Hardware.CPU = "custom" },
-		"hardware.custom_cpu.clock_ghz": func(c *Config) {
-			c.Hardware.CPU = "custom"
-			c.Hardware.CustomCPU = &CPUSpec{Cores: 2, FLOPsPerCycle: 32, MemBWGBs: 10, MemGB: 8}
-		},
-		"hardware.custom_cpu.threads: must be in [0, cores 2], got 3": func(c *Config) {
-			c.Hardware.CPU = "custom"
-			c.Hardware.CustomCPU = &CPUSpec{Cores: 2, Threads: 3, FLOPsPerCycle: 32, ClockGHz: 2, MemBWGBs: 10, MemGB: 8}
-		},
-	}
-	for want, mutate := range cases {
-		cfg := DefaultConfig()
-		cfg.Timing.Model = "physics"
-		mutate(&cfg)
-		assert.ErrorContains(t, cfg.Validate(), want)
-	}
-}
-
-// TestCPUThreadsSetThePeak: a CPU engine's peak FLOP/s counts the cores it
-// computes on (threads), all of them when unset.
-func TestCPUThreadsSetThePeak(t *testing.T) {
-	for _, tc := range []struct {
-		threads int
-		tflops  float64
-	}{{0, 2 * 32 * 2.5 / 1e3}, {1, 32 * 2.5 / 1e3}, {2, 2 * 32 * 2.5 / 1e3}} {
-		h := HardwareConfig{CPU: "custom", CustomCPU: &CPUSpec{Cores: 2, Threads: tc.threads, FLOPsPerCycle: 32, ClockGHz: 2.5, MemBWGBs: 25, MemGB: 8}}
-		d, err := h.device()
-		require.NoError(t, err)
-		assert.InDelta(t, tc.tflops, d.PeakTFLOPS, 1e-12, "threads %d", tc.threads)
-	}
-}
-
-func TestModelFromGGUF(t *testing.T) {
-	meta := map[string]float64{"llama.block_count": 4, "llama.embedding_length": 512, "llama.feed_forward_length": 1536,
-		"llama.attention.head_count": 8, "llama.attention.head_count_kv": 4, "llama.attention.key_length": 64}
-	get := func(k string) (float64, bool) { v, ok := meta[k]; return v, ok }
-	m, err := ModelFromGGUF("llama", get, 4096)
-	require.NoError(t, err)
-	assert.Equal(t, modelPresets["simbench-tiny"], m)
-	delete(meta, "llama.block_count")
-	_, err = ModelFromGGUF("llama", get, 4096)
-	assert.ErrorContains(t, err, "llama.layers")
+	})
 }
 
 // TestPhysicsPrefillOverhead: prefill_overhead_ms is added to every step
@@ -233,29 +195,10 @@ func TestPhysicsPrefillOverhead(t *testing.T) {
 	cfg.Hardware = HardwareConfig{GPU: "rtx-6000-ada", Model: "qwen3-0.6b", TensorParallel: 1, DType: "bf16"}
 	cfg.Timing.Model = "physics"
 	cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.7, StepOverheadMs: 16, Combine: "sum"}
-	stepMs := func(overhead float64, s StepShape) float64 {
-		cfg.Timing.Physics.PrefillOverheadMs = overhead
-		require.NoError(t, cfg.Validate())
-		clk, err := newTiming(&cfg)
-		require.NoError(t, err)
-		return clk.model.stepMs(s)
-	}
-	for _, tc := range []struct {
-		name  string
-		step  StepShape
-		extra bool
-	}{
+	checkOverhead(t, physicsStepMs(t, cfg, func(p *PhysicsConfig, v float64) { p.PrefillOverheadMs = v }), 1.75, []overheadCase{
 		{"one decode", StepShape{DecodeSeqs: 1, DecodeContext: 300}, false},
 		{"eight decodes", StepShape{DecodeSeqs: 8, DecodeContext: 2400}, false},
 		{"one prompt token", StepShape{PrefillTokens: 1, PrefillSeqs: 1, PrefillAttn: 1}, true},
 		{"a prompt chunk beside decodes", StepShape{PrefillTokens: 100, PrefillSeqs: 1, PrefillAttn: 100 * 101 / 2, DecodeSeqs: 3, DecodeContext: 900}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			want := stepMs(0, tc.step)
-			if tc.extra {
-				want += 1.75
-			}
-			assert.InDelta(t, want, stepMs(1.75, tc.step), 1e-9)
-		})
-	}
+	})
 }

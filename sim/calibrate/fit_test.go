@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -206,8 +207,7 @@ func TestExtractStepsMatchesEngine(t *testing.T) {
 			view := sim.EngineKVView(cfg.Engine)
 			for _, s := range steps {
 				w := phys.Work(view.Apply(s.Shape))
-				model := w.ComputeSec*1e3/p.ComputeEfficiency + w.MemorySec*1e3/p.MemoryEfficiency +
-					p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences) + tc.stall*float64(s.Sends)
+				model := truthStepMs(w, p) + tc.stall*float64(s.Sends)
 				assert.InDelta(t, model, s.Ms, 1e-5, "%+v", s.Shape)
 				sends += s.Sends
 				batches[s.Shape.DecodeSeqs] = true
@@ -245,13 +245,22 @@ func TestExtractStepsBookThePlan(t *testing.T) {
 			require.True(t, ok)
 			for _, s := range steps {
 				w := phys.Work(view.Apply(s.Shape))
-				model := (w.ComputeSec-w.AttnSec)*1e3/p.ComputeEfficiency + w.AttnSec*1e3/p.AttentionEfficiency +
-					(w.MemorySec-w.KVSec)*1e3/p.MemoryEfficiency + w.KVSec*1e3/p.KVEfficiency +
-					p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences)
+				model := truthStepMs(w, p)
 				require.InDelta(t, model, s.Ms, 1e-5, "seed %d %s: %+v", seed, pr.Name, s.Shape)
 			}
 		}
 	}
+}
+
+// truthStepMs is a step's time under p (no multi-token or prefill
+// overhead, summed terms), written out here to check the extraction
+// against; attention and the KV take compute's and memory's efficiency
+// when theirs is unset, as the simulator's do.
+func truthStepMs(w sim.Work, p sim.PhysicsConfig) float64 {
+	ka, kk := cmp.Or(p.AttentionEfficiency, p.ComputeEfficiency), cmp.Or(p.KVEfficiency, p.MemoryEfficiency)
+	return (w.ComputeSec-w.AttnSec)*1e3/p.ComputeEfficiency + w.AttnSec*1e3/ka +
+		(w.MemorySec-w.KVSec)*1e3/p.MemoryEfficiency + w.KVSec*1e3/kk +
+		p.StepOverheadMs + p.SeqOverheadMs*float64(w.Sequences)
 }
 
 func TestExtractStepsRejectsMultiTokenChunks(t *testing.T) {
