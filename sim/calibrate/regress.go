@@ -8,21 +8,23 @@ import (
 )
 
 // posterior is a Bayesian linear regression y ≈ X·β with independent
-// Gaussian priors on β and Gaussian noise of one variance:
+// Gaussian priors on β and Gaussian noise of variance σ²/wᵢ on row i (the
+// weights W from the residuals' spread, see regressFree):
 //
-//	precision A = XᵀX/σ² + diag(1/prior_sd²)
-//	β           = A⁻¹·(Xᵀy/σ² + prior_mean/prior_sd²)
-//	cov(β)      = A⁻¹·B·A⁻¹,  B = Σ xᵢxᵢᵀ·eᵢ²/σ⁴ + diag(1/prior_sd²)
+//	precision A = XᵀWX/σ² + diag(1/prior_sd²)
+//	β           = A⁻¹·(XᵀWy/σ² + prior_mean/prior_sd²)
+//	cov(β)      = A⁻¹·B·A⁻¹,  B = Σ xᵢxᵢᵀ·wᵢ²eᵢ²/σ⁴ + diag(1/prior_sd²)
 //
-// (the sandwich, which is A⁻¹ when the residuals eᵢ share one variance;
-// see robustSD). σ² is re-estimated from the residuals until it settles.
+// (the sandwich, which is A⁻¹ when the weighted residuals share one
+// variance; see robustSD). σ² is re-estimated from the weighted residuals
+// until it settles.
 // Coefficients must be ≥ 0 (they are costs): one that comes out negative is
 // fixed at 0 and the rest refitted. A coefficient the data pin has a posterior sd well
 // below its prior sd; one the data cannot see keeps its prior.
 type posterior struct {
 	Beta, SD []float64
 	Fixed    []bool  // held at 0 by the non-negativity constraint
-	Sigma    float64 // residual sd
+	Sigma    float64 // residual sd (unweighted, in y's units)
 	N        int
 }
 
@@ -78,19 +80,58 @@ func regressScaled(x [][]float64, y, mean, sd []float64) (*posterior, error) {
 	return regressFree(x, y, mean, sd, fixed)
 }
 
-// regressFree fits the coefficients not fixed at 0.
+// regressFree fits the coefficients not fixed at 0, by feasible weighted
+// least squares. A step's noise grows with its length (a lognormal factor
+// on every step) on top of a floor (host stalls, the clock), so one
+// variance for all rows let the few long prompt steps, whose residuals are
+// tens of milliseconds, decide the per-sequence and per-step costs that
+// thousands of decode steps of a millisecond measure: fitted on its own
+// plan, one CPU engine's fit put the decode steps of concurrency 1 10–13 %
+// and of concurrency 2 19 % above the token gaps it was fitted on. So
+// each row is weighted by the inverse of its variance, a + b·μ² in its
+// fitted duration μ, with a and b taken from the squared residuals of the
+// fit before (iteratively reweighted; the first fit is unweighted).
 func regressFree(x [][]float64, y, mean, sd []float64, fixed []bool) (*posterior, error) {
+	floor := noiseFloor(y)
+	w := make([]float64, len(y))
+	for i := range w {
+		w[i] = 1
+	}
+	var post *posterior
+	for range reweightings + 1 {
+		next, err := regressWeighted(x, y, w, mean, sd, fixed, floor)
+		if err != nil {
+			return nil, err
+		}
+		settled := post != nil && closeBeta(post.Beta, next.Beta, sd)
+		post = next
+		if settled {
+			break
+		}
+		w = varianceWeights(x, y, post.Beta, floor)
+	}
+	post.Sigma = math.Sqrt(residualVariance(x, y, post.Beta))
+	return post, nil
+}
+
+// reweightings is how many times regressFree re-estimates the rows'
+// variances at most; the fit settles in two or three.
+const reweightings = 6
+
+// regressWeighted is the posterior of the rows weighted by w (inverse
+// relative variances, mean 1): σ² is re-estimated as Σ wᵢeᵢ²/n until it
+// settles.
+func regressWeighted(x [][]float64, y, w, mean, sd []float64, fixed []bool, floor float64) (*posterior, error) {
 	p := len(mean)
-	xtx := gram(x, func(int) float64 { return 1 }, fixed)
+	xtx := gram(x, func(i int) float64 { return w[i] }, fixed)
 	xty := make([]float64, p)
 	for i, row := range x {
 		for a := range p {
 			if !fixed[a] {
-				xty[a] += row[a] * y[i]
+				xty[a] += w[i] * row[a] * y[i]
 			}
 		}
 	}
-	floor := noiseFloor(y)
 	sigma2 := max(variance(y)/100, floor)
 	var post *posterior
 	for iter := 0; iter < 50; iter++ {
@@ -99,10 +140,9 @@ func regressFree(x [][]float64, y, mean, sd []float64, fixed []bool) (*posterior
 			return nil, err
 		}
 		post = &posterior{Beta: beta, Fixed: append([]bool(nil), fixed...), N: len(y)}
-		next := max(residualVariance(x, y, beta), floor)
-		post.Sigma = math.Sqrt(next)
+		next := max(weightedResidualVariance(x, y, w, beta), floor)
 		if math.Abs(next-sigma2) <= 1e-9*sigma2 || iter == 49 {
-			post.SD = robustSD(x, y, beta, cov, sd, fixed, sigma2)
+			post.SD = robustSD(x, y, w, beta, cov, sd, fixed, sigma2)
 			break
 		}
 		sigma2 = next
@@ -110,19 +150,72 @@ func regressFree(x [][]float64, y, mean, sd []float64, fixed []bool) (*posterior
 	return post, nil
 }
 
+// varianceWeights is each row's inverse variance a + b·μᵢ² (μᵢ its fitted
+// value), scaled to mean 1: a and b ≥ 0 are the least-squares fit of the
+// squared residuals on 1 and μ², a at least the noise floor.
+func varianceWeights(x [][]float64, y, beta []float64, floor float64) []float64 {
+	var s00, s01, s11, t0, t1 float64
+	mu := make([]float64, len(y))
+	for i, row := range x {
+		mu[i] = max(dot(row, beta), 0)
+		e2, m2 := sq(y[i]-mu[i]), sq(mu[i])
+		s00++
+		s01 += m2
+		s11 += m2 * m2
+		t0 += e2
+		t1 += m2 * e2
+	}
+	a, b := t0/s00, 0.0 // one variance: all of it constant
+	if det := s00*s11 - s01*s01; det > 0 {
+		a, b = (s11*t0-s01*t1)/det, (s00*t1-s01*t0)/det
+		switch {
+		case b < 0:
+			a, b = t0/s00, 0
+		case a < 0:
+			a, b = 0, t1/s11
+		}
+	}
+	a = max(a, floor)
+	w := make([]float64, len(y))
+	sum := 0.0
+	for i := range w {
+		w[i] = 1 / (a + b*sq(mu[i]))
+		sum += w[i]
+	}
+	for i := range w {
+		w[i] *= float64(len(w)) / sum
+	}
+	return w
+}
+
+// closeBeta reports whether two fits agree to a thousandth of each
+// coefficient's prior sd.
+func closeBeta(a, b, sd []float64) bool {
+	for j := range a {
+		if math.Abs(a[j]-b[j]) > 1e-3*sd[j] {
+			return false
+		}
+	}
+	return true
+}
+
+func sq(v float64) float64 { return v * v }
+
 // robustSD is each coefficient's sd from the sandwich A⁻¹·B·A⁻¹, with B
-// the precision of the data as their residuals show it (Σ xᵢxᵢᵀ·eᵢ²/σ⁴) plus
-// the prior's. A step's noise grows with its length (a lognormal factor on
-// every step, stalls), so the one pooled σ of A⁻¹ alone, set by the many
-// short decode steps, made the long prompt steps' coefficients look several
-// times surer than they are: fitted on noisy simulated plans, the compute
-// and attention efficiencies came out 8 reported sds from their truth (rms,
-// up to 13; TestReportedSDsCoverTheTruth). With residuals of
-// one variance B = A and the sds are A⁻¹'s.
-func robustSD(x [][]float64, y, beta []float64, ainv *mat.SymDense, sd []float64, fixed []bool, sigma2 float64) []float64 {
+// the precision of the data as their weighted residuals show it
+// (Σ xᵢxᵢᵀ·wᵢ²eᵢ²/σ⁴) plus the prior's. A step's noise grows with its
+// length (a lognormal factor on every step, stalls): the one pooled σ of
+// A⁻¹ alone, unweighted and set by the many short decode steps, made the
+// long prompt steps' coefficients look several times surer than they were
+// (fitted on noisy simulated plans, the compute and attention efficiencies
+// came out 8 reported sds from their truth, rms, up to 13;
+// TestReportedSDsCoverTheTruth). The weights now take most of that in; the
+// sandwich keeps the sds honest where a + b·μ² misses the spread. With
+// weighted residuals of one variance B = A and the sds are A⁻¹'s.
+func robustSD(x [][]float64, y, w, beta []float64, ainv *mat.SymDense, sd []float64, fixed []bool, sigma2 float64) []float64 {
 	p := len(beta)
 	b := gram(x, func(i int) float64 {
-		e := y[i] - dot(x[i], beta)
+		e := w[i] * (y[i] - dot(x[i], beta))
 		return e * e / (sigma2 * sigma2)
 	}, fixed)
 	for j := range p {
@@ -221,6 +314,14 @@ func residualVariance(x [][]float64, y, beta []float64) float64 {
 	for i, row := range x {
 		r := y[i] - dot(row, beta)
 		s += r * r
+	}
+	return s / float64(len(y))
+}
+
+func weightedResidualVariance(x [][]float64, y, w, beta []float64) float64 {
+	s := 0.0
+	for i, row := range x {
+		s += w[i] * sq(y[i]-dot(row, beta))
 	}
 	return s / float64(len(y))
 }
