@@ -86,9 +86,8 @@ func regressScaled(x [][]float64, y, mean, sd []float64) (*posterior, error) {
 // variance for all rows let the few long prompt steps, whose residuals are
 // tens of milliseconds, decide the per-sequence and per-step costs that
 // thousands of decode steps of a millisecond measure: fitted on its own
-// plan, one CPU engine's fit put the decode steps of concurrency 1 10–13 %
-// and of concurrency 2 19 % above the token gaps it was fitted on. So
-// each row is weighted by the inverse of its variance, a + b·μ² in its
+// plan, one CPU engine's fit put the ITL of its concurrency-1 runs 10–13 %
+// above theirs (−3.5…+0.5 % weighted). So each row is weighted by the inverse of its variance, a + b·μ² in its
 // fitted duration μ, with a and b taken from the squared residuals of the
 // fit before (iteratively reweighted; the first fit is unweighted).
 func regressFree(x [][]float64, y, mean, sd []float64, fixed []bool) (*posterior, error) {
@@ -110,7 +109,7 @@ func regressFree(x [][]float64, y, mean, sd []float64, fixed []bool) (*posterior
 		}
 		w = varianceWeights(x, y, post.Beta, floor)
 	}
-	post.Sigma = math.Sqrt(residualVariance(x, y, post.Beta))
+	post.Sigma = math.Sqrt(residualVariance(x, y, nil, post.Beta))
 	return post, nil
 }
 
@@ -140,7 +139,7 @@ func regressWeighted(x [][]float64, y, w, mean, sd []float64, fixed []bool, floo
 			return nil, err
 		}
 		post = &posterior{Beta: beta, Fixed: append([]bool(nil), fixed...), N: len(y)}
-		next := max(weightedResidualVariance(x, y, w, beta), floor)
+		next := max(residualVariance(x, y, w, beta), floor)
 		if math.Abs(next-sigma2) <= 1e-9*sigma2 || iter == 49 {
 			post.SD = robustSD(x, y, w, beta, cov, sd, fixed, sigma2)
 			break
@@ -150,8 +149,8 @@ func regressWeighted(x [][]float64, y, w, mean, sd []float64, fixed []bool, floo
 	return post, nil
 }
 
-// varianceWeights is each row's inverse variance a + b·μᵢ² (μᵢ its fitted
-// value), scaled to mean 1: a and b ≥ 0 are the least-squares fit of the
+// varianceWeights is the inverse of each row's variance a + b·μᵢ² (μᵢ its
+// fitted value), scaled to mean 1: a and b ≥ 0 are the least-squares fit of the
 // squared residuals on 1 and μ², a at least the noise floor.
 func varianceWeights(x [][]float64, y, beta []float64, floor float64) []float64 {
 	var s00, s01, s11, t0, t1 float64
@@ -309,19 +308,16 @@ func noiseFloor(y []float64) float64 {
 	return max(f*f, 1e-12)
 }
 
-func residualVariance(x [][]float64, y, beta []float64) float64 {
+// residualVariance is Σ wᵢeᵢ²/n, the residuals eᵢ of beta weighted by w;
+// w nil weighs every row 1.
+func residualVariance(x [][]float64, y, w, beta []float64) float64 {
 	s := 0.0
 	for i, row := range x {
-		r := y[i] - dot(row, beta)
-		s += r * r
-	}
-	return s / float64(len(y))
-}
-
-func weightedResidualVariance(x [][]float64, y, w, beta []float64) float64 {
-	s := 0.0
-	for i, row := range x {
-		s += w[i] * sq(y[i]-dot(row, beta))
+		e2 := sq(y[i] - dot(row, beta))
+		if w != nil {
+			e2 *= w[i]
+		}
+		s += e2
 	}
 	return s / float64(len(y))
 }
