@@ -97,14 +97,14 @@ func regressFree(x [][]float64, y, mean, sd []float64, fixed []bool) (*posterior
 		w[i] = 1
 	}
 	var post *posterior
-	for range reweightings + 1 {
+	for round := range reweightings + 1 {
 		next, err := regressWeighted(x, y, w, mean, sd, fixed, floor)
 		if err != nil {
 			return nil, err
 		}
 		settled := post != nil && closeBeta(post.Beta, next.Beta, sd)
 		post = next
-		if settled {
+		if settled || round == reweightings {
 			break
 		}
 		w = varianceWeights(x, y, post.Beta, floor)
