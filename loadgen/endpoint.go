@@ -71,7 +71,8 @@ func ParseExtra(s string) (Extra, error) {
 	return Extra{Key: key, Value: b}, nil
 }
 
-// RequestURL returns the full request URL.
+// RequestURL returns the full request URL: the base URL's path, then the
+// endpoint path, then the base URL's query.
 func (e *Endpoint) RequestURL() (string, error) {
 	base := strings.TrimSpace(e.URL)
 	if base == "" {
@@ -96,7 +97,10 @@ func (e *Endpoint) RequestURL() (string, error) {
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	return strings.TrimRight(u.String(), "/") + path, nil
+	// The path goes before a query (Azure-style ?api-version=…), which is kept.
+	u.Path = strings.TrimRight(u.Path, "/") + path
+	u.RawPath, u.Fragment, u.RawFragment = "", "", ""
+	return u.String(), nil
 }
 
 func defaultPath(typ string) string {

@@ -20,3 +20,21 @@ func TestEndpointRefusesBadPorts(t *testing.T) {
 	ep := chatEndpoint("127.0.0.1:99999")
 	assert.EqualError(t, ep.Validate(), `--url "127.0.0.1:99999": port 99999 is not in 1..65535`)
 }
+
+// TestRequestURLKeepsQuery: an Azure-style --url with ?api-version=… got the
+// endpoint path appended after the query; the path goes before it now.
+func TestRequestURLKeepsQuery(t *testing.T) {
+	for _, tc := range []struct{ url, path, want string }{
+		{"https://h/openai/deployments/d?api-version=2024-02-01", "",
+			"https://h/openai/deployments/d/v1/chat/completions?api-version=2024-02-01"},
+		{"h:8000/?api-version=1", "/chat/completions", "http://h:8000/chat/completions?api-version=1"},
+		{"h:8000?a=1&b=2", "", "http://h:8000/v1/chat/completions?a=1&b=2"},
+		{"http://h:8000/prefix/", "", "http://h:8000/prefix/v1/chat/completions"},
+	} {
+		ep := chatEndpoint(tc.url)
+		ep.Path = tc.path
+		got, err := ep.RequestURL()
+		assert.NoError(t, err, tc.url)
+		assert.Equal(t, tc.want, got, tc.url)
+	}
+}
