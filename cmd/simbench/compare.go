@@ -70,6 +70,9 @@ func compareAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseInputAsOutput("-o", c.String("output"), compareInputs(c)); err != nil {
+		return err
+	}
 	softMemoryLimit()
 	if a, b := compare.IsSweep(c.Args().Get(0)), compare.IsSweep(c.Args().Get(1)); a || b {
 		return compareSweeps(c, a && b, opts)
@@ -152,6 +155,19 @@ func compareSweeps(c *cli.Context, both bool, opts compare.Options) error {
 		return err
 	}
 	return verdictError(rep)
+}
+
+// compareInputs are the paths compare reads: both arguments, every run of a
+// run list, and --records-a/-b.
+func compareInputs(c *cli.Context) []string {
+	ins := []string{c.String("records-a"), c.String("records-b")}
+	for _, arg := range c.Args().Slice() {
+		ins = append(ins, arg)
+		if paths, err := compare.ExpandRuns(arg); err == nil {
+			ins = append(ins, paths...)
+		}
+	}
+	return ins
 }
 
 // openSides opens the runs of both arguments (each a run, a run list or a

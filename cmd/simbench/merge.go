@@ -28,6 +28,9 @@ func mergeAction(c *cli.Context) error {
 	if len(dirs) == 0 {
 		return usagef("merge needs the shard directories: simbench merge DIR... -o OUT")
 	}
+	if err := refuseInputAsOutput("-o", out, dirs); err != nil {
+		return err
+	}
 	if sweep.IsSweep(dirs[0]) {
 		written, err := sweep.Merge(dirs, out)
 		printWritten(c, written)
