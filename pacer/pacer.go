@@ -133,6 +133,9 @@ func splitPhases(reqs []traces.Request) (warm, prof []int32) {
 }
 
 func (p *Pacer) validate() error {
+	if err := traces.CheckConcurrency(p.cap, false); err != nil {
+		return err
+	}
 	for _, ph := range p.phases {
 		if len(ph.closed) > 0 && p.cap <= 0 {
 			return errors.New("requests without timestamps need a concurrency > 0 (closed loop)")

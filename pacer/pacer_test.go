@@ -245,6 +245,8 @@ func TestNewRejects(t *testing.T) {
 			"requests without timestamps need a concurrency > 0 (closed loop)"},
 		{"closed-loop warmup without concurrency", traces.Workload{Requests: warmupThenCapped()}, Limits{},
 			"need a concurrency > 0"},
+		{"a concurrency beyond the bound", traces.Workload{Requests: untimed(2), Concurrency: 1_000_000_000}, Limits{},
+			"--concurrency must be at most 65536 requests in flight, got 1000000000"},
 		{"repeat without duration", traces.Workload{Requests: untimed(2), Concurrency: 1}, Limits{Repeat: true}, "duration"},
 		{"repeat with timestamps", traces.Workload{Requests: timed(0, 1), Concurrency: 1}, Limits{Repeat: true, Duration: time.Second},
 			"closed-loop"},

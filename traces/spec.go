@@ -111,6 +111,11 @@ func (s Spec) buildTrace() (*Workload, []Warning, error) {
 	if err := f.Validate(); err != nil {
 		return nil, nil, &SpecError{err}
 	}
+	if s.Concurrency != nil {
+		if err := CheckConcurrency(*s.Concurrency, false); err != nil {
+			return nil, nil, &SpecError{err}
+		}
+	}
 	file := *s.Trace
 	wl, warns, err := LoadMooncake(file)
 	if err != nil {
@@ -120,9 +125,6 @@ func (s Spec) buildTrace() (*Workload, []Warning, error) {
 		return nil, warns, specErrorf("%s: %v", file, err)
 	}
 	if s.Concurrency != nil {
-		if *s.Concurrency < 0 {
-			return nil, warns, specErrorf("--concurrency must be >= 0 (0 = no cap), got %d", *s.Concurrency)
-		}
 		wl.Concurrency = *s.Concurrency
 	}
 	if s.BlockSize != nil {

@@ -46,6 +46,15 @@ func TestSpecBuildRefusesMixedKeys(t *testing.T) {
 	assert.EqualError(t, err, "--isl shapes a synthetic workload: it cannot be used with --trace")
 }
 
+// TestSpecBuildBoundsConcurrency: --concurrency 1000000000 with a trace
+// allocated a slot per request in flight until killed.
+func TestSpecBuildBoundsConcurrency(t *testing.T) {
+	_, _, err := Spec{Trace: ptr("t.jsonl"), Concurrency: ptr(1_000_000_000)}.Build(0)
+	var se *SpecError
+	require.ErrorAs(t, err, &se)
+	assert.EqualError(t, err, "--concurrency must be at most 65536 requests in flight, got 1000000000")
+}
+
 func TestSpecBuildFillsTheDuration(t *testing.T) {
 	wl, _, err := Spec{RequestRate: ptr(4.0)}.Build(2.5)
 	require.NoError(t, err)

@@ -132,8 +132,8 @@ func (s SynthSpec) modeErrors() []error {
 	var errs []error
 	switch s.Mode {
 	case ModeConcurrency:
-		if s.Concurrency <= 0 {
-			errs = append(errs, fmt.Errorf("--concurrency must be > 0 in concurrency mode, got %d", s.Concurrency))
+		if err := CheckConcurrency(s.Concurrency, true); err != nil {
+			errs = append(errs, err)
 		}
 		if s.Rate != 0 {
 			errs = append(errs, fmt.Errorf("--request-rate (%v) is not used in concurrency mode; use --arrival-pattern", s.Rate))
@@ -142,8 +142,8 @@ func (s SynthSpec) modeErrors() []error {
 		if !finiteNonNeg(s.Rate) || s.Rate == 0 {
 			errs = append(errs, fmt.Errorf("--request-rate must be > 0 for --arrival-pattern %s, got %v", s.Mode, s.Rate))
 		}
-		if s.Concurrency < 0 {
-			errs = append(errs, fmt.Errorf("--concurrency must be >= 0 (0 = no cap), got %d", s.Concurrency))
+		if err := CheckConcurrency(s.Concurrency, false); err != nil {
+			errs = append(errs, err)
 		}
 		if !finiteNonNeg(s.GammaShape) {
 			errs = append(errs, fmt.Errorf("--gamma-shape must be > 0, got %v", s.GammaShape))
@@ -152,6 +152,27 @@ func (s SynthSpec) modeErrors() []error {
 		errs = append(errs, fmt.Errorf("--arrival-pattern must be constant, poisson or gamma (or mode concurrency), got %q", s.Mode))
 	}
 	return errs
+}
+
+// MaxConcurrency bounds the requests in flight, far beyond one client's
+// connections (as sim's workers are bounded): a typo such as --concurrency
+// 1000000000 would otherwise allocate a slot per request in flight until
+// the process is killed.
+const MaxConcurrency = 1 << 16
+
+// CheckConcurrency checks a closed loop's requests in flight (closed: in
+// [1, MaxConcurrency]) or a rate mode's cap (in [0, MaxConcurrency], 0 = no
+// cap).
+func CheckConcurrency(n int, closed bool) error {
+	switch {
+	case closed && n <= 0:
+		return fmt.Errorf("--concurrency must be > 0 in concurrency mode, got %d", n)
+	case n < 0:
+		return fmt.Errorf("--concurrency must be >= 0 (0 = no cap), got %d", n)
+	case n > MaxConcurrency:
+		return fmt.Errorf("--concurrency must be at most %d requests in flight, got %d", MaxConcurrency, n)
+	}
+	return nil
 }
 
 func finiteNonNeg(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }

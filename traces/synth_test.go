@@ -187,6 +187,8 @@ func TestSynthesizeErrors(t *testing.T) {
 		want string
 	}{
 		{"no load", func(s *SynthSpec) { s.Concurrency = 0 }, "--concurrency must be > 0 in concurrency mode, got 0"},
+		{"too many in flight", func(s *SynthSpec) { s.Concurrency = 1_000_000_000 }, "--concurrency must be at most 65536 requests in flight, got 1000000000"},
+		{"cap too high", func(s *SynthSpec) { s.Mode, s.Rate, s.Concurrency = ModePoisson, 1, 65537 }, "--concurrency must be at most 65536 requests in flight, got 65537"},
 		{"bad mode", func(s *SynthSpec) { s.Mode = "burst" }, `--arrival-pattern must be constant, poisson or gamma (or mode concurrency), got "burst"`},
 		{"rate in concurrency mode", func(s *SynthSpec) { s.Mode, s.Rate = ModeConcurrency, 3 }, "--request-rate (3) is not used in concurrency mode; use --arrival-pattern"},
 		{"no rate", func(s *SynthSpec) { s.Mode = ModePoisson }, "--request-rate must be > 0 for --arrival-pattern poisson, got 0"},
