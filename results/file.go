@@ -1,10 +1,9 @@
 package results
 
 import (
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+
+	"github.com/simbench/simbench/internal/atomicfile"
 )
 
 // WriteFile writes path with write through a temporary file in the same
@@ -12,26 +11,7 @@ import (
 // never half-written (a failed write removes the temporary file and leaves
 // an older file untouched). An error names the file.
 func WriteFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	tmp := f.Name()
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return atomicfile.WriteFile(path, write)
 }
 
 // WriteBytes writes b to path as WriteFile does: whole or absent.

@@ -2,11 +2,14 @@ package traces
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+
+	"github.com/simbench/simbench/internal/atomicfile"
 )
 
 // DefaultSynth holds the synthetic-workload defaults of the workload flags
@@ -224,19 +227,12 @@ func deref[T any](p *T, def T) T {
 }
 
 // WriteWorkloadFile keeps the exact workload a run replayed in its
-// directory (WorkloadFile, Mooncake JSONL with warmup marked), so
+// directory (WorkloadFile, Mooncake JSONL with warmup marked; whole or
+// absent, an older file untouched by a failed write), so
 // calibrate, merge and later replays rebuild it without the flags.
 func WriteWorkloadFile(dir string, wl *Workload) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(dir, WorkloadFile))
-	if err != nil {
-		return err
-	}
-	if err := WriteJSONL(f, wl); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", f.Name(), err)
-	}
-	return f.Close()
+	return atomicfile.WriteFile(filepath.Join(dir, WorkloadFile), func(w io.Writer) error { return WriteJSONL(w, wl) })
 }

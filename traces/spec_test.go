@@ -1,6 +1,9 @@
 package traces
 
 import (
+	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,4 +69,24 @@ func TestSpecBuildFillsTheDuration(t *testing.T) {
 
 func TestSpecKeys(t *testing.T) {
 	assert.Equal(t, []string{"concurrency=2", "isl=7"}, Spec{ISL: ptr(7), Concurrency: ptr(2)}.Keys())
+}
+
+// TestWriteWorkloadFileIsAtomic: a write that failed midway left a 0-byte
+// workload.jsonl in a complete-looking run; now it leaves the file as it was.
+func TestWriteWorkloadFileIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	good := &Workload{Requests: []Request{{InputLength: 10, OutputLength: 2}}}
+	require.NoError(t, WriteWorkloadFile(dir, good))
+	path := filepath.Join(dir, WorkloadFile)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	bad := &Workload{Requests: []Request{{InputLength: 10, OutputLength: 2}, {HasTimestamp: true, TimestampMs: math.NaN()}}}
+	err = WriteWorkloadFile(dir, bad)
+	require.ErrorContains(t, err, path)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "the older file untouched")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file left")
 }
