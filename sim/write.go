@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 
@@ -70,15 +72,31 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 		return nil, errors.Join(err, rw.Discard())
 	}
 	if err := writeJSON(filepath.Join(dir, SummaryName), sum); err != nil {
-		return nil, err
+		return nil, errors.Join(err, DiscardRun(dir))
 	}
 	files := &RunFiles{Summary: sum, Profile: prof, Dir: dir}
 	if col != nil {
 		if err := writeServerMetrics(files, col, meta); err != nil {
-			return nil, err
+			return nil, errors.Join(err, DiscardRun(dir))
 		}
 	}
 	return files, nil
+}
+
+// DiscardRun removes the files of a simulated run from dir (the records,
+// the aggregates, the summary, the server metrics, the workload) and dir
+// itself when that leaves it empty: after a late failure (a full disk) no
+// complete-looking run stays. Other files in dir stay.
+func DiscardRun(dir string) error {
+	var errs []error
+	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, SummaryName,
+		servermetrics.JSONName, servermetrics.CSVName, servermetrics.TTFTBreakdownName, traces.WorkloadFile} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	_ = os.Remove(dir) // only when empty
+	return errors.Join(errs...)
 }
 
 // writeServerMetrics writes server_metrics_export.json and .csv over the

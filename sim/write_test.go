@@ -71,3 +71,18 @@ func TestWriteRunFailureLeavesNoFiles(t *testing.T) {
 	require.Len(t, entries, 1)
 	assert.Equal(t, "notes.txt", entries[0].Name())
 }
+
+// TestWriteRunLateFailureLeavesNoFiles: a failure after the aggregates were
+// written (here sim_summary.json cannot replace a directory of that name;
+// in the field, a full disk) left a complete-looking run.
+func TestWriteRunLateFailureLeavesNoFiles(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, SummaryName, "x")
+	require.NoError(t, os.MkdirAll(blocker, 0o755))
+	_, err := WriteRun(context.Background(), dir, DefaultConfig(), randomWorkload(2, 20, false), nil)
+	require.ErrorContains(t, err, SummaryName)
+	for _, name := range []string{results.ProfileJSONName, results.ProfileCSVName, results.RecordsName} {
+		assert.NoFileExists(t, filepath.Join(dir, name))
+	}
+	assert.DirExists(t, blocker, "what was there before stays")
+}

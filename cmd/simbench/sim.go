@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -153,7 +154,7 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.
 		return err
 	}
 	if err := traces.WriteWorkloadFile(dir, wl); err != nil { // after: a failed run leaves none
-		return err
+		return errors.Join(err, sim.DiscardRun(dir))
 	}
 	if !c.Bool("quiet") {
 		return files.WriteText(c.App.Writer, cfg)

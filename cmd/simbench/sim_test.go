@@ -14,6 +14,7 @@ import (
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/traces"
 )
 
 const simSlice = "../../testdata/traces/conversation_slice.jsonl"
@@ -236,4 +237,20 @@ func TestIntegerFlagsAreDecimal(t *testing.T) {
 	code, _, errOut = runSim(t, "--concurrency", "0x10", "-o", dir)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `invalid value "0x10" for flag -concurrency: not a decimal integer`)
+}
+
+// TestSimLateFailureDiscardsTheRun: a sim whose workload.jsonl could not be
+// written (here a directory of that name; in the field, a full disk) left a
+// complete-looking run directory and exited 1.
+func TestSimLateFailureDiscardsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, traces.WorkloadFile, "x")
+	require.NoError(t, os.MkdirAll(blocker, 0o755))
+	code, _, errOut := runSim(t, "--trace", simSlice, "--limit", "5", "--quiet", "-o", dir)
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, traces.WorkloadFile)
+	for _, name := range []string{results.ProfileJSONName, results.RecordsName, sim.SummaryName} {
+		assert.NoFileExists(t, filepath.Join(dir, name))
+	}
+	assert.DirExists(t, blocker, "what was there before stays")
 }
