@@ -112,7 +112,7 @@ func TestNewPoint(t *testing.T) {
 	assert.Equal(t, 4, pt.Concurrency)
 	assert.Equal(t, 36, pt.RequestCount)
 	assert.InDelta(t, 0.1, pt.ErrorRate, 1e-12)
-	assert.InDelta(t, 0.75, *pt.Attainment, 1e-12, "good / valid requests")
+	assert.InDelta(t, 0.675, *pt.Attainment, 1e-12, "good / (valid + failed) requests")
 	assert.Equal(t, 27, *pt.GoodRequestCount)
 	assert.Equal(t, 6.75, *pt.Goodput)
 	assert.False(t, *pt.MeetsSLO)
@@ -123,4 +123,30 @@ func TestNewPoint(t *testing.T) {
 	assert.Equal(t, 2.5, noSLO.RequestRate)
 	assert.Nil(t, noSLO.MeetsSLO)
 	assert.Nil(t, noSLO.Attainment)
+}
+
+// TestNewPointCountsFailuresAgainstAttainment: a load whose requests failed
+// 60 % met the SLO (every valid request was good) and became the capacity
+// when --max-error-rate was off; failures count against attainment now, as
+// in AIPerf's goodput (good requests over all).
+func TestNewPointCountsFailuresAgainstAttainment(t *testing.T) {
+	scalar := func(tag string, v float64) results.MetricResult {
+		return results.MetricResult{Tag: tag, Stats: map[string]float64{"avg": v}}
+	}
+	for _, tc := range []struct {
+		name    string
+		metrics []results.MetricResult
+	}{
+		{"counts only (an AIPerf file)", nil},
+		{"with a stored slo_attainment of good / valid", []results.MetricResult{scalar(results.TagAttainment, 1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &results.Profile{Metrics: append([]results.MetricResult{scalar(results.TagRequestCount, 4),
+				scalar(results.TagErrorRequestCount, 6), scalar(results.TagGoodRequestCount, 4)}, tc.metrics...)}
+			pt := NewPoint(8, "c8", p, PointOptions{Load: Concurrency, HasSLO: true, Target: 0.9, MaxErrorRate: -1})
+			require.NotNil(t, pt.Attainment)
+			assert.InDelta(t, 0.4, *pt.Attainment, 1e-12, "good / (valid + failed) requests")
+			assert.False(t, *pt.MeetsSLO)
+		})
+	}
 }

@@ -292,7 +292,7 @@ func (a *Aggregator) addScalars(p *Profile) {
 	if a.slos != nil {
 		p.addScalar(TagGoodRequestCount, float64(a.good))
 		p.addScalar(TagGoodput, float64(a.good)/durS)
-		p.addScalar(TagAttainment, attainment(float64(a.good), float64(a.valid)))
+		p.addScalar(TagAttainment, attainment(float64(a.good), float64(a.valid), float64(a.failed)))
 	}
 	p.MinRequestNs, p.MaxResponseNs = a.minStart, a.maxEnd
 }

@@ -149,7 +149,7 @@ func TestGoodput(t *testing.T) {
 	assertScalar(t, p, TagAttainment, 0.5)
 	a, ok := p.Attainment()
 	assert.True(t, ok)
-	assert.Equal(t, 0.5, a, "good / valid requests")
+	assert.Equal(t, 0.5, a, "good / all requests (none failed)")
 	p.Metrics = slices.DeleteFunc(p.Metrics, func(m MetricResult) bool { return m.Tag == TagAttainment })
 	a, ok = p.Attainment()
 	assert.True(t, ok)

@@ -147,9 +147,9 @@ var defs = []Def{
 	{Tag: TagSendLag, Header: "Send Lag", Unit: "ms", Kind: KindRecord, Extension: true},
 	{Tag: TagTTFTFromIntended, Header: "Time to First Token From Intended Send", Unit: "ms", Kind: KindRecord, Streaming: true, Extension: true},
 	{Tag: TagLatencyIntended, Header: "Request Latency From Intended Send", Unit: "ms", Kind: KindRecord, Extension: true},
-	// slo_attainment is good_request_count / request_count (see
-	// Profile.Attainment); AIPerf's later good_request_fraction also counts
-	// failed requests in the denominator, so simbench names its own.
+	// slo_attainment is good_request_count / (request_count +
+	// error_request_count), AIPerf's good_request_fraction under simbench's
+	// older name (see Profile.Attainment).
 	{Tag: TagAttainment, Header: "SLO Attainment", Unit: "ratio", Kind: KindAggregate, LargerIsBetter: true, Extension: true},
 }
 

@@ -116,24 +116,26 @@ func (p *Profile) sortMetrics() {
 }
 
 // Attainment is the run's SLO attainment (slo_attainment): the share of
-// valid requests that met every --goodput SLO, good_request_count /
-// request_count. It is the one definition simbench uses (the aggregate's
-// slo_attainment, sweeps' meets_slo, compare); a profile without
-// slo_attainment (an AIPerf file) gets it from its counts. AIPerf's later
-// good_request_fraction divides by valid plus failed requests instead;
-// simbench keeps failures apart, in error_request_count and the sweep's
-// error rate. It is false without goodput or without a valid request.
+// requests that met every --goodput SLO, good_request_count over valid plus
+// failed requests (request_count + error_request_count), as AIPerf's
+// good_request_fraction: a failed request counts against it, whatever
+// --max-error-rate says. It is the one definition simbench uses (the
+// aggregate's slo_attainment, sweeps' meets_slo, compare); it is computed
+// from the counts when the profile has them (a stored slo_attainment of an
+// older simbench divided by valid requests only), else read from
+// slo_attainment. It is false without goodput or without a valid request.
 func (p *Profile) Attainment() (float64, bool) {
+	good, okG := p.Value(TagGoodRequestCount, "avg")
+	valid, okV := p.Value(TagRequestCount, "avg")
+	if okG && okV && valid > 0 {
+		failed, _ := p.Value(TagErrorRequestCount, "avg")
+		return attainment(good, valid, failed), true
+	}
 	if v, ok := p.Value(TagAttainment, "avg"); ok {
 		return v, true
 	}
-	good, okG := p.Value(TagGoodRequestCount, "avg")
-	valid, okV := p.Value(TagRequestCount, "avg")
-	if !okG || !okV || valid <= 0 {
-		return 0, false
-	}
-	return attainment(good, valid), true
+	return 0, false
 }
 
-// attainment is good / valid requests, valid > 0.
-func attainment(good, valid float64) float64 { return good / valid }
+// attainment is good / (valid + failed) requests, valid > 0.
+func attainment(good, valid, failed float64) float64 { return good / (valid + failed) }
