@@ -88,7 +88,7 @@ func (rep *Report) add(j job, m *results.RecordMetrics) {
 		return
 	}
 	rep.Finished++
-	if rec.Error != nil {
+	if m.Error != nil { // the aggregate's rule: a stream without content failed too
 		rep.Errors++
 	}
 	if rec.Cancelled {
@@ -102,7 +102,7 @@ func (rep *Report) add(j job, m *results.RecordMetrics) {
 	if lag, ok := m.Get(results.TagSendLag); ok {
 		rep.lagsMs = append(rep.lagsMs, lag)
 	}
-	if rec.Usage != nil && rec.Usage.PromptTokens > 0 && j.req.InputLength > 0 && rec.Error == nil {
+	if rec.Usage != nil && rec.Usage.PromptTokens > 0 && j.req.InputLength > 0 && m.Error == nil {
 		rep.islIntended += float64(j.req.InputLength)
 		rep.islServer += float64(rec.Usage.PromptTokens)
 		rep.islPairs++

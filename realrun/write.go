@@ -123,20 +123,24 @@ func (r *Result) WriteText(w io.Writer) error {
 
 // Check is the run's outcome: ErrInterrupted after an interrupt, an error
 // when no request succeeded or when more than maxShare of the finished
-// requests failed (maxShare < 0: no bound), else nil.
+// requests failed (maxShare < 0: no bound), else nil. The counts are the
+// aggregate's (request_count, error_request_count): a stream that ended
+// without content is a failed request there, as in AIPerf.
 func (r *Result) Check(maxShare float64) error {
-	rep := r.Report
-	if rep.Interrupted {
+	if r.Report.Interrupted {
 		return ErrInterrupted
 	}
-	if maxShare >= 0 && rep.Finished > 0 {
-		if share := float64(rep.Errors) / float64(rep.Finished); share > maxShare {
+	valid, _ := r.Profile.Value(results.TagRequestCount, "avg")
+	failed, _ := r.Profile.Value(results.TagErrorRequestCount, "avg")
+	finished := valid + failed
+	if maxShare >= 0 && finished > 0 {
+		if share := failed / finished; share > maxShare {
 			return fmt.Errorf("%d of %d requests failed (%.2f%%), above --max-error-rate %.2f%%",
-				rep.Errors, rep.Finished, 100*share, 100*maxShare)
+				int(failed), int(finished), 100*share, 100*maxShare)
 		}
 	}
-	if rep.Finished == rep.Errors {
-		return fmt.Errorf("no request succeeded: %d sent, %d failed (their errors are in error_summary)", rep.Finished, rep.Errors)
+	if valid == 0 {
+		return fmt.Errorf("no request succeeded: %d sent, %d failed (their errors are in error_summary)", int(finished), int(failed))
 	}
 	return nil
 }

@@ -305,3 +305,47 @@ func runInterruptedAt(t *testing.T, srv *openaitest.Server, n int) string {
 	assert.ErrorIs(t, res.Check(-1), ErrInterrupted)
 	return dir
 }
+
+// TestCheckCountsEmptyStreamsAsFailed: streams that end normally without
+// content are failed requests in the aggregate (AIPerf's
+// InvalidInferenceResultError) but printed "8 ok, 0 errors" and passed
+// --max-error-rate; the summary line and the exit gates use the aggregate's
+// counts now.
+func TestCheckCountsEmptyStreamsAsFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fault   func(n int) openaitest.Fault
+		maxRate float64
+		line    string
+		want    string
+	}{
+		{"all empty", func(int) openaitest.Fault { return openaitest.NoContent }, -1,
+			"0 ok, 8 errors", "no request succeeded: 8 sent, 8 failed"},
+		{"a quarter empty", func(n int) openaitest.Fault {
+			if n%4 == 0 {
+				return openaitest.NoContent
+			}
+			return openaitest.None
+		}, 0.1, "6 ok, 2 errors", "2 of 8 requests failed (25.00%), above --max-error-rate 10.00%"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(&openaitest.Server{FaultFor: tc.fault})
+			defer ts.Close()
+			o := testOptions(ts.URL, &syncBuffer{})
+			o.ServerMetrics, o.Quiet = ServerMetricsOptions{Off: true}, true
+			wl, _, err := o.Spec.Build(0)
+			require.NoError(t, err)
+			res, err := WriteRun(context.Background(), filepath.Join(t.TempDir(), "run"), wl, o)
+			require.NoError(t, err)
+			var out bytes.Buffer
+			require.NoError(t, res.WriteText(&out))
+			assert.Contains(t, out.String(), tc.line)
+			assert.EqualError(t, res.Check(tc.maxRate), tc.want+func() string {
+				if tc.maxRate < 0 {
+					return " (their errors are in error_summary)"
+				}
+				return ""
+			}())
+		})
+	}
+}
