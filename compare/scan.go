@@ -16,7 +16,7 @@ func Scan(in *Input, opts StallOptions) (*Digest, error) {
 		if in.Profile == nil {
 			return nil, fmt.Errorf("%s: no aggregate profile and no per-request records", in.Path)
 		}
-		return nil, nil
+		return nil, checkCounts(in, nil, false)
 	}
 	d := newDigest(in.Name, opts)
 	var agg *results.Aggregator
@@ -43,5 +43,27 @@ func Scan(in *Input, opts StallOptions) (*Digest, error) {
 		d.TokenGaps = agg.PooledTokenGaps() // the same values, held once
 	}
 	d.finish()
-	return d, nil
+	return d, checkCounts(in, d, agg == nil)
+}
+
+// checkCounts refuses a run with nothing to compare (no successful
+// request: `{}`, or only failures), and warns when an AIPerf run's stored
+// aggregate (not computed from the records in this pass) counts other
+// requests than its records: the directory may mix two runs, or its
+// records are an excerpt.
+func checkCounts(in *Input, d *Digest, stored bool) error {
+	valid, _ := in.Profile.Value(results.TagRequestCount, "avg")
+	if valid <= 0 && (d == nil || len(d.Requests) == 0) {
+		return fmt.Errorf("%s: no successful request: nothing to compare", in.Path)
+	}
+	if d == nil || !stored || in.Format != FormatAIPerf {
+		return nil
+	}
+	failed, _ := in.Profile.Value(results.TagErrorRequestCount, "avg")
+	if int(valid) != len(d.Requests) || int(failed) != d.Errors {
+		in.Warnings = append(in.Warnings, warnf("%s: the aggregate counts request_count %d and error_request_count %d, "+
+			"its per-request records %d and %d: not one run's (an excerpt, or files of two runs); the rows are the aggregate's, "+
+			"the per-request figures the records'", in.Name, int(valid), int(failed), len(d.Requests), d.Errors))
+	}
+	return nil
 }
