@@ -153,3 +153,32 @@ func TestErrorSummaryGroupsOneFailureDespiteItsFigures(t *testing.T) {
 		{Details: ErrorDetails{Code: 400, Type: "Bad Request", Message: "prompt too long"}, Count: 1},
 	}, got)
 }
+
+// TestJSONLRefusesImpossibleRecords: a successful record without metrics,
+// TTFT −50 ms, a time in seconds (read as ms), OSL 1e300 and a request that
+// ended before it started were accepted; each is refused with the line and
+// the field.
+func TestJSONLRefusesImpossibleRecords(t *testing.T) {
+	const meta = `"metadata":{"session_num":0,"request_start_ns":1000000000,"request_end_ns":1100000000,"benchmark_phase":"profiling"}`
+	ok := `{` + meta + `,"metrics":{"request_latency":{"value":100,"unit":"ms"},"time_to_first_token":{"value":20,"unit":"ms"},"output_sequence_length":{"value":5,"unit":"tokens"}}}`
+	for _, tc := range []struct{ name, line, field, want string }{
+		{"no metrics", `{` + meta + `,"metrics":{}}`, "metrics", "a request without an error has no request_latency"},
+		{"negative TTFT", strings.Replace(ok, `"value":20`, `"value":-50`, 1), "metrics.time_to_first_token", "negative value -50"},
+		{"seconds", strings.Replace(ok, `"value":20,"unit":"ms"`, `"value":0.02,"unit":"s"`, 1), "metrics.time_to_first_token", `unit "s": want "ms"`},
+		{"huge OSL", strings.Replace(ok, `"value":5,`, `"value":1e300,`, 1), "metrics.output_sequence_length", "value 1e+300 tokens is beyond"},
+		{"ends before it starts", strings.Replace(ok, `"request_end_ns":1100000000`, `"request_end_ns":900000000`, 1),
+			"metadata.request_end_ns", "900000000 is before request_start_ns 1000000000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadJSONL(strings.NewReader(ok+"\n"+tc.line+"\n"), "r.jsonl")
+			var le *LineError
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, 2, le.Line)
+			assert.Equal(t, tc.field, le.Field)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+	recs, err := ReadJSONL(strings.NewReader(ok+"\n"), "r.jsonl")
+	require.NoError(t, err)
+	assert.Len(t, recs, 1)
+}

@@ -139,7 +139,7 @@ func TestReadProfileJSONSchemas(t *testing.T) {
 }
 
 func TestJSONLErrorsNameLineAndField(t *testing.T) {
-	in := "{\"metadata\":{\"session_num\":0,\"request_start_ns\":1,\"request_end_ns\":2},\"metrics\":{}}\n\n" +
+	in := "{\"metadata\":{\"session_num\":0,\"request_start_ns\":1,\"request_end_ns\":2},\"metrics\":{\"request_latency\":{\"value\":1e-6,\"unit\":\"ms\"}}}\n\n" +
 		"{\"metadata\":{\"session_num\":1},\"metrics\":{\"request_latency\":{\"value\":\"x\",\"unit\":\"ms\"}}}\n"
 	_, err := ReadJSONL(bytes.NewBufferString(in), "run.jsonl")
 	require.Error(t, err)

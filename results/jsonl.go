@@ -274,6 +274,9 @@ func (jr *JSONLReader) Next() bool {
 			continue
 		}
 		rec, err := parseJSONLLine(b, &jr.slab)
+		if err == nil {
+			err = checkRecord(&rec)
+		}
 		if err != nil {
 			var fe *fieldError
 			field := ""
@@ -403,6 +406,9 @@ func (m *RecordMetrics) setRaw(tag string, mv jsonMetricValue) error {
 	}
 	switch id, ok := recordIndex[tag]; {
 	case ok:
+		if err := checkUnit(id, mv.Unit); err != nil {
+			return err
+		}
 		m.set(id, v)
 	case tag == TagErrorISL:
 		m.ErrorISL = int(v)

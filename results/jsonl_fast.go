@@ -548,6 +548,9 @@ func (m *RecordMetrics) storeFast(tag []byte, slot int, mv *metricVal) bool {
 			m.TokenGap = mv.list
 		}
 	case mv.kind == valScalar && slot >= 0 && slot < int(numRecordMetrics):
+		if !mv.plain && len(mv.unit) > 0 || checkUnit(recordID(slot), string(mv.unit)) != nil {
+			return false // an escaped unit, or setRaw's unit error
+		}
 		m.set(recordID(slot), mv.v)
 	case mv.kind == valScalar && slot == slotErrorISL:
 		m.ErrorISL = int(mv.v)
