@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/simbench/simbench/servermetrics"
+	"github.com/simbench/simbench/traces"
 )
 
 // serverMetrics is what the simulated servers expose and the virtual
@@ -49,6 +50,28 @@ type serverMetrics struct {
 	warmup   bool // the workload has a warmup phase
 	boundary bool // the profiling boundary scrape is done
 	err      error
+}
+
+// maxIntervalScrapes bounds the interval scrapes of one run (97 virtual
+// hours at AIPerf's 333 ms): a schedule in epoch milliseconds would scrape
+// for decades of virtual time, until memory runs out.
+const maxIntervalScrapes = 1 << 20
+
+// checkScrapeCount refuses a run whose schedule would take more than
+// maxIntervalScrapes interval scrapes before its last request is due.
+func checkScrapeCount(cfg Config, wl *traces.Workload) error {
+	last := 0.0
+	for i := range wl.Requests {
+		if r := &wl.Requests[i]; r.HasTimestamp {
+			last = max(last, r.TimestampMs)
+		}
+	}
+	if n := last / cfg.ServerMetrics.IntervalMs; n > maxIntervalScrapes {
+		return fmt.Errorf("sim: server_metrics.interval_ms %g over a schedule whose last request is due at %.3g virtual s "+
+			"takes %.3g scrapes, more than %d: raise server_metrics.interval_ms or disable server_metrics",
+			cfg.ServerMetrics.IntervalMs, last/1e3, n, maxIntervalScrapes)
+	}
+	return nil
 }
 
 func newServerMetrics(s *simulator, c *servermetrics.Collector) *serverMetrics {

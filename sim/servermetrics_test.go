@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -321,4 +322,23 @@ func TestIntervalGaugesFollowTheRequests(t *testing.T) {
 	}
 	waiting, _ := e.Metrics["vllm:num_requests_waiting"].Series[0].Stat("max")
 	assert.Equal(t, 0.0, waiting, "one request at a time never waits")
+}
+
+// TestServerMetricsScrapeCountIsBounded: a schedule that ran to epoch
+// milliseconds scraped every 333 virtual ms until memory ran out (4.8 GB
+// after 100 s); more interval scrapes than maxIntervalScrapes are refused
+// before the run.
+func TestServerMetricsScrapeCountIsBounded(t *testing.T) {
+	cfg := DefaultConfig()
+	wl := &traces.Workload{BlockSize: 16, Requests: []traces.Request{
+		{InputLength: 10, OutputLength: 2, HasTimestamp: true},
+		{InputLength: 10, OutputLength: 2, HasTimestamp: true, TimestampMs: 1e9, Row: 1, Line: 2}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := Run(ctx, cfg, wl, nil, WithServerMetrics(servermetrics.NewCollector(ServerMetricsEndpoints(cfg))))
+	require.Error(t, err)
+	assert.EqualError(t, err, "sim: server_metrics.interval_ms 333 over a schedule whose last request is due at 1e+06 virtual s "+
+		"takes 3e+06 scrapes, more than 1048576: raise server_metrics.interval_ms or disable server_metrics")
+	_, err = Run(ctx, cfg, wl, nil)
+	require.NoError(t, err, "without a scraper the idle time costs nothing")
 }

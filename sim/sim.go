@@ -177,6 +177,11 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	if s.opts.every <= 0 {
 		s.opts.every = max(1, len(wl.Requests)/200)
 	}
+	if s.opts.collector != nil && cfg.ServerMetrics.Enabled {
+		if err := checkScrapeCount(cfg, wl); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.buildPools(); err != nil {
 		return nil, err
 	}

@@ -30,6 +30,9 @@ type Info struct {
 	Sessions int `json:"sessions"`
 	// TimedRequests have a timestamp (open loop).
 	TimedRequests int `json:"timed_requests"`
+	// FirstMs is the first timestamp: how long after time zero the
+	// schedule starts (epoch milliseconds make it decades).
+	FirstMs float64 `json:"first_ms"`
 	// SpanMs is the last minus the first timestamp.
 	SpanMs float64 `json:"span_ms"`
 	// RatePerSec is the mean arrival rate from the gaps between timestamps:
@@ -72,6 +75,7 @@ func Describe(wl *Workload) Info {
 	}
 	info.ISL, info.OSL = distOf(isl), distOf(osl)
 	info.TimedRequests, info.SpanMs = timeSpan(reqs)
+	info.FirstMs = minTimestamp(reqs)
 	if info.SpanMs > 0 {
 		info.RatePerSec = float64(info.TimedRequests-1) / (info.SpanMs / 1000)
 	}

@@ -102,3 +102,16 @@ func TestDescribeSliceTrace(t *testing.T) {
 	assert.Greater(t, info.PrefixReuseRatio, 0.0)
 	assert.Less(t, info.PrefixReuseRatio, 1.0)
 }
+
+// TestDescribeShowsALateStart: trace info of an epoch-millisecond trace
+// said "span 0.1 s" and nothing of the 56 years before the first request.
+func TestDescribeShowsALateStart(t *testing.T) {
+	wl := &Workload{Requests: []Request{{HasTimestamp: true, TimestampMs: 1_764_921_600_000, InputLength: 1},
+		{HasTimestamp: true, TimestampMs: 1_764_921_600_100, InputLength: 1}}}
+	info := Describe(wl)
+	assert.Equal(t, 1_764_921_600_000.0, info.FirstMs)
+	assert.Equal(t, "span 0.1 s, mean rate 10.000 req/s; the first request is due 1764921600 s after time zero (--auto-offset starts there)",
+		scheduleText(info))
+	wl.Requests[0].TimestampMs, wl.Requests[1].TimestampMs = 0, 100
+	assert.Equal(t, "span 0.1 s, mean rate 10.000 req/s", scheduleText(Describe(wl)))
+}

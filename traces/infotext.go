@@ -46,7 +46,11 @@ func scheduleText(in Info) string {
 	case in.SpanMs == 0:
 		return "all requests at one instant"
 	}
-	return fmt.Sprintf("span %s s, mean rate %.3f req/s", num(in.SpanMs/1000), in.RatePerSec)
+	span := fmt.Sprintf("span %s s, mean rate %.3f req/s", num(in.SpanMs/1000), in.RatePerSec)
+	if in.FirstMs > leadWarnMs {
+		span += fmt.Sprintf("; the first request is due %s s after time zero (--auto-offset starts there)", num(in.FirstMs/1000))
+	}
+	return span
 }
 
 // num formats v with up to one decimal, without a trailing ".0".

@@ -127,6 +127,13 @@ func (s Spec) buildTrace() (*Workload, []Warning, error) {
 	if wl, err = Apply(wl, f); err != nil {
 		return nil, warns, specErrorf("%s: %v", file, err)
 	}
+	if !f.RebaseTime && !f.window() {
+		w, err := checkLead(file, wl)
+		if err != nil {
+			return nil, warns, err
+		}
+		warns = append(warns, w...)
+	}
 	if s.Concurrency != nil {
 		wl.Concurrency = *s.Concurrency
 	}
@@ -134,6 +141,39 @@ func (s Spec) buildTrace() (*Workload, []Warning, error) {
 		wl.BlockSize = *s.BlockSize
 	}
 	return wl, warns, nil
+}
+
+// Leads of a schedule's first request: beyond leadWarnMs the run waits
+// long before it sends; beyond leadRefuseMs the timestamps are absolute
+// (epoch milliseconds), and the run would wait for years and the simulator
+// scrape for as long.
+const (
+	leadWarnMs   = 60e3
+	leadRefuseMs = 86_400e3
+)
+
+// checkLead refuses a schedule whose first request is due more than a day
+// after time zero and warns when it is due more than a minute after.
+func checkLead(file string, wl *Workload) ([]Warning, error) {
+	first := -1
+	for i := range wl.Requests {
+		if r := &wl.Requests[i]; r.HasTimestamp && (first < 0 || r.TimestampMs < wl.Requests[first].TimestampMs) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return nil, nil
+	}
+	r := &wl.Requests[first]
+	switch {
+	case r.TimestampMs > leadRefuseMs:
+		return nil, specErrorf("%s:%d: timestamp: the first request is due %.1f days after time zero (epoch milliseconds?): "+
+			"give --auto-offset to start the schedule at the first request", file, r.Line, r.TimestampMs/leadRefuseMs)
+	case r.TimestampMs > leadWarnMs:
+		return []Warning{{File: file, Line: r.Line, Msg: fmt.Sprintf("the first request is due %.0f s after time zero: "+
+			"the run sends nothing until then (--auto-offset starts at the first request)", r.TimestampMs/1e3)}}, nil
+	}
+	return nil, nil
 }
 
 // Filter is the Filter of the trace keys.

@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -89,4 +90,36 @@ func TestWriteWorkloadFileIsAtomic(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file left")
+}
+
+// TestSpecBuildRefusesEpochTimestamps: a trace stamped in epoch
+// milliseconds made sim run forever and run wait silently; it is refused
+// with the file, line and field unless --auto-offset starts the schedule at
+// the first request. A start a few minutes in is kept, with a warning.
+func TestSpecBuildRefusesEpochTimestamps(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, first float64) string {
+		path := filepath.Join(dir, name)
+		body := fmt.Sprintf(`{"timestamp": %.0f, "input_length": 10, "output_length": 2}`+"\n"+
+			`{"timestamp": %.0f, "input_length": 10, "output_length": 2}`+"\n", first, first+100)
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		return path
+	}
+	epoch := write("epoch.jsonl", 1_764_921_600_000)
+	_, _, err := Spec{Trace: ptr(epoch)}.Build(0)
+	var se *SpecError
+	require.ErrorAs(t, err, &se)
+	assert.EqualError(t, err, epoch+":1: timestamp: the first request is due 20427.3 days after time zero (epoch milliseconds?): "+
+		"give --auto-offset to start the schedule at the first request")
+
+	wl, _, err := Spec{Trace: ptr(epoch), AutoOffset: ptr(true)}.Build(0)
+	require.NoError(t, err)
+	assert.Equal(t, []float64{0, 100}, []float64{wl.Requests[0].TimestampMs, wl.Requests[1].TimestampMs})
+
+	late := write("late.jsonl", 300_000)
+	wl, warns, err := Spec{Trace: ptr(late)}.Build(0)
+	require.NoError(t, err)
+	assert.Equal(t, 300_000.0, wl.Requests[0].TimestampMs, "kept as given")
+	require.Len(t, warns, 1)
+	assert.Equal(t, late+":1: the first request is due 300 s after time zero: the run sends nothing until then (--auto-offset starts at the first request)", warns[0].String())
 }
