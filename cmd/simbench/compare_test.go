@@ -408,3 +408,16 @@ func TestCompareTTFTBreakdown(t *testing.T) {
 	assert.Contains(t, out, "TTFT breakdown not compared: real has server-side TTFT stages, sim none")
 	assert.NoFileExists(t, filepath.Join(root, "plots2", "ttft_breakdown.png"))
 }
+
+// TestCompareGateUnknownMetricIsUsageError: a misspelt metric in
+// --fail-above is a usage error naming it and the nearest known metric; a
+// known metric one side lacks stays a missing verdict (exit 1, above).
+func TestCompareGateUnknownMetricIsUsageError(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	ref, cand := stallPair(t, root)
+	code, out, errOut := compareCLI("compare", ref, cand, "--fail-above", "time_to_frist_token.avg=10%")
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Empty(t, out, "no report for a gate that cannot be read")
+	assert.Contains(t, errOut, `time_to_frist_token.avg: unknown metric "time_to_frist_token" (did you mean "time_to_first_token"?)`)
+}
