@@ -131,3 +131,33 @@ func TestRunCountsStreamsCutBeforeDone(t *testing.T) {
 	assert.Equal(t, []string{"2 of 4 successful streams ended after a finish_reason but without data: [DONE]: " +
 		"counted as successes (the server closed the stream early)"}, warned)
 }
+
+// TestRunWarnsWhenTheServerIgnoresStream: a 200 JSON body to a request
+// that asked for a stream was counted ok, without TTFT or ITL and without
+// a word; the run now says how many.
+func TestRunWarnsWhenTheServerIgnoresStream(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 { // every other answer streams
+			cutHandler(t, func() string { return "done" })(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"a b c"},"finish_reason":"stop"}]}`)
+	}))
+	defer ts.Close()
+	wl := everyMs(4, 5, 20)
+	wl.Concurrency = 1
+	for i := range wl.Requests {
+		wl.Requests[i].HasTimestamp = false
+	}
+	rep, err := Run(context.Background(), wl, Config{Endpoint: chatEndpoint(ts.URL)}, func(r *results.Record) (results.RecordMetrics, error) {
+		return results.ComputeMetrics(r), nil
+	})
+	require.NoError(t, err)
+	assert.Zero(t, rep.Errors)
+	assert.Equal(t, 2, rep.NotStreamed)
+	assert.Contains(t, rep.Warnings(), `2 of 4 successful responses came as one JSON body although the request asked for a stream ("stream": true): `+
+		`counted as successes without TTFT, ITL or token gaps (the server ignores "stream")`)
+}

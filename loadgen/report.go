@@ -36,8 +36,12 @@ type Report struct {
 	Cancelled      int
 	// NoDone counts successes whose stream ended after a finish_reason but
 	// without data: [DONE] (without a finish_reason they are errors).
-	NoDone    int
-	HeldByCap int // sends the concurrency cap held past their intended time
+	NoDone int
+	// Streaming says the requests asked for a stream; NotStreamed counts
+	// the successes answered with one JSON body instead (no TTFT or ITL).
+	Streaming   bool
+	NotStreamed int
+	HeldByCap   int // sends the concurrency cap held past their intended time
 	// Spin is the time the pacing loop busy-waited before deadlines (the
 	// CPU cost of sub-millisecond precision).
 	Spin time.Duration
@@ -96,6 +100,9 @@ func (rep *Report) add(j job, m *results.RecordMetrics) {
 	}
 	if j.noDone {
 		rep.NoDone++
+	}
+	if rep.Streaming && rec.NonStreaming && rec.Error == nil {
+		rep.NotStreamed++
 	}
 	rep.firstIntended, rep.lastIntended = span(rep.firstIntended, rep.lastIntended, rec.IntendedNs)
 	rep.firstStart, rep.lastStart = span(rep.firstStart, rep.lastStart, rec.StartNs)
@@ -193,6 +200,10 @@ func (rep *Report) Warnings() []string {
 	if rep.NoDone > 0 {
 		out = append(out, fmt.Sprintf("%d of %d successful streams ended after a finish_reason but without data: [DONE]: "+
 			"counted as successes (the server closed the stream early)", rep.NoDone, rep.Finished-rep.Errors))
+	}
+	if rep.NotStreamed > 0 {
+		out = append(out, fmt.Sprintf("%d of %d successful responses came as one JSON body although the request asked for a stream (\"stream\": true): "+
+			"counted as successes without TTFT, ITL or token gaps (the server ignores \"stream\")", rep.NotStreamed, rep.Finished-rep.Errors))
 	}
 	if rep.HeldByCap > 0 {
 		out = append(out, fmt.Sprintf("%d of %d sends waited for a free --concurrency slot past their intended time (counted in send_lag)", rep.HeldByCap, rep.Sent))

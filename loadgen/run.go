@@ -169,6 +169,7 @@ func newRunner(wl *traces.Workload, cfg Config, sink Sink) (*runner, error) {
 	r.body = newBody(&r.cfg.Endpoint)
 	ep := &r.cfg.Endpoint
 	r.report.Counting, r.report.ExactISL = ep.Counting(), ep.Prompts.Tokenizer != nil || ep.Prompts.TokenIDs
+	r.report.Streaming = ep.Streaming
 	return r, nil
 }
 
