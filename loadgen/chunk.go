@@ -16,6 +16,7 @@ type chunk struct {
 	hasError  bool // an "error" member
 	errMsg    []byte
 	finished  bool // choices[0] has a finish_reason (a string, not null)
+	reason    []byte // that finish_reason
 
 	altReasoning []byte // "reasoning" while "reasoning_content" is preferred
 	s            jsonlex.Lexer
@@ -25,7 +26,7 @@ type chunk struct {
 // JSON (or not an object).
 func (c *chunk) decode(data []byte) bool {
 	c.content, c.reasoning, c.altReasoning, c.errMsg = c.content[:0], c.reasoning[:0], c.altReasoning[:0], c.errMsg[:0]
-	c.usage, c.hasUsage, c.hasError, c.finished = results.Usage{}, false, false, false
+	c.usage, c.hasUsage, c.hasError, c.finished, c.reason = results.Usage{}, false, false, false, c.reason[:0]
 	c.s.Reset(data)
 	s := &c.s
 	ok := s.Object(func(key []byte) bool {
@@ -62,7 +63,10 @@ func (c *chunk) choice(i int) bool {
 		case "text":
 			return c.text(&c.content)
 		case "finish_reason":
-			c.finished = c.finished || s.Peek() == '"'
+			if s.Peek() == '"' {
+				c.finished = true
+				return c.text(&c.reason)
+			}
 		}
 		return s.Skip()
 	})

@@ -161,3 +161,45 @@ func TestRunWarnsWhenTheServerIgnoresStream(t *testing.T) {
 	assert.Contains(t, rep.Warnings(), `2 of 4 successful responses came as one JSON body although the request asked for a stream ("stream": true): `+
 		`counted as successes without TTFT, ITL or token gaps (the server ignores "stream")`)
 }
+
+// TestRunWarnsAboutAnswersThatAreNotWhatWasAsked: finish_reason abort
+// after 1 of 50 tokens, usage 999 against 4 streamed chunks and an OSL
+// −98 % off the requested 50 passed without a word.
+func TestRunWarnsAboutAnswersThatAreNotWhatWasAsked(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if n.Add(1)%2 == 1 { // aborted after one token
+			fmt.Fprint(w, contentEvent+`data: {"choices":[{"index":0,"delta":{},"finish_reason":"abort"}]}`+"\n\ndata: [DONE]\n\n")
+			return
+		}
+		// four chunks, and a usage far beyond them
+		fmt.Fprint(w, strings.Repeat(contentEvent, 4)+`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],`+
+			`"usage":{"prompt_tokens":8,"completion_tokens":999,"total_tokens":1007}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer ts.Close()
+	wl := everyMs(4, 5, 50)
+	wl.Concurrency = 1
+	for i := range wl.Requests {
+		wl.Requests[i].HasTimestamp = false
+	}
+	rep, err := Run(context.Background(), wl, Config{Endpoint: chatEndpoint(ts.URL)}, func(r *results.Record) (results.RecordMetrics, error) {
+		return results.ComputeMetrics(r), nil
+	})
+	require.NoError(t, err)
+	require.Zero(t, rep.Errors)
+	assert.Equal(t, []string{
+		"2 of 4 successful responses ended with a finish_reason other than stop or length (abort ×2): counted as successes",
+		"4 of 4 successful responses have an OSL off the requested max tokens by more than min(5%, 50 tokens) " +
+			"(osl_mismatch_diff_pct -98% to -92%): the server stopped early or ignored the limit; " +
+			"--extra-inputs ignore_eos:true (or min_tokens) holds it to the trace",
+		"2 of 4 successful responses have a server usage.completion_tokens beyond twice or under half " +
+			"the client's count of what was streamed (first: 999 against 4)",
+	}, rep.answerWarnings())
+	var all strings.Builder
+	for _, w := range rep.Warnings() {
+		all.WriteString(w + "\n")
+	}
+	assert.Contains(t, all.String(), "abort ×2", "the warnings reach the run summary")
+}

@@ -73,6 +73,10 @@ type job struct {
 	body   []byte
 	req    *traces.Request
 	noDone bool // a success whose stream ended without data: [DONE]
+	// reason is the response's finish_reason; clientOSL the client's own
+	// count of its output (before any server usage replaced it).
+	reason    string
+	clientOSL int
 }
 
 // runner is one Run.
@@ -345,6 +349,7 @@ func (r *runner) handle(st *stream, j job) {
 	j.noDone = r.client.do(r.ctx, st, j.rec, j.body)
 	r.done <- completion{s: j.s, at: r.wait.elapsed()}
 	r.client.finish(st, j.rec)
+	j.reason, j.clientOSL = string(st.reason), st.tally.out+st.tally.rsn
 	r.record(j)
 }
 
