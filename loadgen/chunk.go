@@ -15,7 +15,7 @@ type chunk struct {
 	hasUsage  bool // a usage object with a non-zero count (Ollama sends zeros)
 	hasError  bool // an "error" member
 	errMsg    []byte
-	finished  bool // choices[0] has a finish_reason (a string, not null)
+	finished  bool   // choices[0] has a finish_reason (a string, not null)
 	reason    []byte // that finish_reason
 
 	altReasoning []byte // "reasoning" while "reasoning_content" is preferred

@@ -147,15 +147,7 @@ func TestRunWarnsWhenTheServerIgnoresStream(t *testing.T) {
 		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"a b c"},"finish_reason":"stop"}]}`)
 	}))
 	defer ts.Close()
-	wl := everyMs(4, 5, 20)
-	wl.Concurrency = 1
-	for i := range wl.Requests {
-		wl.Requests[i].HasTimestamp = false
-	}
-	rep, err := Run(context.Background(), wl, Config{Endpoint: chatEndpoint(ts.URL)}, func(r *results.Record) (results.RecordMetrics, error) {
-		return results.ComputeMetrics(r), nil
-	})
-	require.NoError(t, err)
+	rep := runInOrder(t, ts.URL, 4, 20)
 	assert.Zero(t, rep.Errors)
 	assert.Equal(t, 2, rep.NotStreamed)
 	assert.Contains(t, rep.Warnings(), `2 of 4 successful responses came as one JSON body although the request asked for a stream ("stream": true): `+
@@ -179,15 +171,7 @@ func TestRunWarnsAboutAnswersThatAreNotWhatWasAsked(t *testing.T) {
 			`"usage":{"prompt_tokens":8,"completion_tokens":999,"total_tokens":1007}}`+"\n\ndata: [DONE]\n\n")
 	}))
 	defer ts.Close()
-	wl := everyMs(4, 5, 50)
-	wl.Concurrency = 1
-	for i := range wl.Requests {
-		wl.Requests[i].HasTimestamp = false
-	}
-	rep, err := Run(context.Background(), wl, Config{Endpoint: chatEndpoint(ts.URL)}, func(r *results.Record) (results.RecordMetrics, error) {
-		return results.ComputeMetrics(r), nil
-	})
-	require.NoError(t, err)
+	rep := runInOrder(t, ts.URL, 4, 50)
 	require.Zero(t, rep.Errors)
 	assert.Equal(t, []string{
 		"2 of 4 successful responses ended with a finish_reason other than stop or length (abort ×2): counted as successes",
@@ -202,4 +186,20 @@ func TestRunWarnsAboutAnswersThatAreNotWhatWasAsked(t *testing.T) {
 		all.WriteString(w + "\n")
 	}
 	assert.Contains(t, all.String(), "abort ×2", "the warnings reach the run summary")
+}
+
+// runInOrder sends n closed-loop requests of osl tokens one after another
+// to url and returns the run's report.
+func runInOrder(t *testing.T, url string, n, osl int) *Report {
+	t.Helper()
+	wl := everyMs(n, 5, osl)
+	wl.Concurrency = 1
+	for i := range wl.Requests {
+		wl.Requests[i].HasTimestamp = false
+	}
+	rep, err := Run(context.Background(), wl, Config{Endpoint: chatEndpoint(url)}, func(r *results.Record) (results.RecordMetrics, error) {
+		return results.ComputeMetrics(r), nil
+	})
+	require.NoError(t, err)
+	return rep
 }
