@@ -73,6 +73,9 @@ type stream struct {
 	tally tally
 	// reason is the response's last finish_reason, "" without one.
 	reason []byte
+	// badUsage says what was wrong with the response's usage, "" when
+	// nothing was (see chunk.badUsage and client.finish).
+	badUsage string
 }
 
 func newStream() *stream { return &stream{buf: make([]byte, readBufSize)} }
@@ -102,7 +105,7 @@ func (c *client) do(run context.Context, st *stream, rec *results.Record, body [
 	defer cancel()
 	x := &exchange{c: c, st: st, rec: rec, run: run, req: ctx}
 	st.tally.reset()
-	st.reason = st.reason[:0]
+	st.reason, st.badUsage = st.reason[:0], ""
 	x.send(body)
 	c.redact(rec)
 	return rec.Error == nil && !rec.NonStreaming && x.streamed && !x.done
@@ -253,6 +256,9 @@ func (x *exchange) onJSON(data []byte) bool {
 	if ch.hasUsage {
 		u := ch.usage
 		x.rec.Usage = &u
+	}
+	if ch.badUsage != "" && x.st.badUsage == "" {
+		x.st.badUsage = ch.badUsage
 	}
 	if ch.finished {
 		x.finished, x.st.reason = true, append(x.st.reason[:0], ch.reason...)

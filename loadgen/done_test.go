@@ -203,3 +203,43 @@ func runInOrder(t *testing.T, url string, n, osl int) *Report {
 	require.NoError(t, err)
 	return rep
 }
+
+// TestRunSaysWhatIsWrongWithUsage: usage 3.5 was cut to 3 and usage 0
+// after content chunks gave OSL 0, both silently; the run summary now
+// names the invalid usage and the client's counts stay.
+func TestRunSaysWhatIsWrongWithUsage(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		completion := []string{"3.5", "0"}[(n.Add(1)-1)%2]
+		fmt.Fprint(w, strings.Repeat(contentEvent, 3)+`data: {"choices":[],"usage":{"prompt_tokens":8,"completion_tokens":`+
+			completion+`,"total_tokens":11}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer ts.Close()
+	var oslMu sync.Mutex
+	var osl []int
+	wl := everyMs(2, 5, 3)
+	wl.Concurrency = 1
+	ep := chatEndpoint(ts.URL)
+	ep.ServerTokenCount = true
+	rep, err := Run(context.Background(), wl, Config{Endpoint: ep}, func(r *results.Record) (results.RecordMetrics, error) {
+		oslMu.Lock()
+		osl = append(osl, r.OSL())
+		oslMu.Unlock()
+		return results.ComputeMetrics(r), nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 3}, osl, "the client's counts, not 3.5 cut to 3 by luck or 0")
+	assert.Equal(t, 2, rep.UsageInvalid)
+	assert.Zero(t, rep.UsageFar, "an invalid usage is said once, as invalid")
+	assert.Contains(t, rep.Warnings(), "2 of 2 successful responses carried an invalid usage "+
+		"(first: usage.completion_tokens is 3.5, not a whole number of tokens): their token counts are the client's")
+
+	// without a valid prompt count anywhere, the ISL line says why
+	only := &Report{Finished: 1, UsageInvalid: 1, firstBadUsage: "usage.prompt_tokens is -1, not a whole number of tokens"}
+	var b strings.Builder
+	only.writeSchedule(&b)
+	assert.Contains(t, b.String(), "ISL:       the server's usage was invalid (usage.prompt_tokens is -1, not a whole number of tokens): prompt lengths unchecked")
+	assert.NotContains(t, b.String(), "reported no usage")
+}

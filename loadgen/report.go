@@ -48,10 +48,14 @@ type Report struct {
 	// length (abort, error, …); OSLMismatch those whose OSL is off the
 	// requested max tokens by AIPerf's osl_mismatch rule; UsageFar those
 	// whose server usage.completion_tokens is far from the client's count.
-	Reasons                        map[string]int
-	OSLMismatch                    int
-	oslDiffLo, oslDiffHi           float64 // osl_mismatch_diff_pct range over OSLMismatch
-	UsageFar                       int
+	Reasons              map[string]int
+	OSLMismatch          int
+	oslDiffLo, oslDiffHi float64 // osl_mismatch_diff_pct range over OSLMismatch
+	UsageFar             int
+	// UsageInvalid counts the successes whose usage was invalid (their
+	// counts are the client's); firstBadUsage says what the first one was.
+	UsageInvalid                   int
+	firstBadUsage                  string
 	usageFarServer, usageFarClient int // the first such response
 	// Spin is the time the pacing loop busy-waited before deadlines (the
 	// CPU cost of sub-millisecond precision).
@@ -118,6 +122,12 @@ func (rep *Report) add(j job, m *results.RecordMetrics) {
 	if rec.Error == nil {
 		rep.checkAnswer(j)
 	}
+	if rec.Error == nil && j.badUsage != "" {
+		if rep.UsageInvalid == 0 {
+			rep.firstBadUsage = j.badUsage
+		}
+		rep.UsageInvalid++
+	}
 	rep.firstIntended, rep.lastIntended = span(rep.firstIntended, rep.lastIntended, rec.IntendedNs)
 	rep.firstStart, rep.lastStart = span(rep.firstStart, rep.lastStart, rec.StartNs)
 	if lag, ok := m.Get(results.TagSendLag); ok {
@@ -155,7 +165,7 @@ func (rep *Report) checkAnswer(j job) {
 			rep.OSLMismatch++
 		}
 	}
-	if u := rec.Usage; u != nil && j.clientOSL > 0 && (u.CompletionTokens > 2*j.clientOSL || 2*u.CompletionTokens < j.clientOSL) {
+	if u := rec.Usage; u != nil && j.badUsage == "" && j.clientOSL > 0 && (u.CompletionTokens > 2*j.clientOSL || 2*u.CompletionTokens < j.clientOSL) {
 		if rep.UsageFar == 0 {
 			rep.usageFarServer, rep.usageFarClient = u.CompletionTokens, j.clientOSL
 		}
@@ -281,6 +291,10 @@ func (rep *Report) answerWarnings() []string {
 			"(osl_mismatch_diff_pct %+.0f%% to %+.0f%%): the server stopped early or ignored the limit; "+
 			"--extra-inputs ignore_eos:true (or min_tokens) holds it to the trace", rep.OSLMismatch, ok, rep.oslDiffLo, rep.oslDiffHi))
 	}
+	if rep.UsageInvalid > 0 {
+		out = append(out, fmt.Sprintf("%d of %d successful responses carried an invalid usage (first: %s): "+
+			"their token counts are the client's", rep.UsageInvalid, ok, rep.firstBadUsage))
+	}
 	if rep.UsageFar > 0 {
 		out = append(out, fmt.Sprintf("%d of %d successful responses have a server usage.completion_tokens beyond twice or under half "+
 			"the client's count of what was streamed (first: %d against %d)", rep.UsageFar, ok, rep.usageFarServer, rep.usageFarClient))
@@ -332,6 +346,8 @@ func (rep *Report) writeSchedule(b *strings.Builder) {
 		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg (exact), server usage.prompt_tokens %.1f avg: %+.1f tokens per request added by the server (its chat template)\n", in, srv, srv-in)
 	} else if ok {
 		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg (approximate), server usage.prompt_tokens %.1f avg (%+.2f%%, includes any chat template)\n", in, srv, pct)
+	} else if rep.UsageInvalid > 0 {
+		fmt.Fprintf(b, "ISL:       the server's usage was invalid (%s): prompt lengths unchecked\n", rep.firstBadUsage)
 	} else if rep.Finished > rep.Errors {
 		fmt.Fprintf(b, "ISL:       the server reported no usage (--use-server-token-count asks for it): prompt lengths unchecked\n")
 	}

@@ -77,6 +77,7 @@ type job struct {
 	// count of its output (before any server usage replaced it).
 	reason    string
 	clientOSL int
+	badUsage  string // what was wrong with its usage, "" when nothing
 }
 
 // runner is one Run.
@@ -349,7 +350,7 @@ func (r *runner) handle(st *stream, j job) {
 	j.noDone = r.client.do(r.ctx, st, j.rec, j.body)
 	r.done <- completion{s: j.s, at: r.wait.elapsed()}
 	r.client.finish(st, j.rec)
-	j.reason, j.clientOSL = string(st.reason), st.tally.out+st.tally.rsn
+	j.reason, j.clientOSL, j.badUsage = string(st.reason), st.tally.out+st.tally.rsn, st.badUsage
 	r.record(j)
 }
 
