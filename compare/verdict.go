@@ -1,11 +1,16 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/xrash/smetrics"
+
+	"github.com/simbench/simbench/results"
 )
 
 // Threshold bounds the |error %| of one statistic of one metric, or of
@@ -95,6 +100,46 @@ func parseThreshold(f string) (Threshold, error) {
 		return Threshold{}, fmt.Errorf("%q: bound %q is not a non-negative percentage", f, pct)
 	}
 	return Threshold{Metric: metric, Stat: stat, MaxPct: v}, nil
+}
+
+// UnknownMetrics reports the thresholds whose metric neither side has and
+// simbench does not define (a misspelt name), each with the nearest known
+// name; a known metric one side lacks stays a "missing" verdict.
+func (r *Report) UnknownMetrics() error {
+	known := r.knownMetrics()
+	var errs []error
+	for _, t := range r.Options.Thresholds {
+		if t.Metric == CapacityField || slices.Contains(known, t.Metric) {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: unknown metric %q (did you mean %q?)", t.Field(), t.Metric, nearest(t.Metric, known)))
+	}
+	return errors.Join(errs...)
+}
+
+// knownMetrics are the metrics of either side and every metric simbench
+// defines.
+func (r *Report) knownMetrics() []string {
+	known := []string{StallMetric}
+	for _, d := range results.Defs() {
+		known = append(known, d.Tag)
+	}
+	for _, row := range r.Rows {
+		known = append(known, row.Metric)
+	}
+	return append(append(known, r.OnlyInReference...), r.OnlyInCandidate...)
+}
+
+// nearest returns the name of names closest to s by edit distance (the
+// first of equals).
+func nearest(s string, names []string) string {
+	best, bestD := "", math.MaxInt
+	for _, n := range names {
+		if d := smetrics.WagnerFischer(s, n, 1, 1, 1); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
 }
 
 // Verdict statuses.

@@ -1,6 +1,9 @@
 package loadgen
 
 import (
+	"bytes"
+	"math"
+
 	"github.com/simbench/simbench/internal/jsonlex"
 	"github.com/simbench/simbench/results"
 )
@@ -12,10 +15,14 @@ type chunk struct {
 	content   []byte // delta.content / message.content / text, decoded
 	reasoning []byte // reasoning_content, else reasoning, decoded
 	usage     results.Usage
-	hasUsage  bool // a usage object with a non-zero count (Ollama sends zeros)
-	hasError  bool // an "error" member
-	errMsg    []byte
-	finished  bool // choices[0] has a finish_reason (a string, not null)
+	hasUsage  bool // a valid usage object with a non-zero count (Ollama sends zeros)
+	// badUsage says what was wrong with an invalid usage object (a count
+	// that is negative, a fraction or not a number); "" when valid.
+	badUsage string
+	hasError bool // an "error" member
+	errMsg   []byte
+	finished bool   // choices[0] has a finish_reason (a string, not null)
+	reason   []byte // that finish_reason
 
 	altReasoning []byte // "reasoning" while "reasoning_content" is preferred
 	s            jsonlex.Lexer
@@ -25,7 +32,8 @@ type chunk struct {
 // JSON (or not an object).
 func (c *chunk) decode(data []byte) bool {
 	c.content, c.reasoning, c.altReasoning, c.errMsg = c.content[:0], c.reasoning[:0], c.altReasoning[:0], c.errMsg[:0]
-	c.usage, c.hasUsage, c.hasError, c.finished = results.Usage{}, false, false, false
+	c.usage, c.hasUsage, c.hasError, c.finished, c.reason = results.Usage{}, false, false, false, c.reason[:0]
+	c.badUsage = ""
 	c.s.Reset(data)
 	s := &c.s
 	ok := s.Object(func(key []byte) bool {
@@ -62,7 +70,10 @@ func (c *chunk) choice(i int) bool {
 		case "text":
 			return c.text(&c.content)
 		case "finish_reason":
-			c.finished = c.finished || s.Peek() == '"'
+			if s.Peek() == '"' {
+				c.finished = true
+				return c.text(&c.reason)
+			}
 		}
 		return s.Skip()
 	})
@@ -102,22 +113,22 @@ func (c *chunk) decodeUsage() bool {
 	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "prompt_tokens":
-			return c.count(&u.PromptTokens)
+			return c.count(&u.PromptTokens, "prompt_tokens")
 		case "completion_tokens":
-			return c.count(&u.CompletionTokens)
+			return c.count(&u.CompletionTokens, "completion_tokens")
 		case "total_tokens":
-			return c.count(&u.TotalTokens)
+			return c.count(&u.TotalTokens, "total_tokens")
 		case "completion_tokens_details":
 			return s.Peek() != '{' && s.Skip() || s.Object(func(k []byte) bool {
 				if string(k) == "reasoning_tokens" {
-					return c.count(&u.ReasoningTokens)
+					return c.count(&u.ReasoningTokens, "completion_tokens_details.reasoning_tokens")
 				}
 				return s.Skip()
 			})
 		}
 		return s.Skip()
 	})
-	if ok && (u.PromptTokens > 0 || u.CompletionTokens > 0 || u.TotalTokens > 0) {
+	if ok && c.badUsage == "" && (u.PromptTokens > 0 || u.CompletionTokens > 0 || u.TotalTokens > 0) {
 		c.usage, c.hasUsage = u, true
 	}
 	return ok
@@ -126,15 +137,24 @@ func (c *chunk) decodeUsage() bool {
 // maxCount bounds a count read from a response.
 const maxCount = 1 << 40
 
-// count reads a non-negative count; null and non-numbers count as 0, a
-// fraction is cut and a count beyond maxCount saturates.
-func (c *chunk) count(dst *int) bool {
+// count reads a non-negative whole count; null is 0, and a count beyond
+// maxCount saturates. Anything else (a negative number, a fraction, a
+// string) makes the usage object invalid, said in badUsage.
+func (c *chunk) count(dst *int, name string) bool {
 	s := &c.s
-	if p := s.Peek(); p != '-' && p-'0' > 9 {
-		return s.Skip()
-	}
 	start := s.Pos()
+	if s.Null() {
+		return true
+	}
+	if p := s.Peek(); p != '-' && p-'0' > 9 {
+		ok := s.Skip()
+		c.invalidCount(name, s.From(start))
+		return ok
+	}
 	if v, ok := s.Float(); ok {
+		if v < 0 || v != math.Trunc(v) {
+			c.invalidCount(name, s.From(start))
+		}
 		*dst = int(min(max(v, 0), maxCount))
 		return true
 	}
@@ -142,8 +162,17 @@ func (c *chunk) count(dst *int) bool {
 	tok, ok := s.Number() // beyond float64's range
 	if ok && tok[0] != '-' {
 		*dst = maxCount
+	} else if ok {
+		c.invalidCount(name, tok)
 	}
 	return ok
+}
+
+// invalidCount notes the first invalid count of the usage object.
+func (c *chunk) invalidCount(name string, raw []byte) {
+	if c.badUsage == "" {
+		c.badUsage = "usage." + name + " is " + clip(bytes.TrimSpace(raw), 40) + ", not a whole number of tokens"
+	}
 }
 
 // decodeError reads an OpenAI error member: an object with a message, or a

@@ -40,7 +40,7 @@ func TestChunkDecode(t *testing.T) {
 		{name: "error null is no error", in: `{"error":null,"choices":[{"text":"a"}]}`, content: "a"},
 		{name: "odd types are skipped", in: `{"choices":{"a":1},"usage":"x"}`},
 		{name: "invalid UTF-8 is replaced as encoding/json does", in: "{\"choices\":[{\"text\":\"a\xff\xfeb\\ud800\"}]}", content: "a\uFFFD\uFFFDb\uFFFD"},
-		{name: "counts: exponents, fractions, saturation", in: `{"usage":{"prompt_tokens":1e3,"completion_tokens":2.9,"total_tokens":1e400,"completion_tokens_details":{"reasoning_tokens":-1}}}`,
+		{name: "counts: exponents, null, saturation", in: `{"usage":{"prompt_tokens":1e3,"completion_tokens":2,"total_tokens":1e400,"completion_tokens_details":{"reasoning_tokens":null}}}`,
 			usage: &results.Usage{PromptTokens: 1000, CompletionTokens: 2, TotalTokens: maxCount}},
 		{name: "content parts are not text", in: `{"choices":[{"delta":{"content":[{"type":"text","text":"x"}]}}]}`},
 	}
@@ -106,4 +106,24 @@ func FuzzChunk(f *testing.F) {
 			assert.Equal(t, s, string(c.content))
 		}
 	})
+}
+
+// TestChunkDecodeSaysWhatIsWrongWithUsage: a negative, fractional or
+// string count was read as 0 or cut, and the run then said "the server
+// reported no usage"; the usage object is now invalid, and says why.
+func TestChunkDecodeSaysWhatIsWrongWithUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ usage, want string }{
+		{`{"prompt_tokens":5,"completion_tokens":-1,"total_tokens":4}`, "usage.completion_tokens is -1, not a whole number of tokens"},
+		{`{"prompt_tokens":"5","completion_tokens":3,"total_tokens":8}`, `usage.prompt_tokens is "5", not a whole number of tokens`},
+		{`{"prompt_tokens":5,"completion_tokens":3.5,"total_tokens":8.5}`, "usage.completion_tokens is 3.5, not a whole number of tokens"},
+		{`{"prompt_tokens":5,"completion_tokens":3,"completion_tokens_details":{"reasoning_tokens":-1e400}}`,
+			"usage.completion_tokens_details.reasoning_tokens is -1e400, not a whole number of tokens"},
+		{`{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}`, ""},
+	} {
+		var c chunk
+		require.True(t, c.decode([]byte(`{"choices":[],"usage":`+tc.usage+`}`)), tc.usage)
+		assert.Equal(t, tc.want, c.badUsage, tc.usage)
+		assert.Equal(t, tc.want == "", c.hasUsage, tc.usage)
+	}
 }

@@ -71,6 +71,11 @@ type stream struct {
 	ch    chunk
 	whole bytes.Buffer
 	tally tally
+	// reason is the response's last finish_reason, "" without one.
+	reason []byte
+	// badUsage says what was wrong with the response's usage, "" when
+	// nothing was (see chunk.badUsage and client.finish).
+	badUsage string
 }
 
 func newStream() *stream { return &stream{buf: make([]byte, readBufSize)} }
@@ -100,6 +105,7 @@ func (c *client) do(run context.Context, st *stream, rec *results.Record, body [
 	defer cancel()
 	x := &exchange{c: c, st: st, rec: rec, run: run, req: ctx}
 	st.tally.reset()
+	st.reason, st.badUsage = st.reason[:0], ""
 	x.send(body)
 	c.redact(rec)
 	return rec.Error == nil && !rec.NonStreaming && x.streamed && !x.done
@@ -251,7 +257,12 @@ func (x *exchange) onJSON(data []byte) bool {
 		u := ch.usage
 		x.rec.Usage = &u
 	}
-	x.finished = x.finished || ch.finished
+	if ch.badUsage != "" && x.st.badUsage == "" {
+		x.st.badUsage = ch.badUsage
+	}
+	if ch.finished {
+		x.finished, x.st.reason = true, append(x.st.reason[:0], ch.reason...)
+	}
 	if len(ch.content) == 0 && len(ch.reasoning) == 0 {
 		return true // role-only, usage-only or finish chunk: not content
 	}

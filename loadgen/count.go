@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/tokenizer"
@@ -177,6 +178,10 @@ func (c *client) finish(st *stream, r *results.Record) {
 	}
 	r.OutputTokens, r.ReasoningTokens = t.out, t.rsn
 	if !c.ep.ServerTokenCount || r.Usage == nil {
+		return
+	}
+	if r.Usage.CompletionTokens == 0 && len(r.Chunks) > 0 { // the client's counts stay
+		st.badUsage = "usage.completion_tokens is 0 after " + strconv.Itoa(len(r.Chunks)) + " content chunks"
 		return
 	}
 	r.InputTokens = r.Usage.PromptTokens

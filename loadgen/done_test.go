@@ -131,3 +131,115 @@ func TestRunCountsStreamsCutBeforeDone(t *testing.T) {
 	assert.Equal(t, []string{"2 of 4 successful streams ended after a finish_reason but without data: [DONE]: " +
 		"counted as successes (the server closed the stream early)"}, warned)
 }
+
+// TestRunWarnsWhenTheServerIgnoresStream: a 200 JSON body to a request
+// that asked for a stream was counted ok, without TTFT or ITL and without
+// a word; the run now says how many.
+func TestRunWarnsWhenTheServerIgnoresStream(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 { // every other answer streams
+			cutHandler(t, func() string { return "done" })(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"a b c"},"finish_reason":"stop"}]}`)
+	}))
+	defer ts.Close()
+	rep := runInOrder(t, ts.URL, 4, 20)
+	assert.Zero(t, rep.Errors)
+	assert.Equal(t, 2, rep.NotStreamed)
+	assert.Contains(t, rep.Warnings(), `2 of 4 successful responses came as one JSON body although the request asked for a stream ("stream": true): `+
+		`counted as successes without TTFT, ITL or token gaps (the server ignores "stream")`)
+}
+
+// TestRunWarnsAboutAnswersThatAreNotWhatWasAsked: finish_reason abort
+// after 1 of 50 tokens, usage 999 against 4 streamed chunks and an OSL
+// −98 % off the requested 50 passed without a word.
+func TestRunWarnsAboutAnswersThatAreNotWhatWasAsked(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if n.Add(1)%2 == 1 { // aborted after one token
+			fmt.Fprint(w, contentEvent+`data: {"choices":[{"index":0,"delta":{},"finish_reason":"abort"}]}`+"\n\ndata: [DONE]\n\n")
+			return
+		}
+		// four chunks, and a usage far beyond them
+		fmt.Fprint(w, strings.Repeat(contentEvent, 4)+`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],`+
+			`"usage":{"prompt_tokens":8,"completion_tokens":999,"total_tokens":1007}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer ts.Close()
+	rep := runInOrder(t, ts.URL, 4, 50)
+	require.Zero(t, rep.Errors)
+	assert.Equal(t, []string{
+		"2 of 4 successful responses ended with a finish_reason other than stop or length (abort ×2): counted as successes",
+		"4 of 4 successful responses have an OSL off the requested max tokens by more than min(5%, 50 tokens) " +
+			"(osl_mismatch_diff_pct -98% to -92%): the server stopped early or ignored the limit; " +
+			"--extra-inputs ignore_eos:true (or min_tokens) holds it to the trace",
+		"2 of 4 successful responses have a server usage.completion_tokens beyond twice or under half " +
+			"the client's count of what was streamed (first: 999 against 4)",
+	}, rep.answerWarnings())
+	var all strings.Builder
+	for _, w := range rep.Warnings() {
+		all.WriteString(w + "\n")
+	}
+	assert.Contains(t, all.String(), "abort ×2", "the warnings reach the run summary")
+}
+
+// runInOrder sends n closed-loop requests of osl tokens one after another
+// to url and returns the run's report.
+func runInOrder(t *testing.T, url string, n, osl int) *Report {
+	t.Helper()
+	wl := everyMs(n, 5, osl)
+	wl.Concurrency = 1
+	for i := range wl.Requests {
+		wl.Requests[i].HasTimestamp = false
+	}
+	rep, err := Run(context.Background(), wl, Config{Endpoint: chatEndpoint(url)}, func(r *results.Record) (results.RecordMetrics, error) {
+		return results.ComputeMetrics(r), nil
+	})
+	require.NoError(t, err)
+	return rep
+}
+
+// TestRunSaysWhatIsWrongWithUsage: usage 3.5 was cut to 3 and usage 0
+// after content chunks gave OSL 0, both silently; the run summary now
+// names the invalid usage and the client's counts stay.
+func TestRunSaysWhatIsWrongWithUsage(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		completion := []string{"3.5", "0"}[(n.Add(1)-1)%2]
+		fmt.Fprint(w, strings.Repeat(contentEvent, 3)+`data: {"choices":[],"usage":{"prompt_tokens":8,"completion_tokens":`+
+			completion+`,"total_tokens":11}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer ts.Close()
+	var oslMu sync.Mutex
+	var osl []int
+	wl := everyMs(2, 5, 3)
+	wl.Concurrency = 1
+	ep := chatEndpoint(ts.URL)
+	ep.ServerTokenCount = true
+	rep, err := Run(context.Background(), wl, Config{Endpoint: ep}, func(r *results.Record) (results.RecordMetrics, error) {
+		oslMu.Lock()
+		osl = append(osl, r.OSL())
+		oslMu.Unlock()
+		return results.ComputeMetrics(r), nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 3}, osl, "the client's counts, not 3.5 cut to 3 by luck or 0")
+	assert.Equal(t, 2, rep.UsageInvalid)
+	assert.Zero(t, rep.UsageFar, "an invalid usage is said once, as invalid")
+	assert.Contains(t, rep.Warnings(), "2 of 2 successful responses carried an invalid usage "+
+		"(first: usage.completion_tokens is 3.5, not a whole number of tokens): their token counts are the client's")
+
+	// without a valid prompt count anywhere, the ISL line says why
+	only := &Report{Finished: 1, UsageInvalid: 1, firstBadUsage: "usage.prompt_tokens is -1, not a whole number of tokens"}
+	var b strings.Builder
+	only.writeSchedule(&b)
+	assert.Contains(t, b.String(), "ISL:       the server's usage was invalid (usage.prompt_tokens is -1, not a whole number of tokens): prompt lengths unchecked")
+	assert.NotContains(t, b.String(), "reported no usage")
+}

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/simbench/simbench/traces"
 )
 
@@ -128,7 +130,23 @@ func (e *Endpoint) Validate() error {
 	if _, err := e.RequestURL(); err != nil {
 		errs = append(errs, err)
 	}
+	if e.APIKey != "" && !httpguts.ValidHeaderFieldValue(e.APIKey) {
+		errs = append(errs, errors.New("--api-key holds a control character (CR, LF, …): it cannot be sent in an HTTP header"))
+	}
+	for _, x := range e.Extra {
+		if by, ok := coreMembers[x.Key]; ok {
+			errs = append(errs, fmt.Errorf("--extra-inputs %s: %q is set by %s and recorded in input_config; "+
+				"an override would send what the run does not record", x.Key, x.Key, by))
+		}
+	}
 	return errors.Join(append(errs, e.Prompts.Validate())...)
+}
+
+// coreMembers are the body members simbench sets from its own settings (and
+// records in input_config), with what sets each.
+var coreMembers = map[string]string{
+	"model": "--model", "stream": "--streaming", "messages": "the workload", "prompt": "the workload",
+	"stream_options": "--use-server-token-count and --per-chunk-usage",
 }
 
 // body builds request bodies. Member order follows AIPerf: the prompt

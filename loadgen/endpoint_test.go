@@ -38,3 +38,36 @@ func TestRequestURLKeepsQuery(t *testing.T) {
 		assert.Equal(t, tc.want, got, tc.url)
 	}
 }
+
+// TestEndpointRefusesWhatItCannotSendOrRecord: an API key with CR/LF failed
+// every request at send time; --extra-inputs model:other or stream:false
+// sent a body that input_config (model m, streaming true) misstated.
+func TestEndpointRefusesWhatItCannotSendOrRecord(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Endpoint)
+		err  string
+	}{
+		{"CRLF key", func(e *Endpoint) { e.APIKey = "sk\r\nX-Injected: 1" }, "--api-key holds a control character"},
+		{"LF key", func(e *Endpoint) { e.APIKey = "sk\n" }, "--api-key holds a control character"},
+		{"model", func(e *Endpoint) { e.Extra = []Extra{{Key: "model", Value: []byte(`"other"`)}} },
+			`--extra-inputs model: "model" is set by --model and recorded in input_config`},
+		{"stream", func(e *Endpoint) { e.Extra = []Extra{{Key: "stream", Value: []byte(`false`)}} },
+			`--extra-inputs stream: "stream" is set by --streaming`},
+		{"messages", func(e *Endpoint) { e.Extra = []Extra{{Key: "messages", Value: []byte(`[]`)}} },
+			`"messages" is set by the workload`},
+		{"stream_options", func(e *Endpoint) { e.Extra = []Extra{{Key: "stream_options", Value: []byte(`{}`)}} },
+			`"stream_options" is set by --use-server-token-count`},
+		{"ignore_eos", func(e *Endpoint) { e.Extra = []Extra{{Key: "ignore_eos", Value: []byte(`true`)}} }, ""},
+		{"plain key", func(e *Endpoint) { e.APIKey = "sk-abc_123.+/=" }, ""},
+	}
+	for _, tc := range tests {
+		ep := chatEndpoint("127.0.0.1:8000")
+		tc.edit(&ep)
+		if tc.err == "" {
+			assert.NoError(t, ep.Validate(), tc.name)
+			continue
+		}
+		assert.ErrorContains(t, ep.Validate(), tc.err, tc.name)
+	}
+}

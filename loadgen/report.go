@@ -3,7 +3,9 @@ package loadgen
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,8 +38,25 @@ type Report struct {
 	Cancelled      int
 	// NoDone counts successes whose stream ended after a finish_reason but
 	// without data: [DONE] (without a finish_reason they are errors).
-	NoDone    int
-	HeldByCap int // sends the concurrency cap held past their intended time
+	NoDone int
+	// Streaming says the requests asked for a stream; NotStreamed counts
+	// the successes answered with one JSON body instead (no TTFT or ITL).
+	Streaming   bool
+	NotStreamed int
+	HeldByCap   int // sends the concurrency cap held past their intended time
+	// Reasons counts the successes by a finish_reason other than stop and
+	// length (abort, error, …); OSLMismatch those whose OSL is off the
+	// requested max tokens by AIPerf's osl_mismatch rule; UsageFar those
+	// whose server usage.completion_tokens is far from the client's count.
+	Reasons              map[string]int
+	OSLMismatch          int
+	oslDiffLo, oslDiffHi float64 // osl_mismatch_diff_pct range over OSLMismatch
+	UsageFar             int
+	// UsageInvalid counts the successes whose usage was invalid (their
+	// counts are the client's); firstBadUsage says what the first one was.
+	UsageInvalid                   int
+	firstBadUsage                  string
+	usageFarServer, usageFarClient int // the first such response
 	// Spin is the time the pacing loop busy-waited before deadlines (the
 	// CPU cost of sub-millisecond precision).
 	Spin time.Duration
@@ -97,6 +116,18 @@ func (rep *Report) add(j job, m *results.RecordMetrics) {
 	if j.noDone {
 		rep.NoDone++
 	}
+	if rep.Streaming && rec.NonStreaming && rec.Error == nil {
+		rep.NotStreamed++
+	}
+	if rec.Error == nil {
+		rep.checkAnswer(j)
+	}
+	if rec.Error == nil && j.badUsage != "" {
+		if rep.UsageInvalid == 0 {
+			rep.firstBadUsage = j.badUsage
+		}
+		rep.UsageInvalid++
+	}
 	rep.firstIntended, rep.lastIntended = span(rep.firstIntended, rep.lastIntended, rec.IntendedNs)
 	rep.firstStart, rep.lastStart = span(rep.firstStart, rep.lastStart, rec.StartNs)
 	if lag, ok := m.Get(results.TagSendLag); ok {
@@ -106,6 +137,39 @@ func (rep *Report) add(j job, m *results.RecordMetrics) {
 		rep.islIntended += float64(j.req.InputLength)
 		rep.islServer += float64(rec.Usage.PromptTokens)
 		rep.islPairs++
+	}
+}
+
+// checkAnswer accounts what a success says about the answer: its
+// finish_reason, its OSL against the max tokens asked for (AIPerf's
+// osl_mismatch: |diff| > min(5 % of requested, 50 tokens)) and the server's
+// usage against the client's count.
+func (rep *Report) checkAnswer(j job) {
+	rec := j.rec
+	if j.reason != "" && j.reason != "stop" && j.reason != "length" {
+		if rep.Reasons == nil {
+			rep.Reasons = map[string]int{}
+		}
+		rep.Reasons[j.reason]++
+	}
+	if req := rec.RequestedOutputTokens; req > 0 {
+		diff := float64(rec.OSL() - req)
+		if math.Abs(diff) > min(0.05*float64(req), 50) {
+			pct := diff / float64(req) * 100
+			if rep.OSLMismatch == 0 || pct < rep.oslDiffLo {
+				rep.oslDiffLo = pct
+			}
+			if rep.OSLMismatch == 0 || pct > rep.oslDiffHi {
+				rep.oslDiffHi = pct
+			}
+			rep.OSLMismatch++
+		}
+	}
+	if u := rec.Usage; u != nil && j.badUsage == "" && j.clientOSL > 0 && (u.CompletionTokens > 2*j.clientOSL || 2*u.CompletionTokens < j.clientOSL) {
+		if rep.UsageFar == 0 {
+			rep.usageFarServer, rep.usageFarClient = u.CompletionTokens, j.clientOSL
+		}
+		rep.UsageFar++
 	}
 }
 
@@ -194,11 +258,46 @@ func (rep *Report) Warnings() []string {
 		out = append(out, fmt.Sprintf("%d of %d successful streams ended after a finish_reason but without data: [DONE]: "+
 			"counted as successes (the server closed the stream early)", rep.NoDone, rep.Finished-rep.Errors))
 	}
+	if rep.NotStreamed > 0 {
+		out = append(out, fmt.Sprintf("%d of %d successful responses came as one JSON body although the request asked for a stream (\"stream\": true): "+
+			"counted as successes without TTFT, ITL or token gaps (the server ignores \"stream\")", rep.NotStreamed, rep.Finished-rep.Errors))
+	}
+	out = append(out, rep.answerWarnings()...)
 	if rep.HeldByCap > 0 {
 		out = append(out, fmt.Sprintf("%d of %d sends waited for a free --concurrency slot past their intended time (counted in send_lag)", rep.HeldByCap, rep.Sent))
 	}
 	if rep.Interrupted {
 		out = append(out, "the run was interrupted: requests in flight were cancelled (code 499) and later ones never sent")
+	}
+	return out
+}
+
+// answerWarnings are checkAnswer's findings.
+func (rep *Report) answerWarnings() []string {
+	var out []string
+	ok := rep.Finished - rep.Errors
+	if len(rep.Reasons) > 0 {
+		var parts []string
+		n := 0
+		for _, r := range slices.Sorted(maps.Keys(rep.Reasons)) {
+			parts = append(parts, fmt.Sprintf("%s ×%d", r, rep.Reasons[r]))
+			n += rep.Reasons[r]
+		}
+		out = append(out, fmt.Sprintf("%d of %d successful responses ended with a finish_reason other than stop or length (%s): "+
+			"counted as successes", n, ok, strings.Join(parts, ", ")))
+	}
+	if rep.OSLMismatch > 0 {
+		out = append(out, fmt.Sprintf("%d of %d successful responses have an OSL off the requested max tokens by more than min(5%%, 50 tokens) "+
+			"(osl_mismatch_diff_pct %+.0f%% to %+.0f%%): the server stopped early or ignored the limit; "+
+			"--extra-inputs ignore_eos:true (or min_tokens) holds it to the trace", rep.OSLMismatch, ok, rep.oslDiffLo, rep.oslDiffHi))
+	}
+	if rep.UsageInvalid > 0 {
+		out = append(out, fmt.Sprintf("%d of %d successful responses carried an invalid usage (first: %s): "+
+			"their token counts are the client's", rep.UsageInvalid, ok, rep.firstBadUsage))
+	}
+	if rep.UsageFar > 0 {
+		out = append(out, fmt.Sprintf("%d of %d successful responses have a server usage.completion_tokens beyond twice or under half "+
+			"the client's count of what was streamed (first: %d against %d)", rep.UsageFar, ok, rep.usageFarServer, rep.usageFarClient))
 	}
 	return out
 }
@@ -247,6 +346,8 @@ func (rep *Report) writeSchedule(b *strings.Builder) {
 		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg (exact), server usage.prompt_tokens %.1f avg: %+.1f tokens per request added by the server (its chat template)\n", in, srv, srv-in)
 	} else if ok {
 		fmt.Fprintf(b, "ISL:       intended %.1f tokens avg (approximate), server usage.prompt_tokens %.1f avg (%+.2f%%, includes any chat template)\n", in, srv, pct)
+	} else if rep.UsageInvalid > 0 {
+		fmt.Fprintf(b, "ISL:       the server's usage was invalid (%s): prompt lengths unchecked\n", rep.firstBadUsage)
 	} else if rep.Finished > rep.Errors {
 		fmt.Fprintf(b, "ISL:       the server reported no usage (--use-server-token-count asks for it): prompt lengths unchecked\n")
 	}

@@ -73,6 +73,11 @@ type job struct {
 	body   []byte
 	req    *traces.Request
 	noDone bool // a success whose stream ended without data: [DONE]
+	// reason is the response's finish_reason; clientOSL the client's own
+	// count of its output (before any server usage replaced it).
+	reason    string
+	clientOSL int
+	badUsage  string // what was wrong with its usage, "" when nothing
 }
 
 // runner is one Run.
@@ -169,6 +174,7 @@ func newRunner(wl *traces.Workload, cfg Config, sink Sink) (*runner, error) {
 	r.body = newBody(&r.cfg.Endpoint)
 	ep := &r.cfg.Endpoint
 	r.report.Counting, r.report.ExactISL = ep.Counting(), ep.Prompts.Tokenizer != nil || ep.Prompts.TokenIDs
+	r.report.Streaming = ep.Streaming
 	return r, nil
 }
 
@@ -344,6 +350,7 @@ func (r *runner) handle(st *stream, j job) {
 	j.noDone = r.client.do(r.ctx, st, j.rec, j.body)
 	r.done <- completion{s: j.s, at: r.wait.elapsed()}
 	r.client.finish(st, j.rec)
+	j.reason, j.clientOSL, j.badUsage = string(st.reason), st.tally.out+st.tally.rsn, st.badUsage
 	r.record(j)
 }
 

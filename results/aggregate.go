@@ -39,6 +39,9 @@ func ParseGoodput(s string) ([]SLO, error) {
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("goodput %q: threshold %q is not a number", f, val)
 		}
+		if def, _ := Lookup(tag); v < 0 && !def.Signed {
+			return nil, fmt.Errorf("goodput %q: threshold %g is negative, and %s never is", f, v, tag)
+		}
 		if seen[tag] {
 			return nil, fmt.Errorf("goodput %q: %s given twice", s, tag)
 		}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // File names AIPerf uses in a run directory.
@@ -149,12 +151,17 @@ func ReadProfileJSON(r io.Reader) (*Profile, error) {
 		return nil, err
 	}
 	p := &Profile{}
+	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return nil, fmt.Errorf("reading key: %w", err)
 		}
 		k, _ := tok.(string)
+		if seen[k] {
+			return nil, fmt.Errorf("field %q: given twice", k)
+		}
+		seen[k] = true
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return nil, fmt.Errorf("field %q: %w", k, err)
@@ -163,7 +170,20 @@ func ReadProfileJSON(r io.Reader) (*Profile, error) {
 			return nil, fmt.Errorf("field %q: %w", k, err)
 		}
 	}
-	return p, nil
+	return p, checkSchemaVersion(p.SchemaVersion)
+}
+
+// checkSchemaVersion accepts AIPerf's schema 1.x (minor versions only add
+// fields) and a file without one (AIPerf's earliest exports).
+func checkSchemaVersion(v string) error {
+	if v == "" {
+		return nil
+	}
+	major, minor, ok := strings.Cut(v, ".")
+	if _, err := strconv.ParseUint(minor, 10, 16); major != "1" || !ok || err != nil {
+		return fmt.Errorf("field \"schema_version\": %q is not an AIPerf 1.x schema (simbench reads 1.0 to 1.5, and later 1.x)", v)
+	}
+	return nil
 }
 
 // LoadProfileJSON reads a profile_export_aiperf.json file.
@@ -230,8 +250,8 @@ func (p *Profile) addRawMetric(tag string, raw json.RawMessage) error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
+	obj, err := uniqueObject(raw)
+	if err != nil {
 		return err
 	}
 	unitRaw, ok := obj["unit"]
@@ -251,8 +271,72 @@ func (p *Profile) addRawMetric(tag string, raw json.RawMessage) error {
 		}
 		m.Stats[st] = f
 	}
-	if len(m.Stats) > 0 {
-		p.Metrics = append(p.Metrics, m)
+	if len(m.Stats) == 0 {
+		return nil
+	}
+	if err := checkStats(m); err != nil {
+		return err
+	}
+	p.Metrics = append(p.Metrics, m)
+	return nil
+}
+
+// uniqueObject decodes a JSON object, refusing a key given twice (a map
+// would keep the last one silently).
+func uniqueObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := expectDelim(dec, '{'); err != nil {
+		return nil, err
+	}
+	obj := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := tok.(string)
+		if _, dup := obj[k]; dup {
+			return nil, fmt.Errorf("%s given twice", k)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		obj[k] = v
+	}
+	return obj, nil
+}
+
+// percentileOrder is the order a distribution's percentiles keep.
+var percentileOrder = []string{"p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"}
+
+// checkStats refuses statistics no distribution has: a negative value of a
+// metric that is never negative, a negative std or count, percentiles out
+// of order (a relative 1e-9 allows the rounding of interpolation), min
+// above max.
+func checkStats(m MetricResult) error {
+	def, known := Lookup(m.Tag)
+	for _, st := range StatNames {
+		v, ok := m.Stats[st]
+		if ok && v < 0 && (st == "std" || st == "count" || known && !def.Signed) {
+			return fmt.Errorf("%s: %g is negative, and a %s %s never is", st, v, m.Tag, st)
+		}
+	}
+	prev, prevName := math.Inf(-1), ""
+	for _, st := range percentileOrder {
+		v, ok := m.Stats[st]
+		if !ok {
+			continue
+		}
+		if v < prev-1e-9*math.Abs(prev) {
+			return fmt.Errorf("%s %g is below %s %g: not a distribution's statistics", st, v, prevName, prev)
+		}
+		prev, prevName = v, st
+	}
+	lo, okLo := m.Stats["min"]
+	if hi, ok := m.Stats["max"]; ok && okLo && hi < lo {
+		return fmt.Errorf("max %g is below min %g: not a distribution's statistics", hi, lo)
 	}
 	return nil
 }

@@ -226,3 +226,26 @@ func TestGoodputConfigRoundTrip(t *testing.T) {
 	assert.Equal(t, []SLO{{Tag: "inter_token_latency", Threshold: 10}, {Tag: "time_to_first_token", Threshold: 200}}, GoodputSLOs(m))
 	assert.Nil(t, GoodputSLOs(nil))
 }
+
+// TestParseGoodputRefusesNegativeThresholds: an SLO below zero on a metric
+// that is never negative can never pass (or always passes); only a signed
+// metric (the OSL mismatch, a difference) takes one.
+func TestParseGoodputRefusesNegativeThresholds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		spec, err string
+	}{
+		{"time_to_first_token:-5", `goodput "time_to_first_token:-5": threshold -5 is negative, and time_to_first_token never is`},
+		{"inter_token_latency:10 output_token_throughput_per_user:-0.5", "threshold -0.5 is negative"},
+		{"osl_mismatch_diff_pct:-10", ""},
+		{"time_to_first_token:0", ""},
+	}
+	for _, tc := range tests {
+		_, err := ParseGoodput(tc.spec)
+		if tc.err == "" {
+			assert.NoError(t, err, tc.spec)
+			continue
+		}
+		assert.ErrorContains(t, err, tc.err, tc.spec)
+	}
+}

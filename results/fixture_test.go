@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -163,4 +164,36 @@ func TestNoNonFiniteInFiles(t *testing.T) {
 	buf.Reset()
 	require.NoError(t, WriteProfileCSV(&buf, p))
 	assert.NotContains(t, buf.String(), "NaN")
+}
+
+// TestReadProfileJSONRefusesImpossibleFiles: schema 9.9, a key given twice
+// (a map kept the last), a negative TTFT and p99 below p50 were read and
+// compared as if they were a run's statistics.
+func TestReadProfileJSONRefusesImpossibleFiles(t *testing.T) {
+	tests := []struct{ name, in, err string }{
+		{"schema 9.9", `{"schema_version":"9.9","time_to_first_token":{"unit":"ms","avg":2}}`,
+			`field "schema_version": "9.9" is not an AIPerf 1.x schema`},
+		{"schema word", `{"schema_version":"one","time_to_first_token":{"unit":"ms","avg":2}}`, `"one" is not an AIPerf 1.x schema`},
+		{"duplicate metric", `{"time_to_first_token":{"unit":"ms","avg":2},"time_to_first_token":{"unit":"ms","avg":900}}`,
+			`field "time_to_first_token": given twice`},
+		{"duplicate stat", `{"time_to_first_token":{"unit":"ms","avg":2,"avg":900}}`, `field "time_to_first_token": avg given twice`},
+		{"negative TTFT", `{"time_to_first_token":{"unit":"ms","avg":-50}}`,
+			`field "time_to_first_token": avg: -50 is negative, and a time_to_first_token avg never is`},
+		{"negative std", `{"decode_duration":{"unit":"ms","avg":5,"std":-1}}`, "std: -1 is negative"},
+		{"p99 below p50", `{"request_latency":{"unit":"ms","avg":10,"p50":10,"p90":12,"p99":8}}`,
+			`field "request_latency": p99 8 is below p90 12: not a distribution's statistics`},
+		{"max below min", `{"request_latency":{"unit":"ms","avg":3,"min":5,"max":2}}`, "max 2 is below min 5"},
+	}
+	for _, tc := range tests {
+		_, err := ReadProfileJSON(strings.NewReader(tc.in))
+		assert.ErrorContains(t, err, tc.err, tc.name)
+	}
+	for _, ok := range []string{
+		`{"schema_version":"1.5","osl_mismatch_diff_pct":{"unit":"%","avg":-40,"min":-98,"max":20}}`, // a signed metric
+		`{"schema_version":"1.7","request_latency":{"unit":"ms","avg":10,"p50":10,"p99":10.000000000000002}}`,
+		`{"request_latency":{"unit":"ms","avg":3,"p50":3,"p99":2.9999999999999996}}`, // interpolation rounding
+	} {
+		_, err := ReadProfileJSON(strings.NewReader(ok))
+		assert.NoError(t, err, ok)
+	}
 }

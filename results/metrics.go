@@ -30,6 +30,8 @@ type Def struct {
 	Streaming bool
 	// Extension marks metrics simbench adds beside AIPerf's.
 	Extension bool
+	// Signed metrics can be negative (a difference); all others never are.
+	Signed bool
 }
 
 // Tags of every metric simbench computes. Each is defined once, in defs.
@@ -142,7 +144,7 @@ var defs = []Def{
 	{Tag: TagUsagePrompt, Header: "Usage Prompt Tokens", Unit: "tokens", Kind: KindRecord},
 	{Tag: TagUsageCompletion, Header: "Usage Completion Tokens", Unit: "tokens", Kind: KindRecord},
 	{Tag: TagUsageTotal, Header: "Usage Total Tokens", Unit: "tokens", Kind: KindRecord},
-	{Tag: TagOSLMismatch, Header: "OSL Mismatch Diff", Unit: "%", Kind: KindRecord},
+	{Tag: TagOSLMismatch, Header: "OSL Mismatch Diff", Unit: "%", Kind: KindRecord, Signed: true},
 	{Tag: TagTokenGap, Header: "Token Gap", Unit: "ms", Kind: KindList, Streaming: true, Extension: true},
 	{Tag: TagSendLag, Header: "Send Lag", Unit: "ms", Kind: KindRecord, Extension: true},
 	{Tag: TagTTFTFromIntended, Header: "Time to First Token From Intended Send", Unit: "ms", Kind: KindRecord, Streaming: true, Extension: true},

@@ -875,7 +875,32 @@ func (p PolyConfig) validate() error {
 			return fmt.Errorf("timing.poly: coefficient %d is not finite", i)
 		}
 	}
-	return finiteIn("timing.poly.decode_floor_ms", p.DecodeFloorMs, 0, 1e6)
+	if err := finiteIn("timing.poly.decode_floor_ms", p.DecodeFloorMs, 0, 1e6); err != nil {
+		return err
+	}
+	if t, ms := quadMin([3]float64(p.Prefill), 1, maxStepTokens); !(ms > 0) {
+		return fmt.Errorf("timing.poly.prefill: a prefill of %.0f tokens takes %.4g ms; step times must be positive for 1..%d tokens", t, ms, maxStepTokens)
+	}
+	if u, ms := quadMin([3]float64(p.Decode), 0, 1); !(max(ms, p.DecodeFloorMs) > 0) {
+		return fmt.Errorf("timing.poly.decode: a decode step at KV utilisation %.3g takes %.4g ms; step times must be positive (or set decode_floor_ms)", u, ms)
+	}
+	return nil
+}
+
+// quadMin returns where on [lo, hi] c0 + c1·x + c2·x² is least, and its value there.
+func quadMin(c [3]float64, lo, hi float64) (x, v float64) {
+	f := func(x float64) float64 { return c[0] + c[1]*x + c[2]*x*x }
+	x, v = lo, f(lo)
+	cands := []float64{hi}
+	if c[2] > 0 {
+		cands = append(cands, min(max(-c[1]/(2*c[2]), lo), hi))
+	}
+	for _, y := range cands {
+		if fy := f(y); fy < v {
+			x, v = y, fy
+		}
+	}
+	return x, v
 }
 
 func (p PhysicsConfig) validate() error {

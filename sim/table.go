@@ -19,7 +19,7 @@ import (
 // The CSV has a header naming the columns prefill_tokens, decode_seqs and
 // step_ms (in any order, nothing else) and one row per grid point; every
 // combination of the distinct prefill_tokens and decode_seqs values must be
-// present exactly once. Blank lines and lines starting with # are skipped.
+// present exactly once, with at least two values of each. Blank lines and lines starting with # are skipped.
 //
 //	prefill_tokens,decode_seqs,step_ms
 //	0,1,6.1
@@ -118,6 +118,10 @@ func buildTable(pts []tablePoint) (*Table, error) {
 	slices.Sort(t.prefill)
 	slices.Sort(t.decode)
 	t.prefill, t.decode = slices.Compact(t.prefill), slices.Compact(t.decode)
+	if len(t.prefill) < 2 || len(t.decode) < 2 {
+		return nil, fmt.Errorf("not a grid: %d prefill_tokens value(s) × %d decode_seqs value(s); want at least 2 of each to interpolate between",
+			len(t.prefill), len(t.decode))
+	}
 	if len(t.prefill)*len(t.decode) != len(pts) {
 		return nil, fmt.Errorf("not a full grid: %d prefill_tokens values × %d decode_seqs values need %d rows, got %d",
 			len(t.prefill), len(t.decode), len(t.prefill)*len(t.decode), len(pts))

@@ -86,9 +86,6 @@ func TestTableInterpolation(t *testing.T) {
 	assert.InDelta(t, 90.0, tab.At(2000, 1), 1e-12)  // extrapolated
 	assert.InDelta(t, 0.0, tab.At(-1000, 1), 1e-12)  // clamped at 0
 	assert.InDelta(t, 33.0, tab.At(500, 4.5), 1e-12) // bilinear: (11 + 55)/2
-	one, err := ReadTable(strings.NewReader("prefill_tokens,decode_seqs,step_ms\n0,1,7\n"))
-	require.NoError(t, err)
-	assert.Equal(t, 7.0, one.At(5000, 30))
 }
 
 func TestTableErrors(t *testing.T) {
@@ -97,9 +94,13 @@ func TestTableErrors(t *testing.T) {
 		{"prefill_tokens,decode_seqs,decode_seqs\n", "once each"},
 		{"prefill_tokens,decode_seqs,step_ms\n0,1,x\n", "line 2: column step_ms"},
 		{"prefill_tokens,decode_seqs,step_ms\n0,1,5\n10,2,6\n", "not a full grid"},
-		{"prefill_tokens,decode_seqs,step_ms\n0,1,5\n0,1,6\n", "not a full grid"},
+		{"prefill_tokens,decode_seqs,step_ms\n0,1,5\n0,1,6\n0,2,5\n10,1,5\n10,2,5\n", "not a full grid"},
+		{"prefill_tokens,decode_seqs,step_ms\n0,1,5\n0,1,6\n0,2,5\n10,2,5\n", "duplicate grid point prefill_tokens=0 decode_seqs=1"},
 		{"prefill_tokens,decode_seqs,step_ms\n", "no rows"},
 		{"prefill_tokens,decode_seqs,step_ms\n0,1\n", "wrong number of fields"},
+		// one row, or one value on an axis, is no grid: it extrapolated a constant
+		{"prefill_tokens,decode_seqs,step_ms\n0,1,7\n", "not a grid: 1 prefill_tokens value(s) × 1 decode_seqs value(s); want at least 2 of each"},
+		{"prefill_tokens,decode_seqs,step_ms\n0,1,7\n0,8,9\n", "not a grid: 1 prefill_tokens value(s) × 2 decode_seqs value(s)"},
 	} {
 		_, err := ReadTable(strings.NewReader(tc.csv))
 		require.Error(t, err, tc.csv)
@@ -111,7 +112,7 @@ func TestTableErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "timing.table.file:")
 
 	path := filepath.Join(t.TempDir(), "t.csv")
-	require.NoError(t, os.WriteFile(path, []byte("prefill_tokens,decode_seqs,step_ms\n0,1,5\n"), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte("prefill_tokens,decode_seqs,step_ms\n0,1,5\n0,2,5\n100,1,5\n100,2,5\n"), 0o644))
 	cfg.Timing.Table.File = path
 	clk, err := newTiming(&cfg)
 	require.NoError(t, err)

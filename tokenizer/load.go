@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dlclark/regexp2/v2"
@@ -30,7 +32,7 @@ func Load(path string) (*Tokenizer, error) {
 		file = filepath.Join(path, "tokenizer.json")
 		cfgFile = filepath.Join(path, "tokenizer_config.json")
 	}
-	data, err := os.ReadFile(file)
+	data, err := readBounded(file)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
@@ -47,8 +49,39 @@ func Load(path string) (*Tokenizer, error) {
 	return t, nil
 }
 
+// maxFileBytes bounds a tokenizer file: the largest Hugging Face
+// tokenizer.json files are a few tens of MB.
+const maxFileBytes = 256 << 20
+
+// readBounded reads file whole: a regular file of at most maxFileBytes (a
+// device such as /dev/zero, or the wrong file, would exhaust memory).
+func readBounded(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s: not a regular file", file)
+	case st.Size() > maxFileBytes:
+		return nil, fmt.Errorf("%s: %d MiB, larger than a tokenizer file can be (%d MiB)", file, st.Size()>>20, maxFileBytes>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err == nil && len(data) > maxFileBytes {
+		err = errors.New("grew beyond " + strconv.Itoa(maxFileBytes>>20) + " MiB while read")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return data, nil
+}
+
 func loadConfig(file string) (Config, error) {
-	data, err := os.ReadFile(file)
+	data, err := readBounded(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Config{}, nil
 	}

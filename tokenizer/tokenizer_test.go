@@ -3,6 +3,7 @@ package tokenizer_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -121,4 +122,18 @@ func FuzzFastSplit(f *testing.F) {
 			require.Equal(t, want, got, "pattern %q on %q", expr, s)
 		}
 	})
+}
+
+// TestLoadBoundsTheRead: --tokenizer /dev/zero read until out of memory;
+// a device and an oversized file are refused before reading, naming them.
+func TestLoadBoundsTheRead(t *testing.T) {
+	_, err := tokenizer.Load("/dev/zero")
+	assert.EqualError(t, err, "tokenizer: /dev/zero: not a regular file")
+	big := filepath.Join(t.TempDir(), "tokenizer.json")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(300<<20)) // sparse: no disk used
+	require.NoError(t, f.Close())
+	_, err = tokenizer.Load(big)
+	assert.EqualError(t, err, "tokenizer: "+big+": 300 MiB, larger than a tokenizer file can be (256 MiB)")
 }

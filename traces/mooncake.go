@@ -104,7 +104,9 @@ func ReadMooncake(r io.Reader, name string) (*Workload, []Warning, error) {
 			return nil, nil, err
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, nil, fmt.Errorf("%s:%d: line longer than %d MiB: not a JSONL trace", name, lineNo+1, maxLineBytes>>20)
+	} else if err != nil {
 		return nil, nil, fmt.Errorf("%s:%d: read trace: %w", name, lineNo+1, err)
 	}
 	if len(rd.reqs) == 0 {

@@ -294,3 +294,10 @@ func assertRoundTrip(t *testing.T, wl *Workload) {
 	}
 	assert.Equal(t, ComputeDigest(wl.Requests), back.Digest)
 }
+
+// TestLoadMooncakeEndlessLine: a trace of /dev/zero failed as "bufio.Scanner:
+// token too long"; the error names the file, the line and the bound.
+func TestLoadMooncakeEndlessLine(t *testing.T) {
+	_, _, err := LoadMooncake("/dev/zero")
+	assert.EqualError(t, err, "/dev/zero:1: line longer than 64 MiB: not a JSONL trace")
+}

@@ -200,6 +200,26 @@ func (v *validation) buildWorkload(fillSeconds float64) (*traces.Workload, error
 // of the pipeline uses (a copy of sim.config, or the calibrated one).
 func (v *validation) simConfigPath() string { return filepath.Join(v.out, "sim.yaml") }
 
+// preflight checks the local inputs (the target's endpoint and tokenizer,
+// sim.config, the workload and its trace) before the health check sends
+// anything to the target.
+func (v *validation) preflight() error {
+	if _, err := v.endpoint(); err != nil {
+		return usage.Wrap(err)
+	}
+	if c := v.p.Sim.Config; c != "" {
+		if _, err := sim.LoadConfig(v.p.Resolve(c)); err != nil {
+			return usage.Errorf("sim.config: %v", err)
+		}
+	}
+	if spec := v.p.workload(); v.p.Sweep == nil || spec.IsTrace() { // a sweep sets the load per point
+		if _, _, err := spec.Build(0); err != nil {
+			return usage.Errorf("workload: %v", err)
+		}
+	}
+	return nil
+}
+
 // prepareSimConfig writes OUTPUT/sim.yaml: the calibration when it comes
 // from a given run directory, else a copy of sim.config. A calibration on
 // this pipeline's silicon run happens later (calibrateOn).

@@ -42,11 +42,15 @@ type validation struct {
 	prompts *loadgen.Prompts // the runs' prompts, with target.tokenizer loaded
 }
 
-// Run executes the pipeline's steps and appends the validation's line to
+// Run checks the pipeline's local inputs (a usage error writes nothing and
+// sends nothing), executes its steps and appends the validation's line to
 // the history, also when a step failed (its error is then returned). The
 // Outcome holds the verdicts, the files written and the history entry.
 func Run(ctx context.Context, p *Pipeline, opts Options) (*Outcome, error) {
 	v := newValidation(p, opts)
+	if err := v.preflight(); err != nil {
+		return nil, err // the pipeline's own mistake: nothing written, nothing sent
+	}
 	start := v.opts.Now()
 	res, runErr := v.execute(ctx)
 	entry := v.historyEntry(start, res, runErr)

@@ -85,6 +85,9 @@ func compareAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := rep.UnknownMetrics(); err != nil {
+		return usagef("--fail-above %v", err)
+	}
 	return writeReport(c, rep)
 }
 

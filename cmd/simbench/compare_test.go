@@ -200,7 +200,9 @@ type jsonMetrics struct {
 // --fail-above exits 3.
 func TestCompareAggregatesAcceptance(t *testing.T) {
 	t.Parallel()
-	a, b := aggregatePair(t, func(i, j int) float64 { return 1.15 + 0.01*float64(i) - 0.002*float64(j) })
+	// a factor per metric and statistic, rising with the statistic so the
+	// scaled percentiles stay in order (a file out of order is refused)
+	a, b := aggregatePair(t, func(i, j int) float64 { return 1.15 + 0.01*float64(i) + 0.002*float64(j) })
 	code, out, errOut := compareCLI("compare", a, b, "--format", "json", "--fail-above", "time_to_first_token.avg=10%")
 	assert.Equal(t, exitThreshold, code, errOut)
 	assert.Contains(t, errOut, "time_to_first_token.avg")
@@ -407,4 +409,17 @@ func TestCompareTTFTBreakdown(t *testing.T) {
 	assert.Contains(t, out, `"ttft_breakdown": null`)
 	assert.Contains(t, out, "TTFT breakdown not compared: real has server-side TTFT stages, sim none")
 	assert.NoFileExists(t, filepath.Join(root, "plots2", "ttft_breakdown.png"))
+}
+
+// TestCompareGateUnknownMetricIsUsageError: a misspelt metric in
+// --fail-above is a usage error naming it and the nearest known metric; a
+// known metric one side lacks stays a missing verdict (exit 1, above).
+func TestCompareGateUnknownMetricIsUsageError(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	ref, cand := stallPair(t, root)
+	code, out, errOut := compareCLI("compare", ref, cand, "--fail-above", "time_to_frist_token.avg=10%")
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Empty(t, out, "no report for a gate that cannot be read")
+	assert.Contains(t, errOut, `time_to_frist_token.avg: unknown metric "time_to_frist_token" (did you mean "time_to_first_token"?)`)
 }

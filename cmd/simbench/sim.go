@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/simbench/simbench/internal/interrupt"
 	"github.com/simbench/simbench/internal/progress"
 	"github.com/simbench/simbench/internal/usage"
 	"github.com/simbench/simbench/results"
@@ -146,9 +146,14 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.
 			bar.Update(int64(p.Done), int64(p.Total), p.String(), p.Done == p.Total)
 		}, every))
 	}
-	files, err := sim.WriteRun(context.Background(), dir, cfg, wl, input, opts...)
+	ctx, stop := interrupt.Context(c.Context, c.App.ErrWriter, os.Exit)
+	defer stop()
+	files, err := sim.WriteRun(ctx, dir, cfg, wl, input, opts...)
 	if bar != nil {
 		bar.Finish()
+	}
+	if err != nil && ctx.Err() != nil { // WriteRun removed the partial files: a simulated run is written whole
+		return cli.Exit(fmt.Sprintf("interrupted: the simulation stopped and its partial files in %s were removed", dir), interrupt.ExitCode)
 	}
 	if err != nil {
 		return err

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -253,4 +255,32 @@ func TestSimLateFailureDiscardsTheRun(t *testing.T) {
 		assert.NoFileExists(t, filepath.Join(dir, name))
 	}
 	assert.DirExists(t, blocker, "what was there before stays")
+}
+
+// TestSimInterruptLeavesNoPartialRun: SIGINT killed sim mid-write (a torn
+// last JSONL line, no aggregates, and compare then said "malformed JSON");
+// now the first signal stops the simulation, its partial files are
+// removed and the exit code is 130. Not parallel: the signal goes to the
+// whole test process.
+func TestSimInterruptLeavesNoPartialRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	done := make(chan struct{})
+	var code int
+	var out, errb bytes.Buffer
+	go func() {
+		defer close(done)
+		code = run([]string{"simbench", "sim", "--concurrency", "64", "--request-count", "300000", "--isl", "200", "--osl", "50",
+			"-q", "-o", dir}, &out, &errb)
+	}()
+	records := filepath.Join(dir, results.RecordsName)
+	require.Eventually(t, func() bool {
+		st, err := os.Stat(records)
+		return err == nil && st.Size() > 0
+	}, 60*time.Second, time.Millisecond, "the simulation writes records as it goes")
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
+	<-done
+	assert.Equal(t, exitInterrupted, code, errb.String())
+	assert.Contains(t, errb.String(), "interrupted: the simulation stopped and its partial files in "+dir+" were removed")
+	assert.NoFileExists(t, records, "no torn JSONL is left to be mistaken for a run")
+	assert.NoFileExists(t, filepath.Join(dir, results.ProfileJSONName))
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -414,5 +415,32 @@ func TestValidateDisaggregatedSim(t *testing.T) {
 	for _, r := range recs {
 		assert.Equal(t, "prefill-0", r.Ext.Sim.PrefillWorker)
 		assert.Equal(t, "decode-0", r.Ext.Sim.DecodeWorker)
+	}
+}
+
+// TestValidateChecksLocalInputsBeforeTheHealthCheck: a missing sim.config,
+// trace or tokenizer is a usage error found before anything (the health
+// check included) is sent to the target, and nothing is written.
+func TestValidateChecksLocalInputsBeforeTheHealthCheck(t *testing.T) {
+	var hits atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	defer ts.Close()
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"sim.config", "  config: sim.yaml\n", "  config: nosuch.yaml\n", "sim.config: open "},
+		{"trace", "  concurrency: 2\n  request_count: 8\n  warmup_request_count: 1\n  isl: 50\n  osl: 8\n",
+			"  trace: nosuch.jsonl\n", "nosuch.jsonl"},
+		{"tokenizer", "  model: tiny\n", "  model: tiny\n  tokenizer: nosuch-tokenizer\n", "target.tokenizer: --tokenizer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writePipeline(t, ts.URL, "")
+			b := runReadFile(t, path)
+			require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(b), tc.from, tc.to, 1)), 0o644))
+			out := filepath.Join(t.TempDir(), "out")
+			code, _, stderr := validateCLI("--config", path, "-o", out)
+			assert.Equal(t, exitUsage, code, stderr)
+			assert.Contains(t, stderr, tc.want)
+			assert.Zero(t, hits.Load(), "no health check before the local inputs are checked")
+			assert.NoDirExists(t, out, "a usage error writes nothing, history included")
+		})
 	}
 }
