@@ -164,8 +164,25 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("calibrate: %w", err)
 		}
 	}
-	cfg := b.apply(opts.Base, post.Beta[:p])
-	cfg.Timing.Speedup = 1
+	apply := func() sim.Config {
+		c := b.apply(opts.Base, post.Beta[:p])
+		c.Timing.Speedup = 1
+		return c
+	}
+	// An aggregate's mean step is a model of the steps behind its ITL: the
+	// simulator says how far off it is.
+	var res0 Result
+	if err := settleAggregates(ctx, &obs, targets, opts, &res0.Evals, func() (sim.Config, error) {
+		x, y, nSteps = obs.design(b, noise)
+		post, err = regress(x, y, mean, sd)
+		if err != nil {
+			return sim.Config{}, fmt.Errorf("calibrate: %w", err)
+		}
+		return apply(), nil
+	}); err != nil {
+		return nil, err
+	}
+	cfg := apply()
 	cfg.Timing.Jitter = jitterOf(opts.Jitter, post, x[nSteps:], y[nSteps:], y)
 	// Host stalls are the rest of the step noise: fitted unless the noise
 	// is turned off, and never the base's.
@@ -187,7 +204,8 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	// The runs were made by a real client, whose simultaneous sends reach
 	// the server in the order of a race.
 	cfg.Frontend.TieOrder = sim.TieOrderRandom
-	res := &Result{Model: b.model(), Params: b.params(post), Steps: nSteps, StepResidualMs: post.Sigma, Warnings: warnings}
+	res := &Result{Model: b.model(), Params: relabel(b.params(post), obs), Steps: nSteps, StepResidualMs: post.Sigma,
+		Warnings: warnings, Evals: res0.Evals}
 	if noise {
 		res.Params = append(res.Params, param(post, p+1, "arrival_stall_ms", mean, sd))
 	}
@@ -405,7 +423,7 @@ func collect(targets []Target, opts StepsOptions) (observations, []string) {
 			obs.prefills = append(obs.prefills, IdlePrefills(t.Records, opts)...)
 			continue
 		}
-		if s, ok := aggregateStep(t); ok {
+		if s, ok := aggregateStep(t, opts); ok {
 			warnings = append(warnings, fmt.Sprintf("%s: no per-request token gaps (one chunk per token); fitted on its mean ITL only", t.Name))
 			obs.steps = append(obs.steps, s)
 			obs.target = append(obs.target, ti)
@@ -429,7 +447,7 @@ func (o observations) design(b basis, noise bool) (x [][]float64, y []float64, n
 			continue
 		}
 		row := make([]float64, p+2)
-		b.features(s.Shape, row)
+		s.features(b, row[:p])
 		if noise {
 			row[p+1] = s.Frontend
 		}
@@ -466,7 +484,7 @@ func (o observations) decodeSteps(b basis, beta []float64) stallData {
 		if s.Shape.PrefillTokens > 0 || s.Gaps == 0 {
 			continue
 		}
-		b.features(s.Shape, row[:p])
+		s.features(b, row[:p])
 		row[p+1] = s.Frontend
 		fit := dot(row, beta)
 		if !(fit > 0) || !(s.Ms > 0) {
@@ -482,20 +500,6 @@ func (o observations) decodeSteps(b basis, beta []float64) stallData {
 	}
 	d.groups = len(ids)
 	return d
-}
-
-// aggregateStep is a run's mean decode step: ITL at its concurrency and
-// mean context, for runs whose records have no token timing.
-func aggregateStep(t Target) (Step, bool) {
-	itl, ok := t.Profile.Value(results.TagITL, "avg")
-	if !ok || itl <= 0 {
-		return Step{}, false
-	}
-	isl := valueOr(t.Profile, results.TagISL, meanISL(t.Workload))
-	osl := valueOr(t.Profile, results.TagOSL, 1)
-	batch := int64(max(t.Workload.Concurrency, 1))
-	return Step{Ms: itl, Gaps: 1, Shape: sim.StepShape{DecodeSeqs: batch,
-		DecodeContext: batch * int64(isl+osl/2), MaxContext: int64(isl + osl/2)}}, true
 }
 
 // maxJitter caps the derived step jitter: residuals beyond this are model
