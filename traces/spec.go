@@ -112,7 +112,9 @@ func (s Spec) buildTrace() (*Workload, []Warning, error) {
 		return nil, nil, &SpecError{err}
 	}
 	file := *s.Trace
-	wl, warns, err := LoadMooncake(file)
+	// The trace's hash_ids are blocks of block_size tokens: simbench's own
+	// workload.jsonl of a run synthesised at another size than 512 replays.
+	wl, warns, err := LoadMooncakeBlocks(file, deref(s.BlockSize, MooncakeBlockSize))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,9 +126,6 @@ func (s Spec) buildTrace() (*Workload, []Warning, error) {
 			return nil, warns, specErrorf("--concurrency must be >= 0 (0 = no cap), got %d", *s.Concurrency)
 		}
 		wl.Concurrency = *s.Concurrency
-	}
-	if s.BlockSize != nil {
-		wl.BlockSize = *s.BlockSize
 	}
 	return wl, warns, nil
 }
