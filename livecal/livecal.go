@@ -36,6 +36,7 @@ type Options struct {
 	Basis     string // calibrate.Options.Basis
 	Seeds     int    // calibrate.Options.Seeds
 	MaxEvals  int    // calibrate.Options.MaxEvals
+	HostNoise bool   // calibrate.Options.HostNoise
 	Log       io.Writer
 	Quiet     bool
 }
@@ -74,7 +75,8 @@ func Calibrate(ctx context.Context, opts Options) (*Result, error) {
 		}
 		res.Dirs, targets = append(res.Dirs, dir), append(targets, t)
 	}
-	fit, err := calibrate.Fit(ctx, targets, calibrate.Options{Base: base, Basis: opts.Basis, Seeds: opts.Seeds, MaxEvals: opts.MaxEvals})
+	fit, err := calibrate.Fit(ctx, targets, calibrate.Options{Base: base, Basis: opts.Basis, Seeds: opts.Seeds, MaxEvals: opts.MaxEvals,
+		HostNoise: opts.HostNoise})
 	if err != nil {
 		return nil, err
 	}

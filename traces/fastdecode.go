@@ -14,13 +14,13 @@ import (
 // not integer literals fitting int64, invalid JSON, and every row that
 // fails a check. The caller then runs parseRowSlow, which also produces the
 // error messages. FuzzFastDecode checks that both agree whenever fastDecode
-// succeeds.
-func fastDecode(line []byte) (req Request, missingOutput, ok bool) {
+// succeeds. hash_ids are blocks of blockSize tokens.
+func fastDecode(line []byte, blockSize int) (req Request, missingOutput, ok bool) {
 	var row fastRow
 	if !row.decode(line) {
 		return req, false, false
 	}
-	return row.request()
+	return row.request(blockSize)
 }
 
 // Members of a row (rawRow's json names): the numeric ones first, indexing
@@ -69,7 +69,7 @@ func (r *fastRow) alias(a, b int) (v float64, given, ok bool) {
 }
 
 // request applies parseRowSlow's checks to the converted row.
-func (r *fastRow) request() (req Request, missingOutput, ok bool) {
+func (r *fastRow) request(blockSize int) (req Request, missingOutput, ok bool) {
 	req.TimestampMs, req.HasTimestamp, ok = r.alias(fTimestamp, fCreatedTime)
 	if !ok || req.TimestampMs < 0 {
 		return req, false, false
@@ -87,7 +87,7 @@ func (r *fastRow) request() (req Request, missingOutput, ok bool) {
 	}
 	req.InputLength, req.OutputLength, req.TextInput = int(in), int(out), r.text
 	if n := len(r.hashIDs); n > 0 {
-		if !hasIn || !hashIDsConsistent(req.InputLength, n, MooncakeBlockSize) {
+		if !hasIn || !hashIDsConsistent(req.InputLength, n, blockSize) {
 			return req, false, false
 		}
 		req.HashIDs = r.hashIDs

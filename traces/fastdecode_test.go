@@ -35,9 +35,9 @@ func TestFastDecodeAccepts(t *testing.T) {
 		`{"input_length": 1, "hash_ids": null, "session_id": null, "warmup": false, "": 1}`,
 	)
 	for _, line := range lines {
-		want, wantMissing, err := parseRowSlow([]byte(line), "f", 1)
+		want, wantMissing, err := parseRowSlow([]byte(line), "f", 1, MooncakeBlockSize)
 		require.NoError(t, err, line)
-		got, gotMissing, ok := fastDecode([]byte(line))
+		got, gotMissing, ok := fastDecode([]byte(line), MooncakeBlockSize)
 		require.True(t, ok, "fell back: %s", line)
 		assert.Equal(t, want, got, line)
 		assert.Equal(t, wantMissing, gotMissing, line)
@@ -63,7 +63,7 @@ func TestFastDecodeFallsBack(t *testing.T) {
 		`{"text_input": 5}`, `{"input_length": 2, "t\u0069mestamp": 4}`, `{"input_length": 1, "x": "\q"}`, "{\"input_length\": 1, \"x\": \"\x01\"}",
 		`{"input_length": 1, "x": ` + strings.Repeat("[", jsonlex.MaxDepth) + strings.Repeat("]", jsonlex.MaxDepth) + `}`,
 	} {
-		_, _, ok := fastDecode([]byte(line))
+		_, _, ok := fastDecode([]byte(line), MooncakeBlockSize)
 		assert.False(t, ok, "fast path accepted %s", line)
 	}
 }

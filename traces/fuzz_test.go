@@ -56,11 +56,11 @@ func FuzzReadMooncake(f *testing.F) {
 func FuzzFastDecode(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, line []byte) {
-		fast, fastMissing, ok := fastDecode(line)
+		fast, fastMissing, ok := fastDecode(line, MooncakeBlockSize)
 		if !ok {
 			return
 		}
-		slow, slowMissing, err := parseRowSlow(line, "fuzz.jsonl", 1)
+		slow, slowMissing, err := parseRowSlow(line, "fuzz.jsonl", 1, MooncakeBlockSize)
 		require.NoError(t, err, "fast path accepted input the slow path rejects: %q", line)
 		assert.Equal(t, slow, fast, "line %q", line)
 		assert.Equal(t, slowMissing, fastMissing, "missing output_length of %q", line)

@@ -51,12 +51,19 @@ func (w Warning) String() string {
 
 // LoadMooncake reads a Mooncake-format JSONL trace file; see ReadMooncake.
 func LoadMooncake(path string) (*Workload, []Warning, error) {
+	return LoadMooncakeBlocks(path, MooncakeBlockSize)
+}
+
+// LoadMooncakeBlocks reads a Mooncake-format JSONL trace file whose
+// hash_ids are blocks of blockSize tokens (a workload synthesised with
+// another --block-size than Mooncake's 512); see ReadMooncakeBlocks.
+func LoadMooncakeBlocks(path string, blockSize int) (*Workload, []Warning, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load trace: %w", err)
 	}
 	defer f.Close()
-	return ReadMooncake(f, path)
+	return ReadMooncakeBlocks(f, path, blockSize)
 }
 
 // ReadMooncake reads a Mooncake-format JSONL trace (one JSON object per line,
@@ -70,8 +77,9 @@ func LoadMooncake(path string) (*Workload, []Warning, error) {
 //   - output_length (alias output_tokens): requested OSL, 0..MaxTokens. Optional as in
 //     AIPerf: when absent OutputLength is 0 ("server default") and a warning
 //     is returned.
-//   - hash_ids: prefix-block ids at 512 tokens per block; needs input_length
-//     and must fit it: 0 < input_length − (len−1)·512 ≤ 512.
+//   - hash_ids: prefix-block ids at 512 tokens per block (ReadMooncakeBlocks:
+//     another size); needs input_length and must fit it:
+//     0 < input_length − (len−1)·512 ≤ 512.
 //   - session_id (string or number): rows sharing it are the turns of one
 //     session, numbered in file order.
 //   - delay (alias delay_ms): ms to wait after the previous turn completes, >= 0.
@@ -86,13 +94,22 @@ func LoadMooncake(path string) (*Workload, []Warning, error) {
 // output_length, rows without timestamps and delays on first turns are
 // reported as warnings (one summary warning each).
 func ReadMooncake(r io.Reader, name string) (*Workload, []Warning, error) {
+	return ReadMooncakeBlocks(r, name, MooncakeBlockSize)
+}
+
+// ReadMooncakeBlocks is ReadMooncake for hash_ids of blockSize tokens a
+// block, which the Workload keeps as its BlockSize.
+func ReadMooncakeBlocks(r io.Reader, name string, blockSize int) (*Workload, []Warning, error) {
+	if blockSize < 1 {
+		return nil, nil, fmt.Errorf("%s: hash block size must be > 0, got %d", name, blockSize)
+	}
 	r, err := checkEncoding(r, name)
 	if err != nil {
 		return nil, nil, err
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
-	rd := newReader(name)
+	rd := newReader(name, blockSize)
 	lineNo := 0
 	for sc.Scan() {
 		lineNo++
@@ -114,7 +131,7 @@ func ReadMooncake(r io.Reader, name string) (*Workload, []Warning, error) {
 	}
 	wl := &Workload{
 		Requests:  rd.reqs,
-		BlockSize: MooncakeBlockSize,
+		BlockSize: blockSize,
 		Source:    name,
 		Digest:    ComputeDigest(rd.reqs),
 	}
@@ -154,6 +171,7 @@ func (s *summary) note(line int, detail string) {
 // reader accumulates requests and warning counts across rows.
 type reader struct {
 	file       string
+	blockSize  int
 	reqs       []Request
 	turns      map[string]int
 	lastTs     float64
@@ -162,15 +180,15 @@ type reader struct {
 	backwards, noOutput, noTimestamp, firstDelay summary
 }
 
-func newReader(file string) *reader {
-	return &reader{file: file, turns: make(map[string]int)}
+func newReader(file string, blockSize int) *reader {
+	return &reader{file: file, blockSize: blockSize, turns: make(map[string]int)}
 }
 
 func (rd *reader) add(line []byte, lineNo int) error {
-	req, missingOutput, ok := fastDecode(line)
+	req, missingOutput, ok := fastDecode(line, rd.blockSize)
 	if !ok {
 		var err error
-		if req, missingOutput, err = parseRowSlow(line, rd.file, lineNo); err != nil {
+		if req, missingOutput, err = parseRowSlow(line, rd.file, lineNo, rd.blockSize); err != nil {
 			return err
 		}
 	}
@@ -231,8 +249,9 @@ func (rd *reader) warnings() []Warning {
 
 // parseRowSlow decodes and validates one non-blank line with
 // encoding/json: the reference rowDecoder must match, and the path that
-// reports errors. missingOutput reports an absent output_length.
-func parseRowSlow(line []byte, file string, lineNo int) (req Request, missingOutput bool, err error) {
+// reports errors. missingOutput reports an absent output_length; hash_ids
+// are blocks of blockSize tokens.
+func parseRowSlow(line []byte, file string, lineNo, blockSize int) (req Request, missingOutput bool, err error) {
 	fail := func(field, format string, args ...any) error {
 		return &RowError{File: file, Line: lineNo, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -249,7 +268,7 @@ func parseRowSlow(line []byte, file string, lineNo int) (req Request, missingOut
 	if err := parseLengths(&raw, &req, &missingOutput, fail); err != nil {
 		return req, false, err
 	}
-	if err := parseHashIDs(&raw, &req, fail); err != nil {
+	if err := parseHashIDs(&raw, &req, blockSize, fail); err != nil {
 		return req, false, err
 	}
 	if req.SessionID, err = sessionID(raw.SessionID, fail); err != nil {
@@ -335,7 +354,7 @@ func parseLengths(raw *rawRow, req *Request, missingOutput *bool, fail failFunc)
 	return err
 }
 
-func parseHashIDs(raw *rawRow, req *Request, fail failFunc) error {
+func parseHashIDs(raw *rawRow, req *Request, bs int, fail failFunc) error {
 	n := len(raw.HashIDs)
 	if n == 0 {
 		return nil
@@ -343,11 +362,10 @@ func parseHashIDs(raw *rawRow, req *Request, fail failFunc) error {
 	if nonNull(raw.InputLength) == nil && nonNull(raw.InputTokens) == nil {
 		return fail("hash_ids", "needs input_length (hash_ids describe input_length tokens, not text_input)")
 	}
-	if !hashIDsConsistent(req.InputLength, n, MooncakeBlockSize) {
+	if !hashIDsConsistent(req.InputLength, n, bs) {
 		return fail("hash_ids", "%d block(s) do not fit input_length %d: at %d tokens per block it needs %d "+
 			"(every block but the last is full: 0 < input_length − (blocks−1)·%d ≤ %d)",
-			n, req.InputLength, MooncakeBlockSize, blocksFor(req.InputLength, MooncakeBlockSize),
-			MooncakeBlockSize, MooncakeBlockSize)
+			n, req.InputLength, bs, blocksFor(req.InputLength, bs), bs, bs)
 	}
 	req.HashIDs = raw.HashIDs
 	return nil

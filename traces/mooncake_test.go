@@ -272,19 +272,24 @@ func TestRoundTrip(t *testing.T) {
 		{TimestampMs: 1e22, HasTimestamp: true, TextInput: "ünïcode\n\t\"", OutputLength: 3, SessionID: "x", Turn: 1, DelayMs: 1e-9},
 		{TextInput: "t", InputLength: 7},
 	}}
-	for _, wl := range []*Workload{slice, synth, hand} {
+	// A workload synthesised at another block size reads back at it.
+	small, err := Synthesize(SynthSpec{Mode: ModePoisson, Rate: 2, RequestCount: 8, ISL: 592, ISLStddev: 100, OSL: 20,
+		SharedPrefixTokens: 64, NumPrefixGroups: 2, BlockSize: 16, Seed: 1})
+	require.NoError(t, err)
+	for _, wl := range []*Workload{slice, synth, hand, small} {
 		t.Run(wl.Source, func(t *testing.T) {
 			assertRoundTrip(t, wl)
 		})
 	}
 }
 
-// assertRoundTrip writes wl and reads it back: same requests and digest.
+// assertRoundTrip writes wl and reads it back at its block size: same
+// requests, block size and digest.
 func assertRoundTrip(t *testing.T, wl *Workload) {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, WriteJSONL(&buf, wl))
-	back, _, err := ReadMooncake(&buf, "back")
+	back, _, err := ReadMooncakeBlocks(&buf, "back", wl.blockSize())
 	require.NoError(t, err, "reading back:\n%s", buf.String())
 	require.Len(t, back.Requests, len(wl.Requests))
 	for i := range wl.Requests {
@@ -293,6 +298,23 @@ func assertRoundTrip(t *testing.T, wl *Workload) {
 		assert.Equal(t, want, back.Requests[i], "request %d", i)
 	}
 	assert.Equal(t, ComputeDigest(wl.Requests), back.Digest)
+	assert.Equal(t, wl.blockSize(), back.BlockSize)
+}
+
+// TestReadMooncakeBlocks: hash_ids are checked at the block size given,
+// and the error names it with the file, line and field.
+func TestReadMooncakeBlocks(t *testing.T) {
+	const row = `{"input_length": 40, "output_length": 1, "hash_ids": [1, 2, 3]}`
+	wl, _, err := ReadMooncakeBlocks(strings.NewReader(row), "w.jsonl", 16)
+	require.NoError(t, err)
+	assert.Equal(t, 16, wl.BlockSize)
+	assert.Equal(t, []int64{1, 2, 3}, wl.Requests[0].HashIDs)
+	_, _, err = ReadMooncake(strings.NewReader(row), "w.jsonl")
+	assert.EqualError(t, err, `w.jsonl:1: field "hash_ids": 3 block(s) do not fit input_length 40: at 512 tokens per block it needs 1 (every block but the last is full: 0 < input_length − (blocks−1)·512 ≤ 512)`)
+	_, _, err = ReadMooncakeBlocks(strings.NewReader(row), "w.jsonl", 32)
+	assert.ErrorContains(t, err, `w.jsonl:1: field "hash_ids": 3 block(s) do not fit input_length 40: at 32 tokens per block it needs 2`)
+	_, _, err = ReadMooncakeBlocks(strings.NewReader(row), "w.jsonl", 0)
+	assert.EqualError(t, err, "w.jsonl: hash block size must be > 0, got 0")
 }
 
 // TestLoadMooncakeEndlessLine: a trace of /dev/zero failed as "bufio.Scanner:

@@ -120,7 +120,9 @@ func (s Spec) buildTrace() (*Workload, []Warning, error) {
 		}
 	}
 	file := *s.Trace
-	wl, warns, err := LoadMooncake(file)
+	// The trace's hash_ids are blocks of block_size tokens: simbench's own
+	// workload.jsonl of a run synthesised at another size than 512 replays.
+	wl, warns, err := LoadMooncakeBlocks(file, deref(s.BlockSize, MooncakeBlockSize))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,9 +138,6 @@ func (s Spec) buildTrace() (*Workload, []Warning, error) {
 	}
 	if s.Concurrency != nil {
 		wl.Concurrency = *s.Concurrency
-	}
-	if s.BlockSize != nil {
-		wl.BlockSize = *s.BlockSize
 	}
 	return wl, warns, nil
 }

@@ -123,3 +123,22 @@ func TestSpecBuildRefusesEpochTimestamps(t *testing.T) {
 	require.Len(t, warns, 1)
 	assert.Equal(t, late+":1: the first request is due 300 s after time zero: the run sends nothing until then (--auto-offset starts at the first request)", warns[0].String())
 }
+
+// TestSpecTraceAtItsBlockSize: a workload synthesised at 16 tokens a hash
+// block, written as a trace, replays with --block-size 16; without it its
+// hash_ids do not fit Mooncake's 512, and the error says where.
+func TestSpecTraceAtItsBlockSize(t *testing.T) {
+	wl, err := Synthesize(SynthSpec{Mode: ModePoisson, Rate: 2, RequestCount: 4, ISL: 592, OSL: 8, BlockSize: 16, Seed: 1})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "workload.jsonl")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, WriteJSONL(f, wl))
+	require.NoError(t, f.Close())
+	back, _, err := Spec{Trace: ptr(path), BlockSize: ptr(16)}.Build(0)
+	require.NoError(t, err)
+	assert.Equal(t, 16, back.BlockSize)
+	assert.Equal(t, wl.Digest, back.Digest)
+	_, _, err = Spec{Trace: ptr(path)}.Build(0)
+	assert.ErrorContains(t, err, path+`:1: field "hash_ids": 37 block(s) do not fit input_length 592: at 512 tokens per block`)
+}

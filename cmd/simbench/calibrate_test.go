@@ -85,3 +85,26 @@ func TestCalibrateRefusesNoSeeds(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut.String(), "--sim-seeds must be >= 1, got 0")
 }
+
+// TestCalibrateHostNoiseOnlyWhenAsked: on a GPU config the host's noise
+// (here the AIPerf client's 3 s stalls, a drift, the CPU share) is neither
+// in the report nor in the config; --host-noise asks for it.
+func TestCalibrateHostNoiseOnlyWhenAsked(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  bool
+	}{{nil, false}, {[]string{"--host-noise"}, true}} {
+		cfgPath := filepath.Join(t.TempDir(), "sim.yaml")
+		var out, errOut bytes.Buffer
+		args := append([]string{"simbench", "calibrate", "--real", "../../testdata/aiperf/qwen_concurrency1",
+			"--config", "../../testdata/sim/qwen3-0.6b-rtx-6000-ada.yaml", "-o", cfgPath}, tc.flags...)
+		require.Equal(t, exitOK, run(args, &out, &errOut), errOut.String())
+		cfg, err := sim.LoadConfig(cfgPath)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, cfg.Frontend.ClientStallMs > 0, "%v", tc.flags)
+		assert.Equal(t, tc.want, cfg.Frontend.CPUShare > 0, "%v", tc.flags)
+		for _, row := range []string{"client_stall_ms", "cpu_share", "drift_cv", "stall_ms", "arrival_stall_ms"} {
+			assert.Equal(t, tc.want, bytes.Contains(out.Bytes(), []byte("  "+row+" ")), "%v: row %s in\n%s", tc.flags, row, out.String())
+		}
+	}
+}

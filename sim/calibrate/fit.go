@@ -73,6 +73,20 @@ type Options struct {
 	// sends, and the frontend overhead fitted on one draw moved by ±10 %
 	// from seed to seed on the CPU engine's plan.
 	Seeds int
+	// HostNoise fits the host's noise on a GPU config too (see
+	// hostNoise); a CPU config (hardware.cpu) always has it fitted.
+	HostNoise bool
+}
+
+// hostNoise is whether Fit models the noise of a host that shares its CPU
+// with the engine and the client: the step stalls, the drift of the
+// device's speed, the client's stalls, the arrival stall and the frontend
+// event loop's CPU share. A CPU engine (hardware.cpu) has it, and the CPU
+// e2e tier's fit needs it; on a GPU those parameters would model the
+// machine a run was made on, not the engine, so they are neither fitted
+// nor written unless asked for (Options.HostNoise, --host-noise).
+func hostNoise(opts Options) bool {
+	return opts.HostNoise || opts.Base.Hardware.CPU != ""
 }
 
 // DefaultSeeds is Options.Seeds' default: odd, so the median is a draw.
@@ -125,8 +139,9 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		return nil, err
 	}
 	sopts := stepsOptions(opts.Base)
+	noise := hostNoise(opts)
 	obs, warnings := collect(targets, sopts)
-	x, y, nSteps := obs.design(b)
+	x, y, nSteps := obs.design(b, noise)
 	mean, sd := b.prior()
 	p := len(mean)
 	// The frontend's request overhead, and the stall the server's work on
@@ -144,24 +159,44 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	if ov := post.Beta[p]; ov > 0 && post.Beta[p+1] > 0 {
 		sopts.FrontendMs = ov
 		obs, _ = collect(targets, sopts)
-		x, y, nSteps = obs.design(b)
+		x, y, nSteps = obs.design(b, noise)
 		if post, err = regress(x, y, mean, sd); err != nil {
 			return nil, fmt.Errorf("calibrate: %w", err)
 		}
 	}
-	cfg := b.apply(opts.Base, post.Beta[:p])
-	cfg.Timing.Speedup = 1
+	apply := func() sim.Config {
+		c := b.apply(opts.Base, post.Beta[:p])
+		c.Timing.Speedup = 1
+		return c
+	}
+	// An aggregate's mean step is a model of the steps behind its ITL: the
+	// simulator says how far off it is.
+	var res0 Result
+	if err := settleAggregates(ctx, &obs, targets, opts, &res0.Evals, func() (sim.Config, error) {
+		x, y, nSteps = obs.design(b, noise)
+		post, err = regress(x, y, mean, sd)
+		if err != nil {
+			return sim.Config{}, fmt.Errorf("calibrate: %w", err)
+		}
+		return apply(), nil
+	}); err != nil {
+		return nil, err
+	}
+	cfg := apply()
 	cfg.Timing.Jitter = jitterOf(opts.Jitter, post, x[nSteps:], y[nSteps:], y)
 	// Host stalls are the rest of the step noise: fitted unless the noise
 	// is turned off, and never the base's.
 	stalls := stallFit{}
-	if opts.Jitter >= 0 {
+	if opts.Jitter >= 0 && noise {
 		stalls = fitStalls(obs.decodeSteps(b, post.Beta))
 	}
 	cfg.Timing.StallMs, cfg.Timing.StallCV, cfg.Timing.StallsPerStep = stalls.Ms, stalls.CV, stalls.PerStep
 	// So is the drift, measured below: never the base's.
 	cfg.Timing.DriftCV, cfg.Timing.DriftPeriodMs = 0, 0
-	cfg.Frontend.ArrivalStallMs = post.Beta[p+1]
+	cfg.Frontend.ArrivalStallMs = 0
+	if noise {
+		cfg.Frontend.ArrivalStallMs = post.Beta[p+1]
+	}
 	// The token gaps and TTFTs are of the prompts the engine computed,
 	// template included; the simulated targets must compute them too.
 	tmpl, nTmpl := templateTokens(targets)
@@ -169,15 +204,21 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	// The runs were made by a real client, whose simultaneous sends reach
 	// the server in the order of a race.
 	cfg.Frontend.TieOrder = sim.TieOrderRandom
-	res := &Result{Model: b.model(), Params: append(b.params(post), param(post, p+1, "arrival_stall_ms", mean, sd)),
-		Steps: nSteps, StepResidualMs: post.Sigma, Warnings: warnings}
+	res := &Result{Model: b.model(), Params: relabel(b.params(post), obs), Steps: nSteps, StepResidualMs: post.Sigma,
+		Warnings: warnings, Evals: res0.Evals}
+	if noise {
+		res.Params = append(res.Params, param(post, p+1, "arrival_stall_ms", mean, sd))
+	}
 	fe := sim.CalibratedParam{Name: "request_overhead_ms", Value: post.Beta[p], SD: post.SD[p], Pinned: true,
 		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(obs.prefills))}
 	if ovSD < flatSD {
 		fe.Source += fmt.Sprintf(", at least their response headers (%.3g ms) and a %g ± %g ms hand-off", ovMean-priorHandoffMs, priorHandoffMs, priorHandoffSD)
 	}
 	cfg.Frontend.RequestOverheadMs = fe.Value
-	loop := sharesLoop(cfg)
+	loop := noise && sharesLoop(cfg)
+	if !noise {
+		cfg.Frontend.CPUShare = 0
+	}
 	if loop {
 		cfg.Frontend.CPUShare = priorCPUShare
 	}
@@ -201,12 +242,12 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 		}
 		res.Params = append(res.Params, cs)
 	}
-	if opts.Jitter >= 0 {
+	if opts.Jitter >= 0 && noise {
 		res.Params = append(res.Params, stallParams(stalls)...)
 	}
 	// The device's slow drift is what per-request ITL spreads beyond the
 	// steps' noise, so it is measured on the fitted steps and overhead.
-	if opts.Jitter >= 0 {
+	if opts.Jitter >= 0 && noise {
 		df, n, err := fitDrift(ctx, cfg, targets, opts.Seeds)
 		if err != nil {
 			return nil, err
@@ -229,7 +270,10 @@ func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	res.Range = calibrationRange(targets, obs.steps)
 	cfg.Frontend.ClientGapMs = targets[0].ClientGapMs
 	cfg.Frontend.ClientGapSamplesMs = gapSamples(pooledGaps(targets))
-	cfg.Frontend.ClientStallMs, cfg.Frontend.ClientStallEveryMs = pooledStalls(targets)
+	cfg.Frontend.ClientStallMs, cfg.Frontend.ClientStallEveryMs = 0, 0
+	if noise {
+		cfg.Frontend.ClientStallMs, cfg.Frontend.ClientStallEveryMs = pooledStalls(targets)
+	}
 	if cfg.Frontend.ClientStallMs > 0 {
 		src := "the client's gaps beyond 3.5 robust sds above their median, counted by the runs' mean gap"
 		res.Params = append(res.Params,
@@ -379,7 +423,7 @@ func collect(targets []Target, opts StepsOptions) (observations, []string) {
 			obs.prefills = append(obs.prefills, IdlePrefills(t.Records, opts)...)
 			continue
 		}
-		if s, ok := aggregateStep(t); ok {
+		if s, ok := aggregateStep(t, opts); ok {
 			warnings = append(warnings, fmt.Sprintf("%s: no per-request token gaps (one chunk per token); fitted on its mean ITL only", t.Name))
 			obs.steps = append(obs.steps, s)
 			obs.target = append(obs.target, ti)
@@ -390,9 +434,10 @@ func collect(targets []Target, opts StepsOptions) (observations, []string) {
 
 // design is the regression's matrix: a step's basis features, 0 for the
 // request overhead and its share of the server's work (Step.Frontend, the
-// arrival stall); then an idle
-// prefill's summed features, 1 and 0. nSteps is how many rows are steps.
-func (o observations) design(b basis) (x [][]float64, y []float64, nSteps int) {
+// arrival stall, or 0 without host noise: the column then leaves the
+// stall at its prior 0); then an idle prefill's summed features, 1 and 0.
+// nSteps is how many rows are steps.
+func (o observations) design(b basis, noise bool) (x [][]float64, y []float64, nSteps int) {
 	mean, _ := b.prior()
 	p := len(mean)
 	for _, s := range o.steps {
@@ -402,8 +447,10 @@ func (o observations) design(b basis) (x [][]float64, y []float64, nSteps int) {
 			continue
 		}
 		row := make([]float64, p+2)
-		b.features(s.Shape, row)
-		row[p+1] = s.Frontend
+		s.features(b, row[:p])
+		if noise {
+			row[p+1] = s.Frontend
+		}
 		x, y = append(x, row), append(y, s.Ms)
 	}
 	nSteps = len(x)
@@ -437,7 +484,7 @@ func (o observations) decodeSteps(b basis, beta []float64) stallData {
 		if s.Shape.PrefillTokens > 0 || s.Gaps == 0 {
 			continue
 		}
-		b.features(s.Shape, row[:p])
+		s.features(b, row[:p])
 		row[p+1] = s.Frontend
 		fit := dot(row, beta)
 		if !(fit > 0) || !(s.Ms > 0) {
@@ -453,20 +500,6 @@ func (o observations) decodeSteps(b basis, beta []float64) stallData {
 	}
 	d.groups = len(ids)
 	return d
-}
-
-// aggregateStep is a run's mean decode step: ITL at its concurrency and
-// mean context, for runs whose records have no token timing.
-func aggregateStep(t Target) (Step, bool) {
-	itl, ok := t.Profile.Value(results.TagITL, "avg")
-	if !ok || itl <= 0 {
-		return Step{}, false
-	}
-	isl := valueOr(t.Profile, results.TagISL, meanISL(t.Workload))
-	osl := valueOr(t.Profile, results.TagOSL, 1)
-	batch := int64(max(t.Workload.Concurrency, 1))
-	return Step{Ms: itl, Gaps: 1, Shape: sim.StepShape{DecodeSeqs: batch,
-		DecodeContext: batch * int64(isl+osl/2), MaxContext: int64(isl + osl/2)}}, true
 }
 
 // maxJitter caps the derived step jitter: residuals beyond this are model

@@ -347,12 +347,32 @@ func TestAckOverheadPrior(t *testing.T) {
 // TestFitAIPerfRun calibrates on the real GPU run: the physics basis from
 // the named hardware, the step overhead pinned by the token gaps, the
 // per-sequence cost left to its prior (one load), and the run reproduced.
+// The host's noise takes no part in it unless asked for: the client's
+// 3 s stalls, the drift, the step stalls, the arrival stall and the
+// frontend's CPU share are neither fitted nor written, not even the base
+// config's.
 func TestFitAIPerfRun(t *testing.T) {
 	tg, err := LoadTarget("../../testdata/aiperf/qwen_concurrency1")
 	require.NoError(t, err)
 	base := sim.DefaultConfig()
 	base.Hardware.GPU, base.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
-	res, err := Fit(context.Background(), []Target{tg}, Options{Base: base})
+	noisy := base
+	noisy.Timing.DriftCV, noisy.Timing.DriftPeriodMs = 0.1, 500
+	noisy.Timing.StallMs, noisy.Timing.StallsPerStep = 5, 0.01
+	noisy.Frontend.CPUShare, noisy.Frontend.ClientStallMs, noisy.Frontend.ClientStallEveryMs = 0.7, 100, 1000
+	quiet, err := Fit(context.Background(), []Target{tg}, Options{Base: noisy})
+	require.NoError(t, err)
+	for _, p := range quiet.Params {
+		assert.NotContains(t, hostNoiseParams, p.Name)
+	}
+	assert.Equal(t, sim.FrontendConfig{}, hostNoiseOf(quiet.Config), "nothing of the host's noise is written")
+	assert.Equal(t, sim.TimingConfig{}, timingNoiseOf(quiet.Config))
+	for _, r := range quiet.Rows {
+		if r.Stat == "avg" && r.Metric != results.TagOutputThroughput {
+			assert.InDelta(t, 0, r.ErrorPct, 2, "%s.%s", r.Metric, r.Stat)
+		}
+	}
+	res, err := Fit(context.Background(), []Target{tg}, Options{Base: base, HostNoise: true})
 	require.NoError(t, err)
 	assert.Equal(t, "physics", res.Model)
 	assert.True(t, paramByName(res.Params, "step_overhead_ms").Pinned)
@@ -377,6 +397,24 @@ func TestFitAIPerfRun(t *testing.T) {
 	back, err := sim.ParseConfig(b)
 	require.NoError(t, err)
 	assert.Equal(t, cfg.Calibration.Range, back.Calibration.Range)
+}
+
+// hostNoiseParams are the parameters of the host's noise (see hostNoise).
+var hostNoiseParams = []string{"arrival_stall_ms", "cpu_share", "stall_ms", "stall_cv", "stalls_per_step",
+	"drift_cv", "drift_period_ms", "client_stall_ms", "client_stall_every_ms"}
+
+// hostNoiseOf is the frontend's host-noise fields of c, the rest zero.
+func hostNoiseOf(c sim.Config) sim.FrontendConfig {
+	f := c.Frontend
+	return sim.FrontendConfig{CPUShare: f.CPUShare, ArrivalStallMs: f.ArrivalStallMs, ClientStallMs: f.ClientStallMs,
+		ClientStallEveryMs: f.ClientStallEveryMs}
+}
+
+// timingNoiseOf is the timing's host-noise fields of c, the rest zero.
+func timingNoiseOf(c sim.Config) sim.TimingConfig {
+	t := c.Timing
+	return sim.TimingConfig{StallMs: t.StallMs, StallCV: t.StallCV, StallsPerStep: t.StallsPerStep,
+		DriftCV: t.DriftCV, DriftPeriodMs: t.DriftPeriodMs}
 }
 
 // The AIPerf export's client: eight gaps of 2.5–3.9 ms and one of 3 s in
@@ -455,7 +493,7 @@ func TestRecoverCPUShare(t *testing.T) {
 	c4 := simulateTarget(t, "c4", truth, wl(4))
 	base := sim.DefaultConfig()
 	base.Hardware.GPU, base.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
-	opts := Options{Base: base}
+	opts := Options{Base: base, HostNoise: true} // a GPU config: only when asked for
 	res, err := Fit(context.Background(), []Target{c1}, opts)
 	require.NoError(t, err)
 	assert.False(t, paramByName(res.Params, "cpu_share").Pinned)

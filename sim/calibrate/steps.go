@@ -28,6 +28,9 @@ type Step struct {
 	// with no window, Sends. On a CPU engine that work takes CPU from the
 	// steps beside it (frontend.arrival_stall_ms a request).
 	Frontend float64
+	// mix is an aggregate's mean step (aggregateStep): the shapes of the
+	// steps it averages and their shares; nil for a step of the token gaps.
+	mix []mixShape
 }
 
 // stream is one request's token arrivals, ms from the run's first send.

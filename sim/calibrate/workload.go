@@ -29,7 +29,7 @@ func RunWorkload(dir string, p *results.Profile) (*traces.Workload, error) {
 		in = *ic.Input
 	}
 	if path := filepath.Join(dir, traces.WorkloadFile); fileExists(path) {
-		wl, _, err := traces.LoadMooncake(path)
+		wl, _, err := traces.LoadMooncakeBlocks(path, hashBlockSize(ic))
 		if err != nil {
 			return nil, err
 		}
@@ -48,6 +48,20 @@ func RunWorkload(dir string, p *results.Profile) (*traces.Workload, error) {
 		return wl, nil
 	}
 	return nil, fmt.Errorf("%s: cannot rebuild the workload: no %s, and input_config names neither a synthetic prompt nor a readable trace file", dir, traces.WorkloadFile)
+}
+
+// hashBlockSize is the tokens per hash_ids block of the workload a run
+// replayed: input_config.workload's (simbench's), else the synthetic
+// prompt's (AIPerf's), else Mooncake's 512. WriteWorkloadFile keeps the
+// hash_ids as the run used them, at whatever --block-size it had.
+func hashBlockSize(ic results.InputConfig) int {
+	switch {
+	case ic.Workload != nil && ic.Workload.BlockSize > 0:
+		return ic.Workload.BlockSize
+	case ic.Input != nil && ic.Input.Prompt != nil && ic.Input.Prompt.InputTokens.BlockSize != nil:
+		return *ic.Input.Prompt.InputTokens.BlockSize
+	}
+	return traces.MooncakeBlockSize
 }
 
 func synthesized(lg results.LoadgenConfig, in results.InputSection) (*traces.Workload, error) {
