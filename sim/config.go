@@ -245,7 +245,8 @@ type HardwareConfig struct {
 	// timing.table.file is.
 	ModelConfig string `yaml:"model_config,omitempty" json:"model_config,omitempty"`
 	// WeightDType is the layer weights' precision: bf16 | fp16 | fp8 |
-	// int8 | int4; "" = dtype. fp8 weights compute at the fp8 rate where
+	// int8 | int4; "" = the model's (a quantized config.json's
+	// quantization_config), else dtype. fp8 weights compute at the fp8 rate where
 	// the GPU has one; int8 and int4 are weight-only (W8A16, W4A16): fewer
 	// bytes, the 16-bit rate and a dequantization cost.
 	WeightDType string `yaml:"weight_dtype,omitempty" json:"weight_dtype,omitempty"`
@@ -551,7 +552,7 @@ var configDocs = map[string]string{
 	"hardware.model":                           "preset name or custom (see hardware.custom_model), or the name of hardware.model_config's model",
 	"hardware.model_config":                    "a Hugging Face config.json (dense or mixture of experts): the model; a relative path is opened from the working directory",
 	"hardware.dtype":                           "bf16 | fp16 | fp8 | fp32 (activations; weights and KV unless weight_dtype, kv_cache_dtype say otherwise)",
-	"hardware.weight_dtype":                    "bf16 | fp16 | fp8 | int8 | int4; default dtype (fp8: the fp8 rate; int8/int4: weight-only, 16-bit rate plus dequantization)",
+	"hardware.weight_dtype":                    "bf16 | fp16 | fp8 | int8 | int4; default: model_config's quantization_config, else dtype (fp8: the fp8 rate; int8/int4: weight-only, 16-bit rate plus dequantization)",
 	"hardware.kv_cache_dtype":                  "auto | bf16 | fp16 | fp8; default (auto) dtype",
 	"hardware.custom_gpu.link_latency_us":      "fixed cost of one all-reduce; two per layer under tensor_parallel > 1",
 	"hardware.custom_model.experts":            "routed experts per MoE layer; 0 = dense (then experts_per_token, expert_intermediate, shared_intermediate, moe_layers unset)",
@@ -968,7 +969,7 @@ func (h HardwareConfig) model() (ModelSpec, error) {
 		if h.Model == "custom" || h.CustomModel != nil {
 			return ModelSpec{}, errors.New("hardware.model_config: the model is custom_model's; set one of them")
 		}
-		m, err := ModelFromHFConfig(h.ModelConfig)
+		m, err := readHFConfig(h.ModelConfig, h.WeightDType == "")
 		if err != nil {
 			return m, fmt.Errorf("hardware.model_config: %w", err)
 		}

@@ -42,6 +42,85 @@ type hfConfig struct {
 
 	// Attention the model does not describe: refused.
 	KVLoRARank *int `json:"kv_lora_rank"` // multi-head latent attention (DeepSeek-V2/V3)
+
+	Quantization *hfQuant `json:"quantization_config"` // a quantized checkpoint's weights
+}
+
+// hfQuant is a quantized checkpoint's quantization_config, in the formats
+// vLLM reads: quant_method fp8 or fbgemm_fp8, awq or gptq with bits,
+// compressed-tensors with config_groups, modelopt with quant_algo.
+type hfQuant struct {
+	QuantMethod  string `json:"quant_method"`
+	Bits         int    `json:"bits"`
+	QuantAlgo    string `json:"quant_algo"`
+	ConfigGroups map[string]struct {
+		Weights *struct {
+			NumBits int    `json:"num_bits"`
+			Type    string `json:"type"`
+		} `json:"weights"`
+	} `json:"config_groups"`
+}
+
+// weightDType is the layer weights' precision q describes.
+func (q hfQuant) weightDType() (string, error) {
+	switch q.QuantMethod {
+	case "fp8", "fbgemm_fp8":
+		return "fp8", nil
+	case "awq", "gptq":
+		return intDType(q.Bits)
+	case "modelopt":
+		if q.QuantAlgo == "FP8" {
+			return "fp8", nil
+		}
+		return "", fmt.Errorf("quantization_config.quant_algo: %q is not modelled (FP8 is)", q.QuantAlgo)
+	case "compressed-tensors":
+		return q.groupsDType()
+	}
+	return "", fmt.Errorf("quantization_config.quant_method: %q is not modelled (fp8, fbgemm_fp8, awq, gptq, compressed-tensors, modelopt are)", q.QuantMethod)
+}
+
+// intDType is the weight-only integer precision of bits bits.
+func intDType(bits int) (string, error) {
+	switch bits {
+	case 4:
+		return "int4", nil
+	case 8:
+		return "int8", nil
+	}
+	return "", fmt.Errorf("quantization_config.bits: %d is not modelled (4 or 8 are)", bits)
+}
+
+// groupsDType is compressed-tensors' weight precision: every group's
+// weights alike, floats of 8 bits (fp8) or integers of 4 or 8.
+func (q hfQuant) groupsDType() (string, error) {
+	dtype := ""
+	for _, name := range sortedKeys(q.ConfigGroups) {
+		w := q.ConfigGroups[name].Weights
+		if w == nil {
+			return "", fmt.Errorf("quantization_config.config_groups.%s.weights: missing", name)
+		}
+		var d string
+		var err error
+		switch {
+		case w.Type == "float" && w.NumBits == 8:
+			d = "fp8"
+		case w.Type == "int":
+			d, err = intDType(w.NumBits)
+		default:
+			err = fmt.Errorf("%s weights of %d bits are not modelled", w.Type, w.NumBits)
+		}
+		if err != nil {
+			return "", fmt.Errorf("quantization_config.config_groups.%s: %w", name, err)
+		}
+		if dtype != "" && d != dtype {
+			return "", fmt.Errorf("quantization_config.config_groups: %s and %s weights; set hardware.weight_dtype", dtype, d)
+		}
+		dtype = d
+	}
+	if dtype == "" {
+		return "", errors.New("quantization_config.config_groups: missing")
+	}
+	return dtype, nil
 }
 
 // untiedByDefault are the model types whose transformers config class
@@ -62,25 +141,46 @@ var untiedByDefault = []string{"llama", "llama4", "llama4_text", "mistral", "mix
 // and moe_layer_freq, Qwen's decoder_sparse_step and mlp_only_layers; else
 // all). A key the shape needs that the file lacks is an error naming the
 // file and the key; so is multi-head latent attention (kv_lora_rank),
-// which this model does not describe. Vision towers are not counted.
+// which this model does not describe. A quantized checkpoint's
+// quantization_config gives its weights' precision (ModelSpec.WeightDType:
+// fp8, or weight-only int8 or int4). Vision towers are not counted.
 func ModelFromHFConfig(path string) (ModelSpec, error) {
+	return readHFConfig(path, true)
+}
+
+// readHFConfig is ModelFromHFConfig; quantized false ignores the file's
+// quantization_config.
+func readHFConfig(path string, quantized bool) (ModelSpec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ModelSpec{}, err
 	}
-	m, err := parseHFConfig(b)
+	m, err := parseHFConfig(b, quantized)
 	if err != nil {
 		return ModelSpec{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
 }
 
-// parseHFConfig is ModelFromHFConfig on the file's bytes.
-func parseHFConfig(b []byte) (ModelSpec, error) {
+// parseHFConfig is ModelFromHFConfig on the file's bytes; quantized false
+// ignores the file's quantization_config (hardware.weight_dtype overrides
+// it).
+func parseHFConfig(b []byte, quantized bool) (ModelSpec, error) {
 	var c hfConfig
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&c); err != nil {
 		return ModelSpec{}, jsonError(b, err)
+	}
+	q := c.Quantization
+	if q == nil && c.TextConfig != nil {
+		q = c.TextConfig.Quantization
+	}
+	wd := ""
+	if q != nil && quantized {
+		var err error
+		if wd, err = q.weightDType(); err != nil {
+			return ModelSpec{}, err
+		}
 	}
 	prefix := ""
 	if c.TextConfig != nil {
@@ -94,6 +194,7 @@ func parseHFConfig(b []byte) (ModelSpec, error) {
 	if err != nil {
 		return ModelSpec{}, err
 	}
+	m.WeightDType = wd
 	if err := m.validate("model"); err != nil {
 		return ModelSpec{}, err
 	}

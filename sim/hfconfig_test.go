@@ -58,7 +58,7 @@ func TestHFConfigLayerPlacement(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := parseHFConfig([]byte("{" + base + ", " + tc.keys + "}"))
+			m, err := parseHFConfig([]byte("{"+base+", "+tc.keys+"}"), true)
 			require.NoError(t, err)
 			tc.want.Layers, tc.want.Hidden, tc.want.Heads, tc.want.KVHeads, tc.want.Vocab = 8, 64, 4, 4, 100
 			tc.want.TiedEmbed, tc.want.ExpertsPerToken = true, 2
@@ -121,4 +121,61 @@ func TestHardwareModelConfig(t *testing.T) {
 	cfg.Hardware.TensorParallel = 1
 	cfg.Hardware.ModelConfig = mixtralConfig
 	assert.ErrorContains(t, cfg.Validate(), "engine.num_gpu_blocks: "+mixtralConfig+" (93.4 GB of weights) leaves no KV memory")
+}
+
+// TestHFConfigQuantization reads a quantized checkpoint's weight precision
+// from its quantization_config: the published Qwen3-30B-A3B-FP8 (fp8,
+// block-wise) and each format vLLM reads.
+func TestHFConfigQuantization(t *testing.T) {
+	m, err := ModelFromHFConfig("../testdata/models/qwen3-30b-a3b-fp8.json")
+	require.NoError(t, err)
+	bf16, err := ModelFromHFConfig(qwenMoEConfig)
+	require.NoError(t, err)
+	bf16.WeightDType = "fp8"
+	assert.Equal(t, bf16, m, "the bf16 model's shape, fp8 weights")
+
+	dense := `"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 256`
+	cases := []struct{ quant, want, err string }{
+		{`{"quant_method": "fbgemm_fp8"}`, "fp8", ""},
+		{`{"quant_method": "awq", "bits": 4, "group_size": 128}`, "int4", ""},
+		{`{"quant_method": "gptq", "bits": 8}`, "int8", ""},
+		{`{"quant_method": "modelopt", "quant_algo": "FP8"}`, "fp8", ""},
+		{`{"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}}}}`, "fp8", ""},
+		{`{"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}}}}`, "int4", ""},
+		{`{"quant_method": "bitsandbytes"}`, "", `quantization_config.quant_method: "bitsandbytes" is not modelled`},
+		{`{"quant_method": "gptq", "bits": 3}`, "", "quantization_config.bits: 3 is not modelled (4 or 8 are)"},
+		{`{"quant_method": "modelopt", "quant_algo": "NVFP4"}`, "", `quantization_config.quant_algo: "NVFP4" is not modelled`},
+		{`{"quant_method": "compressed-tensors", "config_groups": {"a": {"weights": {"num_bits": 8, "type": "float"}},
+			"b": {"weights": {"num_bits": 4, "type": "int"}}}}`, "", "quantization_config.config_groups: fp8 and int4 weights"},
+		{`{"quant_method": "compressed-tensors", "config_groups": {"a": {"weights": {"num_bits": 4, "type": "float"}}}}`, "",
+			"quantization_config.config_groups.a: float weights of 4 bits are not modelled"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.quant, func(t *testing.T) {
+			b := []byte("{" + dense + `, "quantization_config": ` + tc.quant + "}")
+			m, err := parseHFConfig(b, true)
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				m, err = parseHFConfig(b, false) // hardware.weight_dtype overrides the file
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, m.WeightDType)
+		})
+	}
+}
+
+// TestQuantizedCheckpointPrecision: an fp8 checkpoint's weights are sized
+// and priced as fp8 unless hardware.weight_dtype says otherwise. Qwen3-30B-
+// A3B's layers hold 29,909,581,824 weights and its embeddings 622,329,856:
+// at fp8 (and bf16 embeddings) 31,154,241,536 B, all bf16 61,063,823,360 B.
+func TestQuantizedCheckpointPrecision(t *testing.T) {
+	hw := HardwareConfig{GPU: "h100", Model: "qwen3-30b-a3b-fp8", ModelConfig: "../testdata/models/qwen3-30b-a3b-fp8.json",
+		TensorParallel: 1, DType: "bf16"}
+	m, err := hw.model()
+	require.NoError(t, err)
+	assert.Equal(t, 31_154_241_536.0, hw.weightMemBytes(m))
+	hw.WeightDType = "bf16"
+	m, err = hw.model()
+	require.NoError(t, err)
+	assert.Equal(t, 61_063_823_360.0, hw.weightMemBytes(m))
 }

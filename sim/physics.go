@@ -57,7 +57,7 @@ func newStepCosts(m ModelSpec, dt float64) stepCosts {
 // withPrecision sets h's weight and KV-cache precisions apart from its
 // activations' (hardware.dtype).
 func (c stepCosts) withPrecision(h HardwareConfig) stepCosts {
-	wd := h.weightDType()
+	wd := h.weightDType(c.model)
 	c.layerWeightBytes = weightDTypeBytes[wd]
 	c.kvBytesPerTok = c.model.kvBytesPerToken(dtypeBytes[h.kvDType()])
 	if weightOnly(wd) {
@@ -180,7 +180,7 @@ func NewPhysics(h HardwareConfig) (*Physics, error) {
 		return nil, fmt.Errorf("hardware.dtype: unknown %q", h.DType)
 	}
 	linear := h.DType
-	if h.weightDType() == "fp8" {
+	if h.weightDType(m) == "fp8" {
 		linear = "fp8"
 	}
 	return &Physics{

@@ -49,6 +49,10 @@ type ModelSpec struct {
 	// MoELayers is how many of the layers have experts; 0 = all of them
 	// (with experts > 0). The others have a dense MLP of width intermediate.
 	MoELayers int `yaml:"moe_layers,omitempty" json:"moe_layers,omitempty"`
+	// WeightDType is the precision the checkpoint stores its layer weights
+	// in (a quantized config.json's quantization_config): fp8, int8 or
+	// int4; "" = hardware.dtype. hardware.weight_dtype overrides it.
+	WeightDType string `yaml:"weight_dtype,omitempty" json:"weight_dtype,omitempty"`
 }
 
 // gpuPresets are vendor datasheet figures (dense, no sparsity; bf16 with
@@ -142,8 +146,11 @@ var (
 // multiplied at the activations' 16-bit rate after dequantization.
 func weightOnly(weightDType string) bool { return weightDType == "int8" || weightDType == "int4" }
 
-// weightDType is hardware.weight_dtype, else hardware.dtype.
-func (h HardwareConfig) weightDType() string { return cmp.Or(h.WeightDType, h.DType) }
+// weightDType is hardware.weight_dtype, else the checkpoint's (m's), else
+// hardware.dtype.
+func (h HardwareConfig) weightDType(m ModelSpec) string {
+	return cmp.Or(h.WeightDType, m.WeightDType, h.DType)
+}
 
 // kvDType is hardware.kv_cache_dtype, else (and for auto) hardware.dtype.
 func (h HardwareConfig) kvDType() string {
@@ -156,7 +163,7 @@ func (h HardwareConfig) kvDType() string {
 // weightMemBytes is the memory m's weights take: every layer weight (all
 // experts) at the weight precision, the embeddings at hardware.dtype.
 func (h HardwareConfig) weightMemBytes(m ModelSpec) float64 {
-	return m.allLayerParams()*weightDTypeBytes[h.weightDType()] + m.embedParams()*dtypeBytes[h.DType]
+	return m.allLayerParams()*weightDTypeBytes[h.weightDType(m)] + m.embedParams()*dtypeBytes[h.DType]
 }
 
 // GPUPresets returns the names of the GPU presets, sorted.
@@ -302,7 +309,7 @@ func (m ModelSpec) validate(key string) error {
 	if m.Heads%m.KVHeads != 0 {
 		return fmt.Errorf("%s.kv_heads: %d does not divide heads %d", key, m.KVHeads, m.Heads)
 	}
-	return m.validateMoE(key)
+	return firstErr(m.validateMoE(key), optionalOneOf(key+".weight_dtype", m.WeightDType, weightDTypes...))
 }
 
 // validateMoE checks the mixture-of-experts fields: all zero (dense), or
