@@ -309,21 +309,20 @@ func (c hfConfig) experts(prefix string, m *ModelSpec) error {
 			moe++
 		}
 	}
-	if moe < m.Layers {
-		m.MoELayers = moe
-		dense := c.IntermediateSize
-		if c.IntermediateSizeMLP != nil {
-			dense = c.IntermediateSizeMLP
-		}
-		if m.Intermediate, err = need(prefix, "intermediate_size", dense); err != nil {
-			return err
-		}
-	} else if c.IntermediateSize != nil && c.MoEIntermediateSize != nil {
-		m.Intermediate = *c.IntermediateSize // unused: every layer has experts
-	} else {
+	if moe == m.Layers { // intermediate is unused: every layer has experts
 		m.Intermediate = m.ExpertIntermediate
+		if c.IntermediateSize != nil {
+			m.Intermediate = *c.IntermediateSize
+		}
+		return nil
 	}
-	return nil
+	m.MoELayers = moe
+	dense := c.IntermediateSize
+	if c.IntermediateSizeMLP != nil {
+		dense = c.IntermediateSizeMLP
+	}
+	m.Intermediate, err = need(prefix, "intermediate_size", dense)
+	return err
 }
 
 // sharedWidth is the width of the MLP every token of an MoE layer passes
