@@ -240,9 +240,10 @@ type HardwareConfig struct {
 	CustomModel    *ModelSpec `yaml:"custom_model,omitempty" json:"custom_model,omitempty"`
 	CustomCPU      *CPUSpec   `yaml:"custom_cpu,omitempty" json:"custom_cpu,omitempty"`
 	// ModelConfig is a Hugging Face config.json (see ModelFromHFConfig):
-	// when set, it is the model and hardware.model only names it. A
-	// relative path is opened from the working directory, as
-	// timing.table.file is.
+	// when set, it is the model and hardware.model only names it (a
+	// document or --model-config that gives no name leaves it empty, not
+	// the default preset's). A relative path is opened from the working
+	// directory, as timing.table.file is.
 	ModelConfig string `yaml:"model_config,omitempty" json:"model_config,omitempty"`
 	// WeightDType is the layer weights' precision: bf16 | fp16 | fp8 |
 	// int8 | int4; "" = the model's (a quantized config.json's
@@ -417,6 +418,7 @@ func ParseConfig(b []byte) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return cfg, err
 	}
+	unnameModel(root.Content[0], &cfg.Hardware)
 	if err := resolvePools(root.Content[0], &cfg); err != nil {
 		return cfg, err
 	}
@@ -424,6 +426,15 @@ func ParseConfig(b []byte) (Config, error) {
 		cfg.Workers = cfg.Disaggregation.PrefillWorkers + cfg.Disaggregation.DecodeWorkers
 	}
 	return cfg, nil
+}
+
+// unnameModel clears the default hardware.model when the document gives
+// hardware.model_config without a model name: the preset's name would
+// label a run of another model.
+func unnameModel(root *yaml.Node, h *HardwareConfig) {
+	if hw := mappingValue(root, "hardware"); hw != nil && mappingValue(hw, "model_config") != nil && mappingValue(hw, "model") == nil {
+		h.Model = ""
+	}
 }
 
 // checkKeys reports the first mapping key of n that t has no field for, with
@@ -549,7 +560,7 @@ var configDocs = map[string]string{
 	"hardware.custom_cpu.threads":              "cores the engine computes on (llama.cpp -t, Ollama num_thread); 0 = all",
 	"timing.table.file":                        "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",
 	"hardware.gpu":                             "h100 | h100-pcie | h200 | b200 | gb200 | a100 | a100-40gb | l40s | rtx-4090 | rtx-pro-6000 | rtx-6000-ada | custom",
-	"hardware.model":                           "preset name or custom (see hardware.custom_model), or the name of hardware.model_config's model",
+	"hardware.model":                           "preset name or custom (see hardware.custom_model); with hardware.model_config only a name (default: none)",
 	"hardware.model_config":                    "a Hugging Face config.json (dense or mixture of experts): the model; a relative path is opened from the working directory",
 	"hardware.dtype":                           "bf16 | fp16 | fp8 | fp32 (activations; weights and KV unless weight_dtype, kv_cache_dtype say otherwise)",
 	"hardware.weight_dtype":                    "bf16 | fp16 | fp8 | int8 | int4; default: model_config's quantization_config, else dtype (fp8: the fp8 rate; int8/int4: weight-only, 16-bit rate plus dequantization)",

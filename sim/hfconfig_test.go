@@ -179,3 +179,15 @@ func TestQuantizedCheckpointPrecision(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 61_063_823_360.0, hw.weightMemBytes(m))
 }
+
+// TestModelConfigUnnamesDefaultModel: a YAML giving hardware.model_config
+// without a name does not run under the default preset's name.
+func TestModelConfigUnnamesDefaultModel(t *testing.T) {
+	cfg, err := ParseConfig([]byte("hardware:\n  model_config: " + mixtralConfig + "\n  tensor_parallel: 2\n"))
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Hardware.Model)
+	require.NoError(t, cfg.Validate())
+	cfg, err = ParseConfig([]byte("hardware:\n  model: mixtral-8x7b\n  model_config: " + mixtralConfig + "\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "mixtral-8x7b", cfg.Hardware.Model)
+}

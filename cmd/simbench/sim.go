@@ -197,6 +197,9 @@ func applyConfigFlags(c *cli.Context, cfg *sim.Config) {
 	if c.IsSet("timing-table") && !c.IsSet("timing") {
 		cfg.Timing.Model = "table"
 	}
+	if c.IsSet("model-config") && !c.IsSet("model") && cfg.Hardware.Model == sim.DefaultConfig().Hardware.Model {
+		cfg.Hardware.Model = "" // not the default preset's name on another model's run
+	}
 	if c.IsSet("random-seed") {
 		cfg.Seed = c.Int64("random-seed")
 	}

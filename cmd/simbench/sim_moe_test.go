@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/sim"
 )
 
 // TestSimMoEModelConfig simulates Mixtral-8x7B from its config.json on two
@@ -37,6 +41,15 @@ func TestSimMoEModelConfig(t *testing.T) {
 				"--concurrency", "1", "--request-count", "4", "--isl", "100", "--osl", "50", "-o", dir)
 			require.Equal(t, exitOK, code, errOut)
 			assert.Contains(t, out, "simulated 4 requests")
+			var exp struct {
+				InputConfig struct {
+					Sim struct{ Hardware sim.HardwareConfig }
+				} `json:"input_config"`
+			}
+			require.NoError(t, json.Unmarshal(runReadFile(t, filepath.Join(dir, results.ProfileJSONName)), &exp))
+			hw := exp.InputConfig.Sim.Hardware
+			assert.Equal(t, "../../testdata/models/mixtral-8x7b.json", hw.ModelConfig)
+			assert.Empty(t, hw.Model, "not the default preset's name")
 			p, _ := requireSelfConsistent(t, dir)
 			itl, ok := p.Value("inter_token_latency", "avg")
 			require.True(t, ok)
