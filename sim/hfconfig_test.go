@@ -32,8 +32,17 @@ func TestModelFromHFConfig(t *testing.T) {
 			assert.Equal(t, tc.want, m)
 		})
 	}
-	// The preset and the published file agree.
-	assert.Equal(t, modelPresets["llama-3.1-70b"], cases[1].want)
+}
+
+// TestPresetsMatchConfigFiles: the model presets that testdata/models has
+// a published config.json for are that file's shape.
+func TestPresetsMatchConfigFiles(t *testing.T) {
+	for name, path := range map[string]string{"llama-3.1-70b": llama70Config, "mixtral-8x7b": mixtralConfig,
+		"mixtral-8x22b": "../testdata/models/mixtral-8x22b.json", "llama-4-scout-17b-16e": scoutConfig, "qwen3-30b-a3b": qwenMoEConfig} {
+		m, err := ModelFromHFConfig(path)
+		require.NoError(t, err)
+		assert.Equal(t, modelPresets[name], m, name)
+	}
 }
 
 // TestHFConfigLayerPlacement counts the MoE layers of each family's

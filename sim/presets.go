@@ -119,6 +119,15 @@ var modelPresets = map[string]ModelSpec{
 	"qwen3-32b":     {Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 25600, Vocab: 151936},
 	"qwen2.5-7b":    {Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, Intermediate: 18944, Vocab: 152064},
 	"mistral-7b":    {Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, Intermediate: 14336, Vocab: 32768},
+	// Mixtures of experts (testdata/models has their config.json files).
+	"mixtral-8x7b": {Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, Intermediate: 14336, Vocab: 32000,
+		Experts: 8, ExpertsPerToken: 2, ExpertIntermediate: 14336},
+	"mixtral-8x22b": {Layers: 56, Hidden: 6144, Heads: 48, KVHeads: 8, Intermediate: 16384, Vocab: 32000,
+		Experts: 8, ExpertsPerToken: 2, ExpertIntermediate: 16384},
+	"llama-4-scout-17b-16e": {Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 8192, Vocab: 202048,
+		Experts: 16, ExpertsPerToken: 1, ExpertIntermediate: 8192, SharedIntermediate: 8192},
+	"qwen3-30b-a3b": {Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, Intermediate: 6144, Vocab: 151936,
+		Experts: 128, ExpertsPerToken: 8, ExpertIntermediate: 768},
 	// The random-weight llama GGUFs of `simbench tiny-model` (F16): the
 	// default one and real-engine.md's slower "medium" one.
 	"simbench-tiny":   {Layers: 4, Hidden: 512, Heads: 8, KVHeads: 4, Intermediate: 1536, Vocab: 4096},
