@@ -186,3 +186,23 @@ func TestExpertsTouched(t *testing.T) {
 	assert.InDelta(t, 128, m.expertsTouched(4096), 1e-9)
 	assert.Zero(t, ModelSpec{}.expertsTouched(100))
 }
+
+// TestRooflineDenseByHand prices one decode of Llama-3.1-8B (context
+// 1,000) on H100s as the roofline always has, plus the all-reduce latency
+// under TP. Weights: 32·(4096·32·128·2 + 4096·8·128·2 + 3·4096·14336)
+// + 2·128256·4096 = 6,979,321,856 + 1,050,673,152 = 8,029,995,008 (the
+// input embedding counted, as roofline always has), at 2 B; KV 131,072 B a
+// token, 1,001 tokens: 16,191,193,088 B at 3350 GB/s × 0.6 = 8.05532 ms,
+// + 1 ms. Under TP 2
+// half of it, + (524,288 B·2·1/2 / 450 GB/s + 2·32·6.6 µs)/0.6.
+func TestRooflineDenseByHand(t *testing.T) {
+	step := StepShape{DecodeSeqs: 1, DecodeContext: 1000}
+	memMs := 16_191_193_088 / (3350e9 * 0.6) * 1e3
+	for tp, want := range map[int]float64{1: memMs + 1, 2: memMs/2 + (524_288/450e9+422.4e-6)/0.6*1e3 + 1} {
+		cfg := DefaultConfig()
+		cfg.Timing.Model, cfg.Hardware.TensorParallel = "roofline", tp
+		clk, err := newTiming(&cfg)
+		require.NoError(t, err)
+		assert.InEpsilon(t, want, clk.model.stepMs(step), 1e-12, "tp %d", tp)
+	}
+}
