@@ -235,10 +235,25 @@ type HardwareConfig struct {
 	CPU            string     `yaml:"cpu,omitempty" json:"cpu,omitempty"` // preset name or "custom": a CPU engine (gpu is then ignored)
 	Model          string     `yaml:"model" json:"model"`                 // preset name or "custom"
 	TensorParallel int        `yaml:"tensor_parallel" json:"tensor_parallel"`
-	DType          string     `yaml:"dtype" json:"dtype"` // bf16 | fp16 | fp8 | fp32 (weights and KV)
+	DType          string     `yaml:"dtype" json:"dtype"` // bf16 | fp16 | fp8 | fp32 (activations; weights and KV unless set apart)
 	CustomGPU      *GPUSpec   `yaml:"custom_gpu,omitempty" json:"custom_gpu,omitempty"`
 	CustomModel    *ModelSpec `yaml:"custom_model,omitempty" json:"custom_model,omitempty"`
 	CustomCPU      *CPUSpec   `yaml:"custom_cpu,omitempty" json:"custom_cpu,omitempty"`
+	// ModelConfig is a Hugging Face config.json (see ModelFromHFConfig):
+	// when set, it is the model and hardware.model only names it (a
+	// document or --model-config that gives no name leaves it empty, not
+	// the default preset's). A relative path is opened from the working
+	// directory, as timing.table.file is.
+	ModelConfig string `yaml:"model_config,omitempty" json:"model_config,omitempty"`
+	// WeightDType is the layer weights' precision: bf16 | fp16 | fp8 |
+	// int8 | int4; "" = the model's (a quantized config.json's
+	// quantization_config), else dtype. fp8 weights compute at the fp8 rate where
+	// the GPU has one; int8 and int4 are weight-only (W8A16, W4A16): fewer
+	// bytes, the 16-bit rate and a dequantization cost.
+	WeightDType string `yaml:"weight_dtype,omitempty" json:"weight_dtype,omitempty"`
+	// KVCacheDType is the KV cache's precision: auto | bf16 | fp16 | fp8;
+	// "" and auto = dtype.
+	KVCacheDType string `yaml:"kv_cache_dtype,omitempty" json:"kv_cache_dtype,omitempty"`
 }
 
 // FrontendConfig models the HTTP frontend and network around the engine.
@@ -403,6 +418,7 @@ func ParseConfig(b []byte) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return cfg, err
 	}
+	unnameModel(root.Content[0], &cfg.Hardware)
 	if err := resolvePools(root.Content[0], &cfg); err != nil {
 		return cfg, err
 	}
@@ -410,6 +426,15 @@ func ParseConfig(b []byte) (Config, error) {
 		cfg.Workers = cfg.Disaggregation.PrefillWorkers + cfg.Disaggregation.DecodeWorkers
 	}
 	return cfg, nil
+}
+
+// unnameModel clears the default hardware.model when the document gives
+// hardware.model_config without a model name: the preset's name would
+// label a run of another model.
+func unnameModel(root *yaml.Node, h *HardwareConfig) {
+	if hw := mappingValue(root, "hardware"); hw != nil && mappingValue(hw, "model_config") != nil && mappingValue(hw, "model") == nil {
+		h.Model = ""
+	}
 }
 
 // checkKeys reports the first mapping key of n that t has no field for, with
@@ -534,9 +559,14 @@ var configDocs = map[string]string{
 	"hardware.cpu":                             "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",
 	"hardware.custom_cpu.threads":              "cores the engine computes on (llama.cpp -t, Ollama num_thread); 0 = all",
 	"timing.table.file":                        "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",
-	"hardware.gpu":                             "h100 | h200 | b200 | gb200 | a100 | l40s | rtx-6000-ada | custom",
-	"hardware.model":                           "preset name or custom (see hardware.custom_model)",
-	"hardware.dtype":                           "bf16 | fp16 | fp8 | fp32 (weights and KV)",
+	"hardware.gpu":                             "h100 | h100-pcie | h200 | b200 | gb200 | a100 | a100-40gb | l40s | rtx-4090 | rtx-pro-6000 | rtx-6000-ada | custom",
+	"hardware.model":                           "preset name or custom (see hardware.custom_model); with hardware.model_config only a name (default: none)",
+	"hardware.model_config":                    "a Hugging Face config.json (dense or mixture of experts): the model; a relative path is opened from the working directory",
+	"hardware.dtype":                           "bf16 | fp16 | fp8 | fp32 (activations; weights and KV unless weight_dtype, kv_cache_dtype say otherwise)",
+	"hardware.weight_dtype":                    "bf16 | fp16 | fp8 | int8 | int4; default: model_config's quantization_config, else dtype (fp8: the fp8 rate; int8/int4: weight-only, 16-bit rate plus dequantization)",
+	"hardware.kv_cache_dtype":                  "auto | bf16 | fp16 | fp8; default (auto) dtype",
+	"hardware.custom_gpu.link_latency_us":      "fixed cost of one all-reduce; two per layer under tensor_parallel > 1",
+	"hardware.custom_model.experts":            "routed experts per MoE layer; 0 = dense (then experts_per_token, expert_intermediate, shared_intermediate, moe_layers unset)",
 	"frontend.request_overhead_ms":             "client send → engine arrival",
 	"frontend.response_overhead_ms":            "engine token → client, every token",
 	"frontend.concurrency":                     "requests the frontend prepares at once (request_overhead_ms + prompt_token_ms × ISL each, FIFO); 0 = unbounded",
@@ -937,6 +967,10 @@ func (h HardwareConfig) validate() error {
 	if _, ok := dtypeBytes[h.DType]; !ok {
 		return fmt.Errorf("hardware.dtype: must be one of %s, got %q", strings.Join(sortedKeys(dtypeBytes), ", "), h.DType)
 	}
+	if err := firstErr(optionalOneOf("hardware.weight_dtype", h.WeightDType, weightDTypes...),
+		optionalOneOf("hardware.kv_cache_dtype", h.KVCacheDType, kvCacheDTypes...)); err != nil {
+		return err
+	}
 	if _, err := h.device(); err != nil {
 		return err
 	}
@@ -958,7 +992,25 @@ func (h HardwareConfig) gpu() (GPUSpec, error) {
 	return g, nil
 }
 
+// optionalOneOf is oneOf for a key whose empty value means its default.
+func optionalOneOf(key, v string, allowed ...string) error {
+	if v == "" {
+		return nil
+	}
+	return oneOf(key, v, allowed...)
+}
+
 func (h HardwareConfig) model() (ModelSpec, error) {
+	if h.ModelConfig != "" {
+		if h.Model == "custom" || h.CustomModel != nil {
+			return ModelSpec{}, errors.New("hardware.model_config: the model is custom_model's; set one of them")
+		}
+		m, err := readHFConfig(h.ModelConfig, h.WeightDType == "")
+		if err != nil {
+			return m, fmt.Errorf("hardware.model_config: %w", err)
+		}
+		return m, nil
+	}
 	if h.Model == "custom" {
 		if h.CustomModel == nil {
 			return ModelSpec{}, errors.New("hardware.custom_model: required with hardware.model custom")
@@ -971,6 +1023,10 @@ func (h HardwareConfig) model() (ModelSpec, error) {
 	}
 	return m, nil
 }
+
+// modelName names the model in messages: hardware.model_config's path
+// when set, else hardware.model.
+func (h HardwareConfig) modelName() string { return cmp.Or(h.ModelConfig, h.Model) }
 
 func (f FrontendConfig) validate() error {
 	return firstErr(finiteIn("frontend.request_overhead_ms", f.RequestOverheadMs, 0, 1e7),
@@ -1007,16 +1063,16 @@ func (c Config) KVBlocks() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	dt := dtypeBytes[c.Hardware.DType]
+	weights := c.Hardware.weightMemBytes(m)
 	mem := g.MemGB * 1e9 * float64(c.Hardware.TensorParallel) * c.Engine.GPUMemoryUtilization
-	free := mem - m.Params()*dt
-	blocks := free / (m.kvBytesPerToken(dt) * float64(c.Engine.BlockSize))
+	free := mem - weights
+	blocks := free / (m.kvBytesPerToken(dtypeBytes[c.Hardware.kvDType()]) * float64(c.Engine.BlockSize))
 	if blocks > maxKVBlocks {
 		return 0, fmt.Errorf("engine.num_gpu_blocks: the derived %.0f blocks exceed %d; set num_gpu_blocks or a larger block_size", blocks, maxKVBlocks)
 	}
 	if blocks < 1 {
 		return 0, fmt.Errorf("engine.num_gpu_blocks: %s (%.1f GB of weights) leaves no KV memory on %d×%s at gpu_memory_utilization %g; set num_gpu_blocks or more tensor_parallel",
-			c.Hardware.Model, m.Params()*dt/1e9, c.Hardware.TensorParallel, c.Hardware.GPU, c.Engine.GPUMemoryUtilization)
+			c.Hardware.modelName(), weights/1e9, c.Hardware.TensorParallel, c.Hardware.GPU, c.Engine.GPUMemoryUtilization)
 	}
 	return int(blocks), nil
 }

@@ -138,6 +138,16 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{func(c *Config) { c.Hardware.GPU = "custom" }, "hardware.custom_gpu: required"},
 		{func(c *Config) { c.Hardware.Model = "custom"; c.Hardware.CustomModel = &ModelSpec{Layers: 1} }, "hardware.custom_model.hidden: must be > 0"},
 		{func(c *Config) { c.Hardware.DType = "int3" }, "hardware.dtype"},
+		{func(c *Config) { c.Hardware.WeightDType = "nf4" }, `hardware.weight_dtype: must be one of bf16, fp16, fp8, int8, int4, got "nf4"`},
+		{func(c *Config) { c.Hardware.KVCacheDType = "int4" }, `hardware.kv_cache_dtype: must be one of auto, bf16, fp16, fp8, got "int4"`},
+		{func(c *Config) {
+			c.Hardware.GPU = "custom"
+			c.Hardware.CustomGPU = &GPUSpec{PeakTFLOPS: 1, MemBWGBs: 1, MemGB: 1, LinkBWGBs: 1, LinkLatencyUs: -1}
+		}, "hardware.custom_gpu.link_latency_us: must be in [0, 1e+06], got -1"},
+		{func(c *Config) {
+			c.Hardware.Model = "custom"
+			c.Hardware.CustomModel = &ModelSpec{Layers: 2, Hidden: 8, Heads: 2, KVHeads: 2, Intermediate: 8, Vocab: 8, ExpertsPerToken: 2}
+		}, "hardware.custom_model.experts: 0 (a dense model), but experts_per_token"},
 		{func(c *Config) { c.Hardware.TensorParallel = 0 }, "hardware.tensor_parallel"},
 		{func(c *Config) { c.Frontend.RequestOverheadMs = -2 }, "frontend.request_overhead_ms"},
 		{func(c *Config) { c.Frontend.CPUShare = 1.5 }, "frontend.cpu_share: must be in [0, 1], got 1.5"},
@@ -203,7 +213,8 @@ func TestModelPresetParams(t *testing.T) {
 	g, err := lookupGPU("H100_SXM")
 	require.NoError(t, err)
 	assert.Equal(t, 3350.0, g.MemBWGBs)
-	for _, name := range []string{"h100", "h200", "b200", "gb200", "a100", "l40s", "rtx-6000-ada"} {
+	for _, name := range []string{"h100", "h200", "b200", "gb200", "a100", "l40s", "rtx-6000-ada",
+		"h100-sxm", "h100-pcie", "a100-40gb", "a100-80gb", "rtx-4090", "rtx-pro-6000", "RTX-PRO-6000-Blackwell"} {
 		_, err := lookupGPU(name)
 		assert.NoError(t, err, name)
 	}

@@ -14,44 +14,112 @@ import (
 type Work struct {
 	FLOPs      float64 // floating-point operations of the whole step (all TP ranks)
 	Bytes      float64 // bytes read and written by the whole step (all TP ranks)
-	ComputeSec float64 // FLOPs / (peak × TP)
+	ComputeSec float64 // FLOPs / (peak × TP), each at its own rate (fp8 weights' products at the fp8 rate)
 	AttnSec    float64 // the attention FLOPs' share of ComputeSec
-	MemorySec  float64 // Bytes / (bandwidth × TP) + all-reduce bytes / link bandwidth
+	MemorySec  float64 // Bytes / (bandwidth × TP) + CommSec
 	KVSec      float64 // the KV traffic's share of MemorySec
+	CommBytes  float64 // the all-reduce payload of the step (TP > 1; one rank's, summed over the all-reduces)
+	CommSec    float64 // the all-reduces' share of MemorySec: ring traffic over the link and their latencies
 	Sequences  int64   // sequences in the step (prompt chunks and decodes)
 }
 
 // stepCosts are a model's per-step cost coefficients (the formulas are
-// Physics'): FLOPs per token, per sequence and per query–key pair, and KV
-// and all-reduce bytes per token. The roofline and physics timing models
-// share them; they differ in the weight bytes and how the terms combine.
+// Physics'): FLOPs per token, per sequence and per query–key pair, KV and
+// all-reduce bytes per token, and the weights a step reads. The roofline
+// and physics timing models share them; they differ in how the terms
+// combine.
 type stepCosts struct {
-	layerFlopsPerTok float64 // 2 × all layers' weights
+	layerFlopsPerTok float64 // 2 × the layer weights one token computes with (its experts only)
 	headFlopsPerSeq  float64 // LM head
 	attnFlopsPerPair float64
 	kvBytesPerTok    float64
 	arBytesPerTok    float64 // all-reduce payload per token, all layers
+	model            ModelSpec
+	layerWeightBytes float64 // bytes of one layer weight (hardware.weight_dtype)
+	headWeightBytes  float64 // bytes of one LM-head weight (hardware.dtype: quantized checkpoints keep it)
+	dequantOps       float64 // per layer weight read, per tile of tokens (weight-only int8/int4; else 0)
 }
 
+// newStepCosts are m's costs with weights, KV and activations all of dt
+// bytes (see withPrecision).
 func newStepCosts(m ModelSpec, dt float64) stepCosts {
 	return stepCosts{
-		layerFlopsPerTok: 2 * float64(m.Layers) * m.layerParams(),
+		layerFlopsPerTok: 2 * m.activeLayerParams(),
 		headFlopsPerSeq:  2 * float64(m.Vocab) * float64(m.Hidden),
 		attnFlopsPerPair: 4 * float64(m.Layers) * float64(m.Heads) * float64(m.headDim()),
 		kvBytesPerTok:    m.kvBytesPerToken(dt),
 		arBytesPerTok:    2 * float64(m.Layers) * float64(m.Hidden) * dt,
+		model:            m,
+		layerWeightBytes: dt, headWeightBytes: dt,
 	}
 }
 
+// withPrecision sets h's weight and KV-cache precisions apart from its
+// activations' (hardware.dtype).
+func (c stepCosts) withPrecision(h HardwareConfig) stepCosts {
+	wd := h.weightDType(c.model)
+	c.layerWeightBytes = weightDTypeBytes[wd]
+	c.kvBytesPerTok = c.model.kvBytesPerToken(dtypeBytes[h.kvDType()])
+	if weightOnly(wd) {
+		c.dequantOps = dequantOpsPerWeight
+	}
+	return c
+}
+
+// Weight-only quantization (W8A16, W4A16): the kernel turns each int8 or
+// int4 weight it reads into a 16-bit one (unpack, subtract the zero
+// point, scale: dequantOpsPerWeight operations, counted as FLOPs at the
+// 16-bit rate) once per tile of dequantTileTokens tokens it multiplies
+// (a Marlin-style GEMM's M tile), then multiplies at the 16-bit rate. One
+// decode token's products cost 2 FLOPs a weight, so the overhead is
+// modest where it matters (large batches: 4 per 64 tokens, 3 %) and
+// large only beside a step that memory bounds anyway.
+const (
+	dequantOpsPerWeight = 4
+	dequantTileTokens   = 64
+)
+
 // flops are the step's floating-point operations (all TP ranks).
 func (c stepCosts) flops(s StepShape) float64 {
-	return c.layerFlopsPerTok*float64(s.PrefillTokens+s.DecodeSeqs) + c.headFlopsPerSeq*float64(s.PrefillSeqs+s.DecodeSeqs) +
-		c.attnFlops(s)
+	return c.linearFlops(s) + c.headFlopsPerSeq*float64(s.PrefillSeqs+s.DecodeSeqs) + c.attnFlops(s) + c.dequantFlops(s)
+}
+
+// linearFlops are the layers' matrix products (projections, MLPs and
+// experts), the FLOPs that run at the weights' rate.
+func (c stepCosts) linearFlops(s StepShape) float64 {
+	return c.layerFlopsPerTok * float64(s.PrefillTokens+s.DecodeSeqs)
 }
 
 // attnFlops are the attention FLOPs: QKᵀ and AV over each token's context.
 func (c stepCosts) attnFlops(s StepShape) float64 {
 	return c.attnFlopsPerPair * float64(s.PrefillAttn+s.DecodeContext)
+}
+
+// dequantFlops is weight-only quantization's dequantization (see
+// dequantOpsPerWeight).
+func (c stepCosts) dequantFlops(s StepShape) float64 {
+	if c.dequantOps == 0 {
+		return 0
+	}
+	tokens := float64(s.Tokens())
+	return c.dequantOps * c.layerWeights(tokens) * math.Ceil(tokens/dequantTileTokens)
+}
+
+// layerWeights is how many layer weights a step of tokens tokens reads:
+// the static ones and, per MoE layer, the experts its tokens touch.
+func (c stepCosts) layerWeights(tokens float64) float64 {
+	m := c.model
+	w := m.staticLayerParams()
+	if n := m.moeLayers(); n > 0 {
+		w += float64(n) * m.expertsTouched(tokens) * m.expertParams()
+	}
+	return w
+}
+
+// weightBytes is the weights the step reads: its layer weights and the
+// LM head, once per step.
+func (c stepCosts) weightBytes(s StepShape) float64 {
+	return c.layerWeights(float64(s.Tokens()))*c.layerWeightBytes + float64(c.model.Vocab)*float64(c.model.Hidden)*c.headWeightBytes
 }
 
 // kvBytes is the KV traffic: the context read and the tokens written.
@@ -68,26 +136,36 @@ func (c stepCosts) allReduceBytes(s StepShape) float64 {
 // device's peaks. The counts:
 //
 //	tokens   = prompt tokens + decoding sequences
-//	FLOPs    = 2·(layer weights)·tokens                     projections and MLP
+//	FLOPs    = 2·(active layer weights)·tokens              projections, MLPs, k experts a token
 //	         + 2·vocab·hidden·sequences                     LM head, one row per sequence
 //	         + 4·layers·heads·head_dim·(query–key pairs)    QKᵀ and AV over each token's context
-//	bytes    = (layer weights + vocab·hidden)·dtype         weights once per step
+//	         + 4·(layer weights read)·⌈tokens/64⌉           int8/int4 weights' dequantization
+//	bytes    = (layer weights read)·weight_dtype            weights once per step
+//	         + vocab·hidden·dtype                           LM head
 //	         + KV bytes per token·(context read + tokens written)
-//	         KV bytes per token = 2·layers·kv_heads·head_dim·dtype
+//	         KV bytes per token = 2·layers·kv_heads·head_dim·kv_cache_dtype
+//	layer weights read = static + MoE layers·E·(1 − (1 − k/E)^tokens)·(one expert)
 //	all-reduce (TP > 1) = 2·layers·tokens·hidden·dtype·2(TP−1)/TP over the link
+//	                    + 2·layers·link latency
 //
 // where the query–key pairs are the prompt chunks' causal pairs
-// (StepShape.PrefillAttn) plus every decoding sequence's context.
+// (StepShape.PrefillAttn) plus every decoding sequence's context, the
+// active layer weights are attention, dense and shared MLPs, routers and
+// experts_per_token routed experts per MoE layer, and the static ones the
+// same without the routed experts (the expected count of distinct experts
+// a step touches assumes uniform routing). The layers' products run at the
+// fp8 rate with fp8 weights, the rest at hardware.dtype's.
 type Physics struct {
 	stepCosts
-	weightBytes    float64
-	peak, bw, link float64 // FLOP/s, bytes/s, bytes/s of one device
-	tp             float64
+	peak, linearPeak, bw, link float64 // FLOP/s (activations, layer products), bytes/s, bytes/s of one device
+	tp                         float64
+	arLatency                  float64 // seconds of all-reduce latency per step (TP > 1)
 }
 
 // NewPhysics builds the step cost model of cfg's hardware: the model
-// (hardware.model or custom_model), the device (hardware.cpu when set, else
-// hardware.gpu) and the tensor-parallel degree and dtype.
+// (hardware.model, model_config or custom_model), the device (hardware.cpu
+// when set, else hardware.gpu), the tensor-parallel degree and the
+// precisions.
 func NewPhysics(h HardwareConfig) (*Physics, error) {
 	d, err := h.device()
 	if err != nil {
@@ -101,25 +179,33 @@ func NewPhysics(h HardwareConfig) (*Physics, error) {
 	if !ok {
 		return nil, fmt.Errorf("hardware.dtype: unknown %q", h.DType)
 	}
+	linear := h.DType
+	if h.weightDType(m) == "fp8" {
+		linear = "fp8"
+	}
 	return &Physics{
-		stepCosts:   newStepCosts(m, dt),
-		weightBytes: (float64(m.Layers)*m.layerParams() + float64(m.Vocab)*float64(m.Hidden)) * dt,
-		peak:        d.peakFLOPS(h.DType),
-		bw:          d.MemBWGBs * 1e9,
-		link:        d.LinkBWGBs * 1e9,
-		tp:          float64(h.TensorParallel),
+		stepCosts:  newStepCosts(m, dt).withPrecision(h),
+		peak:       d.peakFLOPS(h.DType),
+		linearPeak: d.peakFLOPS(linear),
+		bw:         d.MemBWGBs * 1e9,
+		link:       d.LinkBWGBs * 1e9,
+		tp:         float64(h.TensorParallel),
+		arLatency:  2 * float64(m.Layers) * d.LinkLatencyUs * 1e-6,
 	}, nil
 }
 
 // Work returns the cost of the step s.
 func (p *Physics) Work(s StepShape) Work {
 	flops, kv := p.flops(s), p.kvBytes(s)
-	bytes := p.weightBytes + kv
+	bytes := p.weightBytes(s) + kv
 	w := Work{FLOPs: flops, Bytes: bytes, Sequences: s.PrefillSeqs + s.DecodeSeqs,
-		ComputeSec: flops / (p.peak * p.tp), AttnSec: p.attnFlops(s) / (p.peak * p.tp),
-		MemorySec: bytes / (p.bw * p.tp), KVSec: kv / (p.bw * p.tp)}
+		ComputeSec: flops/(p.peak*p.tp) + p.linearFlops(s)*(1/p.linearPeak-1/p.peak)/p.tp,
+		AttnSec:    p.attnFlops(s) / (p.peak * p.tp),
+		MemorySec:  bytes / (p.bw * p.tp), KVSec: kv / (p.bw * p.tp)}
 	if p.tp > 1 && p.link > 0 {
-		w.MemorySec += p.allReduceBytes(s) * 2 * (p.tp - 1) / p.tp / p.link
+		w.CommBytes = p.allReduceBytes(s)
+		w.CommSec = w.CommBytes*2*(p.tp-1)/p.tp/p.link + p.arLatency
+		w.MemorySec += w.CommSec
 	}
 	return w
 }

@@ -202,7 +202,7 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 		if err != nil {
 			return nil, err
 		}
-		s.link = newLink(s.cfg.Disaggregation.KVTransfer, m.kvBytesPerToken(dtypeBytes[h.DType]))
+		s.link = newLink(s.cfg.Disaggregation.KVTransfer, m.kvBytesPerToken(dtypeBytes[h.kvDType()]))
 	}
 	return s, nil
 }

@@ -159,46 +159,35 @@ func (l linearTiming) stepMs(s StepShape) float64 {
 }
 
 // roofline bounds a step by compute or memory, whichever is slower, per GPU of
-// a tensor-parallel group, plus the all-reduces and a fixed overhead:
+// a tensor-parallel group, plus the all-reduces and a fixed overhead, from
+// Physics' counts (see Physics):
 //
-//	flops = 2·(layer weights)·tokens + 2·vocab·hidden·sequences
-//	        + 4·layers·heads·head_dim·(prompt query–key pairs + decoding context)
-//	bytes = weights + (context read + tokens written)·KV bytes per token
-//	time  = max(flops/(peak·eff), bytes/(bandwidth·eff))/tp
-//	        + 2·layers·(tokens·hidden·dtype)·2(tp−1)/tp / link bandwidth + overhead
+//	time = max(FLOPs/(peak·eff), (bytes + input embedding)/(bandwidth·eff))/tp
+//	       + (2·layers·(tokens·hidden·dtype)·2(tp−1)/tp / link bandwidth
+//	          + 2·layers·link latency)/eff + overhead
+//
+// The input embedding (untied models) is counted as read whole every
+// step, as this model always has.
 type roofline struct {
-	stepCosts
-	weightBytes    float64
-	peak, bw, link float64 // FLOP/s, bytes/s, bytes/s (already × efficiency)
-	tp             float64
-	overheadMs     float64
+	phys       *Physics
+	embedSec   float64 // the untied input embedding at peak bandwidth, per GPU
+	eff        float64
+	overheadMs float64
 }
 
 func newRoofline(c *Config) (*roofline, error) {
-	g, err := c.Hardware.device()
+	p, err := NewPhysics(c.Hardware)
 	if err != nil {
 		return nil, err
 	}
-	m, err := c.Hardware.model()
-	if err != nil {
-		return nil, err
-	}
-	dt := dtypeBytes[c.Hardware.DType]
-	eff := c.Timing.Roofline.Efficiency
-	peak := g.peakFLOPS(c.Hardware.DType)
-	return &roofline{
-		stepCosts:   newStepCosts(m, dt),
-		weightBytes: m.Params() * dt,
-		peak:        peak * eff, bw: g.MemBWGBs * 1e9 * eff, link: g.LinkBWGBs * 1e9 * eff,
-		tp:         float64(c.Hardware.TensorParallel),
-		overheadMs: c.Timing.Roofline.StepOverheadMs,
-	}, nil
+	m := p.model
+	embed := (m.embedParams() - float64(m.Vocab)*float64(m.Hidden)) * p.headWeightBytes
+	return &roofline{phys: p, embedSec: embed / (p.bw * p.tp), eff: c.Timing.Roofline.Efficiency,
+		overheadMs: c.Timing.Roofline.StepOverheadMs}, nil
 }
 
 func (r *roofline) stepMs(s StepShape) float64 {
-	sec := max(r.flops(s)/r.peak, (r.weightBytes+r.kvBytes(s))/r.bw) / r.tp
-	if r.tp > 1 {
-		sec += r.allReduceBytes(s) * 2 * (r.tp - 1) / r.tp / r.link
-	}
+	w := r.phys.Work(s)
+	sec := max(w.ComputeSec, w.MemorySec-w.CommSec+r.embedSec)/r.eff + w.CommSec/r.eff
 	return sec*1e3 + r.overheadMs
 }

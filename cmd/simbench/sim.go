@@ -64,6 +64,7 @@ func simConfigFlags() []cli.Flag {
 		&cli.StringFlag{Name: "timing-table", Usage: "timing.table.file: step-time CSV `FILE` (prefill_tokens,decode_seqs,step_ms); implies --timing table"},
 		&cli.StringFlag{Name: "gpu", DefaultText: d.Hardware.GPU, Usage: "hardware.gpu: " + strings.Join(sim.GPUPresets(), ", ")},
 		&cli.StringFlag{Name: "model", DefaultText: d.Hardware.Model, Usage: "hardware.model: " + strings.Join(sim.ModelPresets(), ", ")},
+		&cli.StringFlag{Name: "model-config", Usage: "hardware.model_config: the model's Hugging Face config.json `FILE` (dense or mixture of experts)"},
 		&cli.IntFlag{Name: "tensor-parallel", Aliases: []string{"tp"}, DefaultText: itoa(d.Hardware.TensorParallel), Usage: "hardware.tensor_parallel: GPUs per worker"},
 		&cli.IntFlag{Name: "kv-block-size", DefaultText: itoa(d.Engine.BlockSize), Usage: "engine.block_size: tokens per KV block"},
 		&cli.IntFlag{Name: "num-gpu-blocks", DefaultText: "from GPU memory", Usage: "engine.num_gpu_blocks: KV blocks per worker"},
@@ -202,6 +203,9 @@ func applyConfigFlags(c *cli.Context, cfg *sim.Config) {
 	if c.IsSet("timing-table") && !c.IsSet("timing") {
 		cfg.Timing.Model = "table"
 	}
+	if c.IsSet("model-config") && !c.IsSet("model") && cfg.Hardware.Model == sim.DefaultConfig().Hardware.Model {
+		cfg.Hardware.Model = "" // not the default preset's name on another model's run
+	}
 	if c.IsSet("random-seed") {
 		cfg.Seed = c.Int64("random-seed")
 	}
@@ -216,7 +220,7 @@ func configFields(cfg *sim.Config) map[string]any {
 	return map[string]any{"engine": &cfg.Engine.Type, "workers": &cfg.Workers, "router": &cfg.Router.Policy,
 		"overlap-weight": &cfg.Router.OverlapWeight, "router-temperature": &cfg.Router.Temperature,
 		"timing": &cfg.Timing.Model, "timing-table": &cfg.Timing.Table.File, "gpu": &cfg.Hardware.GPU,
-		"model": &cfg.Hardware.Model, "tensor-parallel": &cfg.Hardware.TensorParallel,
+		"model": &cfg.Hardware.Model, "model-config": &cfg.Hardware.ModelConfig, "tensor-parallel": &cfg.Hardware.TensorParallel,
 		"kv-block-size": &cfg.Engine.BlockSize, "num-gpu-blocks": &cfg.Engine.NumGPUBlocks,
 		"max-num-seqs": &cfg.Engine.MaxNumSeqs, "max-num-batched-tokens": &cfg.Engine.MaxNumBatchedTokens,
 		"prefix-caching": &cfg.Engine.EnablePrefixCaching, "request-overhead-ms": &cfg.Frontend.RequestOverheadMs,
