@@ -151,7 +151,7 @@ func sniffJSON(path string) string {
 	switch {
 	case has("benchmarks", "args") || has("benchmarks", "metadata"):
 		return FormatGuideLLM
-	case has("completed", "num_prompts", "mean_ttft_ms"):
+	case has("num_prompts", "mean_ttft_ms"):
 		return FormatVLLMBench
 	}
 	return ""
