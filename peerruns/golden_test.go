@@ -50,6 +50,9 @@ func describe(t *testing.T, run *Run) []byte {
 	for _, w := range run.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
+	for _, n := range run.WorkloadNotes {
+		fmt.Fprintf(&b, "workload note: %s\n", n)
+	}
 	if wl := run.Workload; wl != nil {
 		fmt.Fprintf(&b, "workload: %d requests, block %d, concurrency %d, digest %s\n  source %s\n",
 			len(wl.Requests), wl.BlockSize, wl.Concurrency, wl.Digest, wl.Source)

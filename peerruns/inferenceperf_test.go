@@ -82,7 +82,7 @@ func TestInferencePerfWorkloads(t *testing.T) {
 			dir := writeReport(t, tc.config, map[int]string{0: realStage(t)})
 			run, err := Open(dir)
 			require.NoError(t, err)
-			all := strings.Join(run.Warnings, "\n")
+			all := strings.Join(append(run.Warnings, run.WorkloadNotes...), "\n")
 			assert.Contains(t, all, tc.warnings)
 			_, hasITL := run.Profile.Value(results.TagITL, "avg")
 			assert.Equal(t, tc.itl, hasITL, all)

@@ -124,7 +124,7 @@ func isScalar(n *yaml.Node) bool {
 // measuredISL is the stage's published prompt_len mean (0 if none).
 func (r *Run) rebuildWorkload(cfg *ipConfig, load stageLoad, measuredISL float64) error {
 	for _, n := range load.notes {
-		r.warn("%s", n)
+		r.note("%s", n)
 	}
 	if load.why != "" {
 		r.NoWorkload = load.why
@@ -144,7 +144,7 @@ func (r *Run) rebuildWorkload(cfg *ipConfig, load stageLoad, measuredISL float64
 	}
 	r.Workload.Source = fmt.Sprintf("inference-perf %s stage %d: %s", cfg.path, load.index, r.Workload.Source)
 	if load.mode == traces.ModePoisson {
-		r.warn("the workload's arrival times are a fresh Poisson draw at the stage's rate, not the ones the client drew")
+		r.note("the workload's arrival times are a fresh Poisson draw at the stage's rate, not the ones the client drew")
 	}
 	return nil
 }
@@ -195,7 +195,7 @@ func (r *Run) sharedPrefixWorkload(cfg *ipConfig, load stageLoad, measuredISL fl
 	repeatPrompts(wl, groups*perGroup)
 	wl.Source += fmt.Sprintf(" prompts=%d", groups*perGroup)
 	r.Workload = wl
-	r.warn("request i sends prompt i mod %d (%d groups × %d prompts, groups round-robin); inference-perf cycles through the same prompts in a shuffled order", groups*perGroup, groups, perGroup)
+	r.note("request i sends prompt i mod %d (%d groups × %d prompts, groups round-robin); inference-perf cycles through the same prompts in a shuffled order", groups*perGroup, groups, perGroup)
 	return nil
 }
 
@@ -232,7 +232,7 @@ func (r *Run) randomWorkload(cfg *ipConfig, load stageLoad, measuredISL float64)
 	spec := traces.SynthSpec{ISL: isl, ISLStddev: in.stddev(), OSL: int(math.Round(*out.Mean)), OSLStddev: out.stddev(),
 		Seed: seedOf(cfg.Load.BaseSeed)}
 	if spec.ISLStddev > 0 || spec.OSLStddev > 0 {
-		r.warn("the workload's lengths are normal draws without the configured min/max clamps")
+		r.note("the workload's lengths are normal draws without the configured min/max clamps")
 	}
 	wl, err := synthesize(cfg, load, spec)
 	if err != nil {
@@ -257,7 +257,7 @@ func (r *Run) promptLength(configured int, measured float64, what string) int {
 	}
 	n := int(math.Round(measured))
 	if n != configured {
-		r.warn("the workload's ISL is %d, the measured prompt_len mean %.6g rounded (configured: %s = %d; inference-perf's text round trip changes token counts)",
+		r.note("the workload's ISL is %d, the measured prompt_len mean %.6g rounded (configured: %s = %d; inference-perf's text round trip changes token counts)",
 			n, measured, what, configured)
 	}
 	return n
@@ -294,6 +294,11 @@ func seedOf(seeds ...*int64) int64 {
 		}
 	}
 	return 0
+}
+
+// note records how the workload was rebuilt.
+func (r *Run) note(format string, args ...any) {
+	r.WorkloadNotes = append(r.WorkloadNotes, r.Name+": "+fmt.Sprintf(format, args...))
 }
 
 // inputConfig records the stage in AIPerf's input_config terms.

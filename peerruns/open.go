@@ -32,6 +32,9 @@ type Run struct {
 	// says why).
 	Workload   *traces.Workload
 	NoWorkload string
+	// WorkloadNotes say how the workload was rebuilt where the tool's
+	// configuration leaves a choice (prompt order, arrival draws, lengths).
+	WorkloadNotes []string
 	// Warnings say where the tool's definitions differ from AIPerf's, what
 	// was left out and what was derived instead.
 	Warnings []string
