@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,4 +85,49 @@ func TestSummarizePeerRun(t *testing.T) {
 	code, _, errOut = compareCLI("summarize", ipReportDir, "-o", dir)
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, errOut, "an inference-perf report of 2 stages (0, 1): name one as")
+}
+
+// TestCalibrateTargetsFromInferencePerf: --real takes an inference-perf
+// stage beside simbench's and AIPerf's runs, in the order given, with the
+// workload rebuilt from the report's config.yaml; a run without a
+// described workload is refused with the reason.
+func TestCalibrateTargetsFromInferencePerf(t *testing.T) {
+	t.Parallel()
+	var log strings.Builder
+	ts, err := loadTargets([]string{inferencePerf0, "../../testdata/aiperf/qwen_concurrency1"}, &log)
+	require.NoError(t, err)
+	require.Len(t, ts, 2)
+	assert.Equal(t, "20260218-150304-codellama-34b-tp2-general/stage_0", ts[0].Name)
+	assert.Equal(t, "qwen_concurrency1", ts[1].Name)
+	wl := ts[0].Workload
+	require.Len(t, wl.Requests, 4800, "8 requests/s for 600 s")
+	assert.Equal(t, 22400, wl.Concurrency, "224 workers × 100")
+	assert.Equal(t, 248, wl.Requests[0].OutputLength)
+	assert.Contains(t, log.String(), "warning: 20260218-150304-codellama-34b-tp2-general/stage_0: request i sends prompt i mod 100")
+
+	_, err = loadTargets([]string{vllmBenchFile}, &log)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "calibrate needs the workload the run replayed, and vllm bench serve's result does not record its dataset")
+}
+
+// TestCalibrateOnInferencePerfStage fits the simulator to an
+// inference-perf stage through the CLI: a report whose config.yaml asks
+// for 10 requests, so that the fit takes seconds.
+func TestCalibrateOnInferencePerfStage(t *testing.T) {
+	t.Parallel()
+	report := t.TempDir()
+	stage, err := os.ReadFile(filepath.Join(ipReportDir, "stage_0_lifecycle_metrics.json"))
+	require.NoError(t, err)
+	base, err := os.ReadFile(filepath.Join(ipReportDir, "config.yaml"))
+	require.NoError(t, err)
+	cfg := strings.Replace(strings.Replace(string(base),
+		"- rate: 8.0\n    duration: 600\n  - rate: 20.0\n    duration: 600", "- rate: 2.0\n    duration: 5", 1), "num_workers: 224", "num_workers: 1", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(report, "config.yaml"), []byte(cfg), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(report, "stage_0_lifecycle_metrics.json"), stage, 0o644))
+	out := filepath.Join(t.TempDir(), "sim.yaml")
+	code, stdout, errOut := compareCLI("calibrate", "--real", report, "-o", out, "--max-evals", "2", "--sim-seeds", "1")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, stdout, filepath.Base(report)+"/stage_0")
+	assert.Contains(t, stdout, "concurrency 100–100", "the client's cap: 1 worker × 100")
+	assert.FileExists(t, out)
 }
