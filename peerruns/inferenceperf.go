@@ -155,6 +155,8 @@ func (r *Run) inferencePerfProfile(path string, st *ipStage, cfg *ipConfig, load
 		return missing(path, "successes")
 	case s.Count == nil:
 		return missing(path, "successes.count")
+	case *s.Count == 0:
+		return r.failedStage(st)
 	case s.Latency["request_latency"] == nil:
 		return missing(path, "successes.latency.request_latency")
 	}
@@ -178,6 +180,18 @@ func (r *Run) inferencePerfProfile(path string, st *ipStage, cfg *ipConfig, load
 	if st.Failures != nil && st.Failures.Count > 0 {
 		b.scalar(results.TagErrorRequestCount, float64(st.Failures.Count))
 	}
+	return nil
+}
+
+// failedStage is a stage without a successful request: its counts only.
+func (r *Run) failedStage(st *ipStage) error {
+	b := newProfile()
+	b.scalar(results.TagRequestCount, 0)
+	if st.Failures != nil && st.Failures.Count > 0 {
+		b.scalar(results.TagErrorRequestCount, float64(st.Failures.Count))
+	}
+	r.Profile = b.p
+	r.warn("no request succeeded: only the request counts are compared")
 	return nil
 }
 

@@ -174,3 +174,18 @@ func TestInferencePerfBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestInferencePerfAllFailed: a stage without a successful request is read
+// as its counts, not refused for its missing latencies.
+func TestInferencePerfAllFailed(t *testing.T) {
+	dir := writeReport(t, randomCfg("constant", "{rate: 2, duration: 10}", "true"),
+		map[int]string{0: `{"successes": {"count": 0, "latency": {"request_latency": null}}, "failures": {"count": 20}}`})
+	run, err := Open(dir)
+	require.NoError(t, err)
+	n, _ := run.Profile.Value(results.TagErrorRequestCount, "avg")
+	assert.Equal(t, 20.0, n)
+	_, ok := run.Profile.Value(results.TagRequestLatency, "avg")
+	assert.False(t, ok)
+	assert.Contains(t, strings.Join(run.Warnings, "\n"), "no request succeeded")
+	require.NotNil(t, run.Workload, "the workload is the configured one all the same")
+}
