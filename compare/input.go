@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/simbench/simbench/peerruns"
 	"github.com/simbench/simbench/results"
 )
 
@@ -46,9 +47,15 @@ func (in *Input) HasRecords() bool { return in.RecordsPath != "" || len(in.inlin
 
 // Open opens a run directory, profile_export_aiperf.json,
 // profile_export.jsonl, a DynoSim replay report or a DynoSim per-request
-// JSONL. AIPerf files go through results.LoadRun, except a per-request file
-// alone, whose aggregates Scan computes in its single pass.
+// JSONL, or another tool's run that package peerruns reads (an
+// inference-perf report stage, a vllm bench serve result, a guidellm
+// benchmark). AIPerf files go through results.LoadRun, except a
+// per-request file alone, whose aggregates Scan computes in its single
+// pass.
 func Open(path string) (*Input, error) {
+	if peerruns.Detect(path) != "" {
+		return openPeer(path)
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -112,6 +119,20 @@ func openJSON(path string) (*Input, error) {
 	}
 	return &Input{Name: strings.TrimSuffix(filepath.Base(path), ".json"), Path: path, Format: FormatDynoSim,
 		Profile: rep.Profile, inline: rep.PerRequest, recordsKind: recordsDynoSim, Warnings: rep.Warnings}, nil
+}
+
+// openPeer opens another tool's run: its aggregates, and its warnings
+// about the definitions it does not share with AIPerf.
+func openPeer(path string) (*Input, error) {
+	run, err := peerruns.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{Name: run.Name, Path: path, Format: run.Format, Profile: run.Profile}
+	for _, w := range run.Warnings {
+		in.Warnings = append(in.Warnings, Warning{Msg: w})
+	}
+	return in, nil
 }
 
 // Dir is the input's run directory: the directory given, or the one

@@ -19,7 +19,7 @@ func calibrateCommand() *cli.Command {
 		UsageText:   "simbench calibrate (--real RUN [--real RUN…] | --url URL --model M [endpoint flags]) [--config base.yaml] -o sim.yaml",
 		Description: help("calibrate"),
 		Flags: append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "real", Usage: "real run `DIR` (simbench's or AIPerf's run directory); repeatable"},
+			&cli.StringSliceFlag{Name: "real", Usage: "real run `DIR` (simbench's or AIPerf's run directory, or an inference-perf REPORT/stage_N); repeatable"},
 			&cli.StringFlag{Name: "artifacts", Value: "artifacts/calibration", Usage: "--url: keep the plan's run directories under `DIR`"},
 			&cli.IntFlag{Name: "plan-requests", Value: 24, Usage: "--url: measured requests per plan run at concurrency 1 (loaded runs get twice as many)"},
 			&cli.StringFlag{Name: "config", Usage: "base simulator config `FILE` (YAML); its timing section is replaced"},
@@ -63,7 +63,7 @@ func calibrateAction(c *cli.Context) error {
 func fitFromFlags(c *cli.Context, base sim.Config) (*calibrate.Result, error) {
 	basis := c.String("timing")
 	if c.String("url") == "" {
-		targets, err := calibrate.LoadTargets(c.StringSlice("real"))
+		targets, err := loadTargets(c.StringSlice("real"), c.App.ErrWriter)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,32 @@
+// Package peerruns reads the result files of other LLM serving benchmarks
+// as simbench runs: an AIPerf profile (results.Profile) and, where the file
+// describes it, the workload the run replayed (traces.Workload).
+//
+// Formats:
+//   - inference-perf report directories (kubernetes-sigs/inference-perf):
+//     each stage_N_lifecycle_metrics.json is one run, one load stage; its
+//     workload is rebuilt from the report's config.yaml (data types
+//     shared_prefix, random and synthetic; constant, poisson and concurrent
+//     load stages; completion or chat API; ignore_eos; the client's
+//     num_workers × worker_max_concurrency as the concurrency cap). A stage
+//     is named DIR/stage_N (or by its file); a directory with one stage is
+//     that stage.
+//   - `vllm bench serve --save-result` JSON (also `vllm bench sweep`'s
+//     run=N.json, which is the same object with the sweep's parameters).
+//   - guidellm's benchmarks JSON: each entry of "benchmarks" is one run,
+//     named FILE/benchmark_N (0-based); a file with one benchmark is that
+//     benchmark.
+//
+// Each field is mapped to AIPerf's metric of the same definition, and only
+// then. Where a tool's field means something else, it is left out, and the
+// run carries a warning saying so and what was derived instead: notably,
+// inference-perf re-counts output tokens from the streamed text and records
+// about two inter-token samples per token (inference-perf #565, #566), so
+// its time_per_output_token, inter_token_latency and output_len are not
+// read; the request-level inter_token_latency average is derived as
+// (E2E − TTFT)/(OSL − 1) with the configured OSL when ignore_eos fixes it.
+// Percentiles are kept only where the tool published them and AIPerf has
+// the same one (p1 … p99); none is interpolated, and a tool whose
+// percentile estimator differs from AIPerf's (numpy's linear
+// interpolation) gets a warning.
+package peerruns

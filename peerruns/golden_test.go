@@ -1,0 +1,91 @@
+package peerruns
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/results"
+)
+
+// update rewrites the golden files: go test ./peerruns/ -update
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+const (
+	ipReport = "testdata/inference-perf/20260218-150304-codellama-34b-tp2-general/results"
+	glFileA  = "testdata/guidellm/jan20-prefill-llama7b-tp1-1/guidellm-results.json"
+)
+
+// TestGolden reads every real file under testdata and compares what each
+// reader makes of it with its golden file.
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct{ path, golden string }{
+		{ipReport + "/stage_0", "inference-perf-stage0.golden"},
+		{ipReport + "/stage_1_lifecycle_metrics.json", "inference-perf-stage1.golden"},
+		{glFileA + "/benchmark_0", "guidellm-benchmark0.golden"},
+		{glFileA + "/benchmark_4", "guidellm-benchmark4.golden"},
+		{"testdata/vllm-bench/sweep-max_num_seqs4-run0.json", "vllm-bench-sweep-run0.golden"},
+		{"testdata/vllm-bench/all-requests-failed.json", "vllm-bench-all-failed.golden"},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			run, err := Open(tc.path)
+			require.NoError(t, err)
+			golden(t, tc.golden, describe(t, run))
+		})
+	}
+}
+
+// describe renders a run for its golden file: what it is, its warnings,
+// its workload and its profile as profile_export_aiperf.json.
+func describe(t *testing.T, run *Run) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "name: %s\nformat: %s\n", run.Name, run.Format)
+	for _, w := range run.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	for _, n := range run.WorkloadNotes {
+		fmt.Fprintf(&b, "workload note: %s\n", n)
+	}
+	if wl := run.Workload; wl != nil {
+		fmt.Fprintf(&b, "workload: %d requests, block %d, concurrency %d, digest %s\n  source %s\n",
+			len(wl.Requests), wl.BlockSize, wl.Concurrency, wl.Digest, wl.Source)
+		for _, r := range wl.Requests[:min(3, len(wl.Requests))] {
+			fmt.Fprintf(&b, "  t=%gms isl=%d osl=%d hash_ids=%v\n", r.TimestampMs, r.InputLength, r.OutputLength, r.HashIDs)
+		}
+	} else {
+		fmt.Fprintf(&b, "workload: none (%s)\n", run.NoWorkload)
+	}
+	require.NoError(t, results.WriteProfileJSON(&b, run.Profile))
+	return b.Bytes()
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file %s: run go test -update", path)
+	assert.Equal(t, string(want), string(got), "output differs from %s (run go test -update if the change is intended)", path)
+}
+
+// TestNoNonFinite checks no reader writes NaN or Inf.
+func TestNoNonFinite(t *testing.T) {
+	for _, p := range []string{ipReport + "/stage_0", glFileA + "/benchmark_1", "testdata/vllm-bench/all-requests-failed.json"} {
+		run, err := Open(p)
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, results.WriteProfileJSON(&b, run.Profile))
+		assert.False(t, strings.Contains(b.String(), "NaN") || strings.Contains(b.String(), "Inf"), p)
+	}
+}

@@ -1,0 +1,191 @@
+package peerruns
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
+)
+
+// realStage is the published stage 0 of the real report.
+func realStage(t *testing.T) string {
+	b, err := os.ReadFile(filepath.Join(ipReport, "stage_0_lifecycle_metrics.json"))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// writeReport writes a report directory with config and the given stage
+// files.
+func writeReport(t *testing.T, config string, stages map[int]string) string {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, configName), []byte(config), 0o644))
+	for i, s := range stages {
+		require.NoError(t, os.WriteFile(stagePath(dir, i), []byte(s), 0o644))
+	}
+	return dir
+}
+
+const randomConfig = `api:
+  type: chat
+  streaming: true
+data:
+  type: random
+  input_distribution: {mean: 500, std_dev: 0, min: 500, max: 500}
+  output_distribution: {mean: 100, std_dev: 0, min: 100, max: 100}
+load:
+  type: %LOAD%
+  stages:
+  - %STAGE%
+  num_workers: 4
+  worker_max_concurrency: 8
+server:
+  type: vllm
+  model_name: m
+  ignore_eos: %EOS%
+`
+
+func randomCfg(load, stage, eos string) string {
+	r := strings.NewReplacer("%LOAD%", load, "%STAGE%", stage, "%EOS%", eos)
+	return r.Replace(randomConfig)
+}
+
+// TestInferencePerfWorkloads rebuilds the workload of each data and load
+// type from config.yaml.
+func TestInferencePerfWorkloads(t *testing.T) {
+	for _, tc := range []struct {
+		name, config         string
+		requests, conc, osl  int
+		timestamps           bool
+		itl                  bool
+		noWorkload, warnings string
+	}{
+		{name: "random constant", config: randomCfg("constant", "{rate: 2, duration: 10}", "true"),
+			requests: 20, conc: 32, osl: 100, timestamps: true, itl: true},
+		{name: "random poisson", config: randomCfg("poisson", "{rate: 4, duration: 5}", "true"),
+			requests: 20, conc: 32, osl: 100, timestamps: true, itl: true, warnings: "fresh Poisson draw"},
+		{name: "concurrent", config: randomCfg("concurrent", "{num_requests: 50, concurrency_level: 4}", "true"),
+			requests: 50, conc: 4, osl: 100, itl: true},
+		{name: "no ignore_eos", config: randomCfg("constant", "{rate: 2, duration: 10}", "false"),
+			requests: 20, conc: 32, osl: 100, timestamps: true, warnings: "ignore_eos is not true"},
+		{name: "unsupported data", config: strings.Replace(randomCfg("constant", "{rate: 2, duration: 10}", "true"), "type: random", "type: shareGPT", 1),
+			noWorkload: "data.type shareGPT is not rebuilt", warnings: "has no configured output length"},
+		{name: "trace replay", config: randomCfg("trace_replay", "{rate: 2, duration: 10}", "true"),
+			noWorkload: "load.type trace_replay is not rebuilt", itl: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeReport(t, tc.config, map[int]string{0: realStage(t)})
+			run, err := Open(dir)
+			require.NoError(t, err)
+			all := strings.Join(append(run.Warnings, run.WorkloadNotes...), "\n")
+			assert.Contains(t, all, tc.warnings)
+			_, hasITL := run.Profile.Value(results.TagITL, "avg")
+			assert.Equal(t, tc.itl, hasITL, all)
+			if tc.noWorkload != "" {
+				assert.Nil(t, run.Workload)
+				assert.Contains(t, run.NoWorkload, tc.noWorkload)
+				return
+			}
+			require.NotNil(t, run.Workload, run.NoWorkload)
+			wl := run.Workload
+			assert.Len(t, wl.Requests, tc.requests)
+			assert.Equal(t, tc.conc, wl.Concurrency)
+			assert.Equal(t, tc.timestamps, wl.Requests[0].HasTimestamp)
+			assert.Equal(t, tc.osl, wl.Requests[0].OutputLength)
+			assert.Equal(t, 574, wl.Requests[0].InputLength, "the measured prompt_len mean, rounded")
+			assert.Equal(t, traces.ComputeDigest(wl.Requests), wl.Digest)
+		})
+	}
+}
+
+// TestInferencePerfSharedPrefixRepeats checks the rebuilt shared_prefix
+// prompts: G groups share their system block, and request i repeats
+// request i mod G·P exactly.
+func TestInferencePerfSharedPrefixRepeats(t *testing.T) {
+	run, err := Open(ipReport + "/stage_0")
+	require.NoError(t, err)
+	reqs := run.Workload.Requests
+	require.Len(t, reqs, 4800)
+	assert.Equal(t, reqs[3].HashIDs, reqs[103].HashIDs, "prompt 3 again")
+	assert.Equal(t, reqs[3].HashIDs[0], reqs[13].HashIDs[0], "same group, same system prompt")
+	assert.NotEqual(t, reqs[3].HashIDs[1:], reqs[13].HashIDs[1:], "same group, another question")
+	assert.NotEqual(t, reqs[3].HashIDs[0], reqs[4].HashIDs[0], "another group")
+	assert.InDelta(t, 125, reqs[1].TimestampMs-reqs[0].TimestampMs, 1e-9, "8 requests/s")
+}
+
+// TestInferencePerfBadInput checks that broken reports fail with the file,
+// the line and the field.
+func TestInferencePerfBadInput(t *testing.T) {
+	good := randomCfg("constant", "{rate: 2, duration: 10}", "true")
+	stage := realStage(t)
+	for _, tc := range []struct {
+		name, config, stage, path string
+		stages                    []int
+		want                      []string
+	}{
+		{name: "zero rate", config: randomCfg("constant", "{rate: 0, duration: 10}", "true"), stage: stage,
+			want: []string{"config.yaml:11: load.stages[0].rate: must be a finite number > 0, got 0"}},
+		{name: "bad duration", config: randomCfg("constant", "{rate: 1, duration: -3}", "true"), stage: stage,
+			want: []string{"config.yaml:11: load.stages[0].duration"}},
+		{name: "no requests", config: randomCfg("concurrent", "{num_requests: 0, concurrency_level: 2}", "true"), stage: stage,
+			want: []string{"config.yaml:11: load.stages[0].num_requests: must be > 0"}},
+		{name: "yaml type", config: strings.Replace(good, "num_workers: 4", "num_workers: four", 1), stage: stage,
+			want: []string{"config.yaml: line 12", "four"}},
+		{name: "stage beyond config", config: good, stage: stage, stages: []int{3}, path: "stage_3",
+			want: []string{"config.yaml:11: load.stages: 1 stage(s), but the report has stage 3"}},
+		{name: "stage type", config: good, stage: strings.Replace(stage, `"count": 4800,
+    "latency"`, `"count": "all",
+    "latency"`, 1),
+			want: []string{"stage_0_lifecycle_metrics.json:25: field \"successes.count\": string is not a int"}},
+		{name: "no successes", config: good, stage: `{"failures": {"count": 3}}`,
+			want: []string{"stage_0_lifecycle_metrics.json: field \"successes\" is missing"}},
+		{name: "no latency", config: good, stage: `{"successes": {"count": 3, "latency": {}}}`,
+			want: []string{"field \"successes.latency.request_latency\" is missing"}},
+		{name: "malformed", config: good, stage: "{\n\"successes\": {\n,}",
+			want: []string{"stage_0_lifecycle_metrics.json:3: malformed JSON"}},
+		{name: "two stages", config: good, stage: stage, stages: []int{0, 1},
+			want: []string{"an inference-perf report of 2 stages (0, 1): name one as", "stage_N"}},
+		{name: "missing stage", config: good, stage: stage, path: "stage_7", stages: []int{0, 1},
+			want: []string{"no stage 7 in this inference-perf report (stages: 0, 1)"}},
+		{name: "system prompt distribution", config: strings.Replace(strings.Replace(good, "type: random", `type: shared_prefix
+  shared_prefix:
+    system_prompt_len: abc`, 1), "", "", 0), stage: stage,
+			want: []string{"config.yaml:7: data.shared_prefix.system_prompt_len: \"abc\" is not a number of tokens"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stages := map[int]string{}
+			for _, i := range append([]int{0}, tc.stages...) {
+				stages[i] = tc.stage
+			}
+			if len(tc.stages) > 0 && tc.stages[0] != 0 {
+				delete(stages, 0)
+			}
+			dir := writeReport(t, tc.config, stages)
+			_, err := Open(filepath.Join(dir, tc.path))
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+// TestInferencePerfAllFailed: a stage without a successful request is read
+// as its counts, not refused for its missing latencies.
+func TestInferencePerfAllFailed(t *testing.T) {
+	dir := writeReport(t, randomCfg("constant", "{rate: 2, duration: 10}", "true"),
+		map[int]string{0: `{"successes": {"count": 0, "latency": {"request_latency": null}}, "failures": {"count": 20}}`})
+	run, err := Open(dir)
+	require.NoError(t, err)
+	n, _ := run.Profile.Value(results.TagErrorRequestCount, "avg")
+	assert.Equal(t, 20.0, n)
+	_, ok := run.Profile.Value(results.TagRequestLatency, "avg")
+	assert.False(t, ok)
+	assert.Contains(t, strings.Join(run.Warnings, "\n"), "no request succeeded")
+	require.NotNil(t, run.Workload, "the workload is the configured one all the same")
+}

@@ -1,0 +1,176 @@
+package peerruns
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
+)
+
+// Formats of the runs this package reads.
+const (
+	FormatInferencePerf = "inference-perf"
+	FormatVLLMBench     = "vllm-bench"
+	FormatGuideLLM      = "guidellm"
+)
+
+// Run is one run of another benchmark tool, in simbench's terms.
+type Run struct {
+	Name   string // label: the report or file, and the stage or benchmark
+	Path   string // what the user gave
+	Format string
+	// Profile holds the AIPerf metrics whose definitions the tool shares
+	// (and those derived from them, each named in Warnings).
+	Profile *results.Profile
+	// Workload is the workload the run replayed, rebuilt from the tool's
+	// configuration; nil when the file does not describe it (NoWorkload
+	// says why).
+	Workload   *traces.Workload
+	NoWorkload string
+	// WorkloadNotes say how the workload was rebuilt where the tool's
+	// configuration leaves a choice (prompt order, arrival draws, lengths).
+	WorkloadNotes []string
+	// Warnings say where the tool's definitions differ from AIPerf's, what
+	// was left out and what was derived instead.
+	Warnings []string
+}
+
+// spot is where one run lives: the file or report directory, and the
+// stage or benchmark index within it (-1: the only one).
+type spot struct {
+	format string
+	path   string
+	index  int
+}
+
+var (
+	stageFile    = regexp.MustCompile(`^stage_([0-9]+)_lifecycle_metrics\.json$`)
+	stageName    = regexp.MustCompile(`^stage_([0-9]+)$`)
+	benchmarkRef = regexp.MustCompile(`^benchmark_([0-9]+)$`)
+)
+
+// Detect names the format of the run at path ("" when it is none of the
+// peers' formats): an inference-perf report directory, one of its stage
+// files or DIR/stage_N; a vllm bench serve result; a guidellm benchmarks
+// file or FILE/benchmark_N.
+func Detect(path string) string {
+	s, ok := locate(path)
+	if !ok {
+		return ""
+	}
+	return s.format
+}
+
+// Open reads the run at path (see Detect).
+func Open(path string) (*Run, error) {
+	s, ok := locate(path)
+	if !ok {
+		return nil, fmt.Errorf("%s: not an inference-perf report, a vllm bench serve result or a guidellm benchmarks file", path)
+	}
+	var (
+		run *Run
+		err error
+	)
+	switch s.format {
+	case FormatInferencePerf:
+		run, err = openInferencePerf(s.path, s.index)
+	case FormatVLLMBench:
+		run, err = openVLLMBench(s.path)
+	default:
+		run, err = openGuideLLM(s.path, s.index)
+	}
+	if err != nil {
+		return nil, err
+	}
+	run.Path = path
+	return run, nil
+}
+
+func locate(path string) (spot, bool) {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return locateVirtual(path)
+	case st.IsDir():
+		return spot{format: FormatInferencePerf, path: path, index: -1}, isReportDir(path)
+	}
+	if m := stageFile.FindStringSubmatch(filepath.Base(path)); m != nil && isReportDir(filepath.Dir(path)) {
+		return spot{format: FormatInferencePerf, path: filepath.Dir(path), index: atoi(m[1])}, true
+	}
+	f := sniffJSON(path)
+	return spot{format: f, path: path, index: -1}, f != ""
+}
+
+// locateVirtual resolves DIR/stage_N and FILE/benchmark_N, which name a
+// part of a report rather than a file.
+func locateVirtual(path string) (spot, bool) {
+	parent, base := filepath.Dir(path), filepath.Base(path)
+	if m := stageName.FindStringSubmatch(base); m != nil && isReportDir(parent) {
+		return spot{format: FormatInferencePerf, path: parent, index: atoi(m[1])}, true
+	}
+	if m := benchmarkRef.FindStringSubmatch(base); m != nil && sniffJSON(parent) == FormatGuideLLM {
+		return spot{format: FormatGuideLLM, path: parent, index: atoi(m[1])}, true
+	}
+	return spot{}, false
+}
+
+// isReportDir reports whether dir holds an inference-perf report: its
+// config.yaml and at least one stage file.
+func isReportDir(dir string) bool {
+	if !isFile(filepath.Join(dir, configName)) {
+		return false
+	}
+	stages, _ := filepath.Glob(filepath.Join(dir, "stage_*_lifecycle_metrics.json"))
+	return len(stages) > 0
+}
+
+// sniffJSON tells a vllm bench serve result from a guidellm benchmarks
+// file by their top-level members; "" for anything else.
+func sniffJSON(path string) string {
+	if filepath.Ext(path) != ".json" || !isFile(path) {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return ""
+	}
+	has := func(keys ...string) bool {
+		for _, k := range keys {
+			if _, ok := top[k]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case has("benchmarks", "args") || has("benchmarks", "metadata"):
+		return FormatGuideLLM
+	case has("num_prompts", "mean_ttft_ms"):
+		return FormatVLLMBench
+	}
+	return ""
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// atoi converts a regexp-matched run of digits; an absurdly long one
+// becomes -2, which no stage or benchmark has.
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -2
+	}
+	return n
+}
