@@ -36,7 +36,11 @@ type Report struct {
 	Cancelled      int
 	// NoDone counts successes whose stream ended after a finish_reason but
 	// without data: [DONE] (without a finish_reason they are errors).
-	NoDone    int
+	NoDone int
+	// BadUsage counts successes whose server usage claimed more completion
+	// tokens than the answer could have (finish): their client counts are
+	// kept.
+	BadUsage  int
 	HeldByCap int // sends the concurrency cap held past their intended time
 	// Spin is the time the pacing loop busy-waited before deadlines (the
 	// CPU cost of sub-millisecond precision).
@@ -96,6 +100,9 @@ func (rep *Report) add(j job, m *results.RecordMetrics) {
 	}
 	if j.noDone {
 		rep.NoDone++
+	}
+	if j.badUsage {
+		rep.BadUsage++
 	}
 	rep.firstIntended, rep.lastIntended = span(rep.firstIntended, rep.lastIntended, rec.IntendedNs)
 	rep.firstStart, rep.lastStart = span(rep.firstStart, rep.lastStart, rec.StartNs)
@@ -193,6 +200,10 @@ func (rep *Report) Warnings() []string {
 	if rep.NoDone > 0 {
 		out = append(out, fmt.Sprintf("%d of %d successful streams ended after a finish_reason but without data: [DONE]: "+
 			"counted as successes (the server closed the stream early)", rep.NoDone, rep.Finished-rep.Errors))
+	}
+	if rep.BadUsage > 0 {
+		out = append(out, fmt.Sprintf("%d of %d successful requests reported a usage completion_tokens beyond both the max tokens asked "+
+			"and the text streamed: the server's count was not used, the client's count kept", rep.BadUsage, rep.Finished-rep.Errors))
 	}
 	if rep.HeldByCap > 0 {
 		out = append(out, fmt.Sprintf("%d of %d sends waited for a free --concurrency slot past their intended time (counted in send_lag)", rep.HeldByCap, rep.Sent))

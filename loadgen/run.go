@@ -73,6 +73,9 @@ type job struct {
 	body   []byte
 	req    *traces.Request
 	noDone bool // a success whose stream ended without data: [DONE]
+	// badUsage: the server's completion_tokens was beyond any count the
+	// answer could have; the client's count was kept
+	badUsage bool
 }
 
 // runner is one Run.
@@ -343,7 +346,7 @@ func (r *runner) worker(first job) {
 func (r *runner) handle(st *stream, j job) {
 	j.noDone = r.client.do(r.ctx, st, j.rec, j.body)
 	r.done <- completion{s: j.s, at: r.wait.elapsed()}
-	r.client.finish(st, j.rec)
+	j.badUsage = r.client.finish(st, j.rec)
 	r.record(j)
 }
 
