@@ -54,12 +54,19 @@ func newClient(ep *Endpoint, pool int, now func() int64) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &client{hc: &http.Client{Transport: newTransport(pool)}, url: u, key: ep.APIKey, ep: ep, now: now}
+	hc := &http.Client{Transport: newTransport(pool), CheckRedirect: noRedirects}
+	c := &client{hc: hc, url: u, key: ep.APIKey, ep: ep, now: now}
 	if ep.APIKey != "" {
 		c.auth = "Bearer " + ep.APIKey
 	}
 	return c, nil
 }
+
+// noRedirects keeps a benchmark request at its URL: a redirect's response
+// is returned as it is (statusError records it), so the API key never goes
+// to another host or port and no result is recorded as --url's that another
+// server produced.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // close releases idle connections.
 func (c *client) close() { c.hc.CloseIdleConnections() }
@@ -357,6 +364,9 @@ func (x *exchange) statusError(resp *http.Response) {
 	msg := strings.TrimSpace(string(b))
 	if msg == "" {
 		msg = resp.Status
+	}
+	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		msg = "redirect to " + results.RedactURL(loc) + " not followed (benchmark requests go to --url only): " + msg
 	}
 	x.failNow(resp.StatusCode, reason, msg)
 }

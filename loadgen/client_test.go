@@ -249,3 +249,27 @@ func TestClientReadsFastServer(t *testing.T) {
 		assert.Len(t, rec.Chunks, 5)
 	}
 }
+
+// TestClientDoesNotFollowRedirects: a redirect, to another port of the
+// same host or to another host, is an error record naming the Location
+// (without its credentials); the target never sees the request or the key.
+func TestClientDoesNotFollowRedirects(t *testing.T) {
+	t.Parallel()
+	target := &openaitest.Server{Record: true}
+	ts := httptest.NewServer(target)
+	defer ts.Close()
+	for _, code := range []int{http.StatusTemporaryRedirect, http.StatusMovedPermanently, http.StatusFound} {
+		loc := strings.Replace(ts.URL, "http://", "http://u:pw-in-location@", 1) + "/v1/chat/completions"
+		redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, loc, code)
+		}))
+		rec := doOne(t, chatEndpoint(redirect.URL), &traces.Request{InputLength: 5, OutputLength: 3})
+		redirect.Close()
+		require.NotNil(t, rec.Error, "status %d", code)
+		assert.Equal(t, code, rec.Error.Code)
+		assert.Contains(t, rec.Error.Message, "redirect to "+strings.Replace(loc, "u:pw-in-location@", "redacted@", 1)+" not followed")
+		assert.NotContains(t, rec.Error.Message, "pw-in-location")
+		assert.Empty(t, rec.Chunks)
+	}
+	assert.Empty(t, target.Requests(), "the redirect's target got no request (and no API key)")
+}

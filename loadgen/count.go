@@ -27,6 +27,7 @@ import (
 //     (multi-token prediction, stream intervals) counts k.
 type tally struct {
 	out, rsn  int    // approximate counts, without a tokenizer
+	text      int    // bytes of content and reasoning text received
 	content   []byte // content text, with a tokenizer
 	reasoning []byte // reasoning text, with a tokenizer
 	marks     []mark // per content chunk
@@ -43,7 +44,7 @@ type mark struct {
 }
 
 func (t *tally) reset() {
-	t.out, t.rsn = 0, 0
+	t.out, t.rsn, t.text = 0, 0, 0
 	t.content, t.reasoning, t.marks = t.content[:0], t.reasoning[:0], t.marks[:0]
 	t.usageAll = true
 }
@@ -52,6 +53,7 @@ func (t *tally) reset() {
 // (final without a tokenizer and server counts).
 func (t *tally) add(ch *chunk, tk *tokenizer.Tokenizer) int {
 	t.usageAll = t.usageAll && ch.hasUsage
+	t.text += len(ch.content) + len(ch.reasoning)
 	if !t.usageAll && tk == nil {
 		return t.approx(ch) // no per-chunk usage to attribute, no text to keep
 	}
@@ -168,9 +170,14 @@ func setCumulative(chunks []results.Chunk, cum []int) {
 // (AIPerf's rules: output = completion − reasoning), per chunk from the
 // usage deltas when every content chunk carried usage, else spread over the
 // chunks by the client's counts.
-func (c *client) finish(st *stream, r *results.Record) {
+//
+// A usage count no answer could have (see plausibleOutput) is not used: the
+// client's counts stay, and finish reports it (implausible) for the run's
+// warning. So no count, and no memory (a token gap per token), depends on a
+// number the server sends.
+func (c *client) finish(st *stream, r *results.Record) (implausible bool) {
 	if r.Error != nil {
-		return
+		return false
 	}
 	t := &st.tally
 	if tk := c.ep.Prompts.Tokenizer; tk != nil {
@@ -178,7 +185,10 @@ func (c *client) finish(st *stream, r *results.Record) {
 	}
 	r.OutputTokens, r.ReasoningTokens = t.out, t.rsn
 	if !c.ep.ServerTokenCount || r.Usage == nil {
-		return
+		return false
+	}
+	if r.Usage.CompletionTokens > t.plausibleOutput(r) {
+		return true
 	}
 	if r.Usage.CompletionTokens == 0 && len(r.Chunks) > 0 { // the client's counts stay
 		st.badUsage = "usage.completion_tokens is 0 after " + strconv.Itoa(len(r.Chunks)) + " content chunks"
@@ -190,6 +200,15 @@ func (c *client) finish(st *stream, r *results.Record) {
 	if !t.usageAll || !t.perChunkUsage(r.Chunks, r.OSL()) {
 		spreadTokens(r.Chunks, r.OSL())
 	}
+	return false
+}
+
+// plausibleOutput bounds the completion tokens an answer can have: the
+// max tokens it asked for, or more when the server streamed more, every
+// token decoding to at least a byte of text, plus one per content chunk
+// for tokens without text (an end-of-sequence token, a reasoning marker).
+func (t *tally) plausibleOutput(r *results.Record) int {
+	return max(r.RequestedOutputTokens, t.text+len(r.Chunks))
 }
 
 // LoadTokenizer loads --tokenizer PATH (a tokenizer.json, or a directory

@@ -316,3 +316,63 @@ func TestUseTokenizerCountsLiteralPrompts(t *testing.T) {
 	assert.Equal(t, tk.Count([]byte(text)), p.Tokens(&traces.Request{TextInput: text}))
 	assert.Greater(t, len(p.words), 200, "most of the 256 words are single Qwen3 tokens")
 }
+
+// TestImplausibleUsageKeepsClientCount: a usage completion_tokens beyond
+// both the max tokens asked for and the text streamed, final or per chunk,
+// is not used (the client's count stays, finish reports it), so neither the
+// counts nor the record's token gaps depend on the number the server sent.
+func TestImplausibleUsageKeepsClientCount(t *testing.T) {
+	tests := []struct {
+		name     string
+		perChunk bool
+		sc       script
+	}{
+		{"final 1e6", false, script{content: []string{"a", "b", "c", "d"}, usage: []int{0, 0, 0, 0}, total: 1_000_000}},
+		{"final 1e8", false, script{content: []string{"a", "b", "c", "d"}, usage: []int{0, 0, 0, 0}, total: 100_000_000}},
+		{"final 2^32+1", false, script{content: []string{"a", "b", "c", "d"}, usage: []int{0, 0, 0, 0}, total: 1<<32 + 1}},
+		{"per-chunk deltas", true, script{content: []string{"a", "b", "c", "d"}, usage: []int{1, 1e8, 1e8 + 1, 1e8 + 2}, total: 1e8 + 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ep := chatEndpoint("")
+			ep.ServerTokenCount, ep.PerChunkUsage = true, tt.perChunk
+			s, c := newScripted(t, ep)
+			s.streams["r"] = tt.sc
+			st := newStream()
+			rec := &results.Record{ID: "r", RequestedOutputTokens: 10}
+			c.do(context.Background(), st, rec, newBody(c.ep).build(&traces.Request{InputLength: 3, OutputLength: 10}))
+			require.Nil(t, rec.Error)
+			assert.True(t, c.finish(st, rec), "reported")
+			assert.Equal(t, 4, rec.OutputTokens, "the client's count")
+			assert.Equal(t, []int{1, 1, 1, 1}, tokensOf(rec.Chunks))
+			m := results.ComputeMetrics(rec)
+			assert.Len(t, m.TokenGaps(), 3, "osl − 1 token gaps, whatever the server claimed")
+		})
+	}
+
+	// Up to the max tokens asked, or beyond it within the streamed text, a
+	// count is used as it is.
+	ep := chatEndpoint("")
+	ep.ServerTokenCount = true
+	s, c := newScripted(t, ep)
+	for total, content := range map[int][]string{10: {"a", "b"}, 14: {"abcdefgh", "ijklmnop"}} {
+		s.streams["ok"] = script{content: content, usage: []int{0, 0}, total: total}
+		st := newStream()
+		rec := &results.Record{ID: "ok", RequestedOutputTokens: 10}
+		c.do(context.Background(), st, rec, newBody(c.ep).build(&traces.Request{InputLength: 3, OutputLength: 10}))
+		assert.False(t, c.finish(st, rec))
+		assert.Equal(t, total, rec.OutputTokens)
+	}
+}
+
+func TestReportWarnsOfImplausibleUsage(t *testing.T) {
+	rep := &Report{}
+	for _, bad := range []bool{true, false, true} {
+		rec := &results.Record{}
+		m := results.ComputeMetrics(rec)
+		rep.add(job{rec: rec, req: &traces.Request{}, implausibleUsage: bad}, &m)
+	}
+	assert.Equal(t, 2, rep.ImplausibleUsage)
+	assert.Contains(t, rep.Warnings(), "2 of 3 successful requests reported a usage completion_tokens beyond both the max tokens "+
+		"asked and the text streamed: the server's count was not used, the client's count kept")
+}

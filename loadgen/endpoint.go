@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -85,11 +86,11 @@ func (e *Endpoint) RequestURL() (string, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || u.Hostname() == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", fmt.Errorf("--url %q: want [http[s]://]host[:port][/prefix]", e.URL)
+		return "", fmt.Errorf("--url %q: want [http[s]://]host[:port][/prefix]", results.RedactURL(e.URL))
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return "", fmt.Errorf("--url %q: port %s is not in 1..65535", e.URL, p)
+			return "", fmt.Errorf("--url %q: port %s is not in 1..65535", results.RedactURL(e.URL), p)
 		}
 	}
 	path := e.Path

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/simbench/simbench/results"
 )
 
 // ModelInfo is what a server says about the model it serves: Ollama's
@@ -50,7 +52,7 @@ func FetchModelInfo(ctx context.Context, client *http.Client, e *Endpoint) (info
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", showURL, err)
+		return nil, false, fmt.Errorf("%s: %w", results.RedactURL(showURL), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -59,7 +61,7 @@ func FetchModelInfo(ctx context.Context, client *http.Client, e *Endpoint) (info
 	}
 	info, err = parseShow(resp.Body)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", showURL, err)
+		return nil, false, fmt.Errorf("%s: %w", results.RedactURL(showURL), err)
 	}
 	return info, info.Architecture != "", nil
 }
@@ -121,7 +123,7 @@ func apiURL(base, path string) (string, error) {
 	}
 	u, err := url.Parse(b)
 	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("--url %q: want [http[s]://]host[:port]", base)
+		return "", fmt.Errorf("--url %q: want [http[s]://]host[:port]", results.RedactURL(base))
 	}
 	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1") + path
 	return u.String(), nil

@@ -57,6 +57,10 @@ type Report struct {
 	UsageInvalid                   int
 	firstBadUsage                  string
 	usageFarServer, usageFarClient int // the first such response
+	// ImplausibleUsage counts successes whose server usage claimed more completion
+	// tokens than the answer could have (finish): their client counts are
+	// kept.
+	ImplausibleUsage int
 	// Spin is the time the pacing loop busy-waited before deadlines (the
 	// CPU cost of sub-millisecond precision).
 	Spin time.Duration
@@ -127,6 +131,9 @@ func (rep *Report) add(j job, m *results.RecordMetrics) {
 			rep.firstBadUsage = j.badUsage
 		}
 		rep.UsageInvalid++
+	}
+	if j.implausibleUsage {
+		rep.ImplausibleUsage++
 	}
 	rep.firstIntended, rep.lastIntended = span(rep.firstIntended, rep.lastIntended, rec.IntendedNs)
 	rep.firstStart, rep.lastStart = span(rep.firstStart, rep.lastStart, rec.StartNs)
@@ -263,6 +270,10 @@ func (rep *Report) Warnings() []string {
 			"counted as successes without TTFT, ITL or token gaps (the server ignores \"stream\")", rep.NotStreamed, rep.Finished-rep.Errors))
 	}
 	out = append(out, rep.answerWarnings()...)
+	if rep.ImplausibleUsage > 0 {
+		out = append(out, fmt.Sprintf("%d of %d successful requests reported a usage completion_tokens beyond both the max tokens asked "+
+			"and the text streamed: the server's count was not used, the client's count kept", rep.ImplausibleUsage, rep.Finished-rep.Errors))
+	}
 	if rep.HeldByCap > 0 {
 		out = append(out, fmt.Sprintf("%d of %d sends waited for a free --concurrency slot past their intended time (counted in send_lag)", rep.HeldByCap, rep.Sent))
 	}

@@ -78,6 +78,9 @@ type job struct {
 	reason    string
 	clientOSL int
 	badUsage  string // what was wrong with its usage, "" when nothing
+	// implausibleUsage: the server's completion_tokens was beyond any count the
+	// answer could have; the client's count was kept
+	implausibleUsage bool
 }
 
 // runner is one Run.
@@ -349,7 +352,7 @@ func (r *runner) worker(first job) {
 func (r *runner) handle(st *stream, j job) {
 	j.noDone = r.client.do(r.ctx, st, j.rec, j.body)
 	r.done <- completion{s: j.s, at: r.wait.elapsed()}
-	r.client.finish(st, j.rec)
+	j.implausibleUsage = r.client.finish(st, j.rec)
 	j.reason, j.clientOSL, j.badUsage = string(st.reason), st.tally.out+st.tally.rsn, st.badUsage
 	r.record(j)
 }

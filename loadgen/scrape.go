@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/servermetrics"
 )
 
@@ -323,7 +324,7 @@ func NormalizeMetricsURL(s string) (string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", fmt.Errorf("server metrics URL %q: want [http[s]://]host[:port][/path]", s)
+		return "", fmt.Errorf("server metrics URL %q: want [http[s]://]host[:port][/path]", results.RedactURL(s))
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/metrics"
@@ -340,7 +341,7 @@ func DefaultMetricsURL(baseURL string) (string, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", fmt.Errorf("--url %q: want [http[s]://]host[:port][/prefix]", baseURL)
+		return "", fmt.Errorf("--url %q: want [http[s]://]host[:port][/prefix]", results.RedactURL(baseURL))
 	}
 	u.Path = strings.TrimRight(u.Path, "/") + "/metrics"
 	u.RawPath, u.RawQuery, u.Fragment = "", "", ""

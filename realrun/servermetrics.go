@@ -56,7 +56,7 @@ func newServerMetrics(ctx context.Context, baseURL string, o Options) (*serverMe
 	if !slices.Contains(cfg.URLs, def) {
 		if err := probeMetricsURL(ctx, cfg, def); err != nil {
 			if !o.Quiet {
-				fmt.Fprintf(o.Log, "server metrics: %s not scraped: %v\n", def, err)
+				fmt.Fprintf(o.Log, "server metrics: %s not scraped: %v\n", results.RedactURL(def), err)
 			}
 		} else {
 			cfg.URLs = append([]string{def}, cfg.URLs...)

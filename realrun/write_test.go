@@ -349,3 +349,35 @@ func TestCheckCountsEmptyStreamsAsFailed(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRedactsURLCredentials: credentials in --url and in a
+// --server-metrics URL reach no file of the run directory and no log line;
+// input_config and the server-metrics export name the endpoints redacted.
+func TestRunRedactsURLCredentials(t *testing.T) {
+	_, _, ts := dynamoServer(t, nil)
+	withCreds := strings.Replace(ts.URL, "http://", "http://user:s3cret-pw@", 1)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := l.Addr().String()
+	require.NoError(t, l.Close())
+	o := testOptions(withCreds, &syncBuffer{})
+	o.ServerMetrics.URLs = []string{"http://scraper:s3cret-pw@" + dead + "/metrics"}
+	dir := filepath.Join(t.TempDir(), "run")
+	_, stderr := runWithMetrics(t, dir, o)
+	assert.NotContains(t, stderr, "s3cret-pw")
+	assert.Contains(t, stderr, "redacted@"+dead, "the failing endpoint is still named")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	for _, e := range entries {
+		assert.NotContains(t, string(readFile(t, filepath.Join(dir, e.Name()))), "s3cret-pw", e.Name())
+	}
+	p, err := results.LoadProfileJSON(filepath.Join(dir, results.ProfileJSONName))
+	require.NoError(t, err)
+	ic, err := results.ParseInputConfig(p.InputConfig)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Replace(ts.URL, "http://", "http://redacted@", 1), ic.Endpoint.URL)
+	e, err := servermetrics.LoadJSON(filepath.Join(dir, servermetrics.JSONName))
+	require.NoError(t, err)
+	assert.Contains(t, e.Summary.EndpointsSuccessful, strings.Replace(ts.URL, "http://", "http://redacted@", 1)+"/metrics")
+}

@@ -229,9 +229,11 @@ func (ic *InputConfig) upgrade(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes the known members and Unknown.
+// MarshalJSON writes the known members and Unknown, the URL without its
+// credentials (RedactURL).
 func (e EndpointConfig) MarshalJSON() ([]byte, error) {
 	type plain EndpointConfig
+	e.URL = RedactURL(e.URL)
 	return encodeObject(plain(e), e.Unknown)
 }
 

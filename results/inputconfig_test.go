@@ -113,3 +113,28 @@ func TestInputConfigAbsentAndInvalid(t *testing.T) {
 	_, err := ParseInputConfig(json.RawMessage(`{"loadgen":{"concurrency":"two"}}`))
 	assert.ErrorContains(t, err, "input_config")
 }
+
+func TestRedactURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"http://user:pass@host:8000/v1", "http://redacted@host:8000/v1"},
+		{"https://token@host", "https://redacted@host"},
+		{"user:pass@localhost:8000", "redacted@localhost:8000"},
+		{"http://u:p@a@host/x?q=a@b#f@g", "http://redacted@host/x?q=a@b#f@g"},
+		{"http://host:8000/v1?key=a@b", "http://host:8000/v1?key=a@b"},
+		{"localhost:8000", "localhost:8000"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, RedactURL(tt.in), tt.in)
+	}
+}
+
+// TestInputConfigRedactsEndpointURL: whoever builds input_config, its
+// endpoint URL is written without credentials.
+func TestInputConfigRedactsEndpointURL(t *testing.T) {
+	ic := InputConfig{Endpoint: &EndpointConfig{URL: "http://user:s3cret@host:8000", ModelNames: []string{"m"}}}
+	b, err := ic.Encode()
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "s3cret")
+	assert.Contains(t, string(b), `"url":"http://redacted@host:8000"`)
+}

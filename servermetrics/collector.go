@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/simbench/simbench/results"
 )
 
 // File names of the server-side metrics a run keeps.
@@ -138,13 +140,14 @@ type fetchLog struct {
 }
 
 // NewCollector returns a collector for the given endpoints
-// (listed in the export's summary even when they never answer).
+// (listed in the export's summary even when they never answer). Endpoints
+// are kept, and so exported and named in warnings, without the
+// credentials of their URL (results.RedactURL).
 func NewCollector(endpoints []string) *Collector {
 	c := &Collector{families: map[string]*familyInfo{}, series: map[uint64][]*seriesData{},
 		fetches: map[string]*fetchLog{}, typeWarned: map[string]bool{}}
 	for _, e := range endpoints {
-		c.endpoints = append(c.endpoints, e)
-		c.fetches[e] = &fetchLog{}
+		c.fetchLog(e)
 	}
 	return c
 }
@@ -157,8 +160,9 @@ func (c *Collector) Add(s Scrape) {
 	fl.okAt = append(fl.okAt, s.AtNs)
 	fl.latency = append(fl.latency, s.LatencyNs)
 	changed := len(fl.updates) == 0
+	endpoint := results.RedactURL(s.Endpoint)
 	for i := range s.Families {
-		changed = c.addFamily(fl, s.Endpoint, s.AtNs, &s.Families[i]) || changed
+		changed = c.addFamily(fl, endpoint, s.AtNs, &s.Families[i]) || changed
 	}
 	if changed {
 		fl.updates = append(fl.updates, s.AtNs)
@@ -173,7 +177,7 @@ func (c *Collector) Fail(endpoint string, err error) {
 	fl := c.fetchLog(endpoint)
 	fl.failures++
 	if fl.failures <= 3 {
-		c.warnings = append(c.warnings, "server metrics: "+endpoint+": "+err.Error())
+		c.warnings = append(c.warnings, "server metrics: "+results.RedactURL(endpoint)+": "+err.Error())
 	}
 }
 
@@ -195,13 +199,15 @@ func (c *Collector) Warnings() []string {
 func (c *Collector) Scrapes(endpoint string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if fl, ok := c.fetches[endpoint]; ok {
+	if fl, ok := c.fetches[results.RedactURL(endpoint)]; ok {
 		return len(fl.okAt)
 	}
 	return 0
 }
 
+// fetchLog is endpoint's log, keyed by its redacted URL.
 func (c *Collector) fetchLog(endpoint string) *fetchLog {
+	endpoint = results.RedactURL(endpoint)
 	fl, ok := c.fetches[endpoint]
 	if !ok {
 		fl = &fetchLog{}

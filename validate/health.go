@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/results"
 )
 
 // defaultHealthTimeout bounds the health check when the pipeline sets none.
@@ -32,7 +33,7 @@ func (v *validation) healthCheck(ctx context.Context) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return fmt.Errorf("health check: target.url %q: %w", t.URL, err)
+		return fmt.Errorf("health check: target.url %q: %w", results.RedactURL(t.URL), err)
 	}
 	if key := v.p.Target.apiKey(); key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)

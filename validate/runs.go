@@ -279,7 +279,7 @@ func (v *validation) calibrateLive(ctx context.Context) error {
 		return res.Fit.WriteText(w)
 	})
 	if err != nil {
-		return fmt.Errorf("live calibration on %s: %w", v.p.Target.URL, err)
+		return fmt.Errorf("live calibration on %s: %w", results.RedactURL(v.p.Target.URL), err)
 	}
 	return nil
 }
