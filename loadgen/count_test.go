@@ -368,7 +368,7 @@ func TestImplausibleUsageKeepsClientCount(t *testing.T) {
 func TestReportWarnsOfImplausibleUsage(t *testing.T) {
 	rep := &Report{}
 	for _, bad := range []bool{true, false, true} {
-		rec := &results.Record{}
+		rec := &results.Record{StartNs: 1, EndNs: 5e6, OutputTokens: 1, Chunks: []results.Chunk{{AtNs: 2e6, Tokens: 1}}}
 		m := results.ComputeMetrics(rec)
 		rep.add(job{rec: rec, req: &traces.Request{}, implausibleUsage: bad}, &m)
 	}
