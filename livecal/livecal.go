@@ -148,6 +148,9 @@ func discover(ctx context.Context, opts Options) (sim.Config, []string) {
 	if !named && base.Hardware.Model != def.Model && loopback(opts.Config.Endpoint.URL) {
 		cpu := sim.LocalCPU()
 		base.Hardware.CPU, base.Hardware.CustomCPU = "custom", &cpu
+		if gp := sim.DefaultGPUPrior(); base.Timing.Physics == gp.Physics && base.Frontend.RequestOverheadMs == gp.RequestOverheadMs {
+			sim.HandSetPrior().Apply(&base) // the GPU priors say nothing of a CPU engine
+		}
 		notes = append(notes, fmt.Sprintf("hardware: this machine's CPU (the server is on loopback): %d cores × %g FLOP/cycle × %.2f GHz",
 			cpu.Cores, cpu.FLOPsPerCycle, cpu.ClockGHz))
 		if threads > 0 && threads < cpu.Cores {

@@ -347,10 +347,13 @@ const (
 )
 
 // DefaultConfig is one H100 running Llama-3.1-8B in bf16 under a vLLM-like
-// scheduler with DynoSim's polynomial timing: enough KV (about 6,800 blocks
-// of 64 tokens) for the longest prompts of the Mooncake traces.
+// scheduler, timed by the physics model with the GPU priors fitted on
+// public vLLM runs (DefaultGPUPrior: it sees the GPU, model and tensor
+// parallelism named); enough KV (about 6,800 blocks of 64 tokens) for the
+// longest prompts of the Mooncake traces. DynoSim's polynomial stays
+// configured for timing.model poly.
 func DefaultConfig() Config {
-	return Config{
+	c := Config{
 		Seed:    0,
 		Workers: 1,
 		Engine: EngineConfig{
@@ -372,6 +375,8 @@ func DefaultConfig() Config {
 		Hardware:      HardwareConfig{GPU: "h100", Model: "llama-3.1-8b", TensorParallel: 1, DType: "bf16"},
 		ServerMetrics: ServerMetricsConfig{Enabled: true, IntervalMs: 333},
 	}
+	DefaultGPUPrior().Apply(&c)
+	return c
 }
 
 // LoadConfig reads a YAML file over DefaultConfig. Unknown keys are errors

@@ -120,14 +120,20 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{func(c *Config) { c.Timing.DriftCV = 0.05 }, "timing.drift_cv and timing.drift_period_ms: set both or neither, got 0.05 and 0"},
 		{func(c *Config) { c.Timing.DriftCV, c.Timing.DriftPeriodMs = 1.5, 100 }, "timing.drift_cv: must be in [0, 1], got 1.5"},
 		{func(c *Config) { c.Engine.Type, c.Engine.AsyncScheduling = "llamacpp", true }, "engine.async_scheduling: vllm and sglang plan a step ahead"},
-		{func(c *Config) { c.Timing.Poly.Prefill = []float64{1} }, "timing.poly.prefill: want 3 coefficients"},
-		{func(c *Config) { c.Timing.Poly.Prefill = []float64{-100, 0, 0} },
+		{func(c *Config) { c.Timing.Model = "poly"; c.Timing.Poly.Prefill = []float64{1} }, "timing.poly.prefill: want 3 coefficients"},
+		{func(c *Config) { c.Timing.Model = "poly"; c.Timing.Poly.Prefill = []float64{-100, 0, 0} },
 			"timing.poly.prefill: a prefill of 1 tokens takes -100 ms; step times must be positive for 1..2097152 tokens"},
-		{func(c *Config) { c.Timing.Poly.Prefill = []float64{10, 0.01, -1e-6} }, "timing.poly.prefill: a prefill of 2097152 tokens takes"},
-		{func(c *Config) { c.Timing.Poly.Prefill = []float64{0, 0, 0} }, "timing.poly.prefill: a prefill of 1 tokens takes 0 ms"},
-		{func(c *Config) { c.Timing.Poly.Decode, c.Timing.Poly.DecodeFloorMs = []float64{5, -10, 0}, 0 },
+		{func(c *Config) { c.Timing.Model = "poly"; c.Timing.Poly.Prefill = []float64{10, 0.01, -1e-6} }, "timing.poly.prefill: a prefill of 2097152 tokens takes"},
+		{func(c *Config) { c.Timing.Model = "poly"; c.Timing.Poly.Prefill = []float64{0, 0, 0} }, "timing.poly.prefill: a prefill of 1 tokens takes 0 ms"},
+		{func(c *Config) {
+			c.Timing.Model = "poly"
+			c.Timing.Poly.Decode, c.Timing.Poly.DecodeFloorMs = []float64{5, -10, 0}, 0
+		},
 			"timing.poly.decode: a decode step at KV utilisation 1 takes -5 ms"},
-		{func(c *Config) { c.Timing.Poly.Decode, c.Timing.Poly.DecodeFloorMs = []float64{1, -4, 4}, 0 },
+		{func(c *Config) {
+			c.Timing.Model = "poly"
+			c.Timing.Poly.Decode, c.Timing.Poly.DecodeFloorMs = []float64{1, -4, 4}, 0
+		},
 			"timing.poly.decode: a decode step at KV utilisation 0.5 takes 0 ms"},
 		{func(c *Config) { c.Timing.Model = "linear" }, "timing.linear: every coefficient is 0"},
 		{func(c *Config) { c.Timing.Model = "linear"; c.Timing.Linear.BaseMs = -1 }, "timing.linear.base_ms"},

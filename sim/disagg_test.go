@@ -316,7 +316,7 @@ engine: {max_num_batched_tokens: 4096}
 	assert.Equal(t, 4096, pre.Engine.MaxNumBatchedTokens)
 	assert.Equal(t, "h200", dec.Hardware.GPU)
 	assert.Equal(t, "qwen3-32b", dec.Hardware.Model)
-	assert.Equal(t, "poly", dec.Timing.Model)
+	assert.Equal(t, "physics", dec.Timing.Model, "the default")
 	assert.Equal(t, 512, dec.Engine.MaxNumSeqs)
 	assert.Equal(t, 4096, dec.Engine.MaxNumBatchedTokens)
 	y, err := cfg.YAML()
@@ -344,6 +344,7 @@ func TestDisaggPerPoolTiming(t *testing.T) {
 	lin := cfg.Timing
 	cfg.Disaggregation.Prefill.Timing = &lin
 	cfg.Timing = DefaultConfig().Timing // poly on the decode pool
+	cfg.Timing.Model = "poly"
 	recs, _ := runAll(t, cfg, workload(req(0, 1000, 3)))
 	r := recs[0]
 	assert.Equal(t, 11.0, stages(r)[StagePrefill], "linear: 1 + 1000·0.01 ms")

@@ -13,6 +13,7 @@ import (
 // The sample values of DynoSim's polynomial quoted in simulators.md §1.6a.
 func TestPolyMatchesDynoSimSamples(t *testing.T) {
 	cfg := DefaultConfig()
+	cfg.Timing.Model = "poly"
 	clk, err := newTiming(&cfg)
 	require.NoError(t, err)
 	for _, tc := range []struct {

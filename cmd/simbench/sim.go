@@ -234,7 +234,7 @@ func simWorkload(c *cli.Context, cfg sim.Config) (*traces.Workload, *results.Inp
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, w := range cfg.RangeWarnings(wl) {
+	for _, w := range append(cfg.HardwareWarnings(), cfg.RangeWarnings(wl)...) {
 		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
 	}
 	input, err := sim.WorkloadInput(workloadSpec(c), wl)

@@ -110,7 +110,7 @@ func TestSimSyntheticConcurrency(t *testing.T) {
 	require.NoError(t, json.Unmarshal(p.InputConfig, &ic))
 	assert.Equal(t, 4.0, ic.Loadgen["concurrency"])
 	assert.Equal(t, 64.0, ic.Loadgen["request_count"])
-	assert.Equal(t, "poly", ic.Sim["timing"].(map[string]any)["model"])
+	assert.Equal(t, "physics", ic.Sim["timing"].(map[string]any)["model"], "the hardware-aware default")
 }
 
 // The trace path: one record per trace row, aggregates equal to the JSONL's,

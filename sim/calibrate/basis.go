@@ -175,13 +175,15 @@ func param(post *posterior, i int, name string, mean, sd []float64) sim.Calibrat
 }
 
 // newBasis picks the regression basis: physics when the base config names
-// its hardware (anything but the default H100 running Llama-3.1-8B, or an
-// explicit physics timing), linear otherwise; opts.Basis overrides.
+// its hardware (anything but the default H100 running Llama-3.1-8B, or a
+// physics timing other than the default's GPU prior), linear otherwise;
+// opts.Basis overrides.
 func newBasis(opts Options) (basis, error) {
 	kind := opts.Basis
 	if kind == "" || kind == "auto" {
 		kind = "linear"
-		if opts.Base.Hardware != sim.DefaultConfig().Hardware || opts.Base.Timing.Model == "physics" {
+		def := sim.DefaultConfig()
+		if opts.Base.Hardware != def.Hardware || opts.Base.Timing.Model == "physics" && opts.Base.Timing.Physics != def.Timing.Physics {
 			kind = "physics"
 		}
 	}

@@ -1,0 +1,348 @@
+package silicon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/simbench/simbench/sim"
+)
+
+// The fitted parameters, in the order of a parameter vector: the three
+// efficiencies in log space (bounded to [minEff, 1]), the four overheads
+// in ms (at least 0).
+const (
+	pMemory = iota
+	pKV
+	pCompute
+	pStep
+	pSeq
+	pPrefill
+	pRequest
+	numParams
+)
+
+var paramNames = [numParams]string{
+	"timing.physics.memory_efficiency", "timing.physics.kv_efficiency", "timing.physics.compute_efficiency",
+	"timing.physics.step_overhead_ms", "timing.physics.seq_overhead_ms", "timing.physics.prefill_overhead_ms",
+	"frontend.request_overhead_ms",
+}
+
+// ParamNames are the configuration keys FitPrior fits, in its order.
+func ParamNames() []string { return paramNames[:] }
+
+const minEff = 0.05
+
+// fdStep is each parameter's finite-difference step: 3 % of an
+// efficiency, or 5 % of an overhead (at least its floor), large enough
+// that a step's effect is not one event's reordering.
+func fdStep(i int, x float64) float64 {
+	floors := [numParams]float64{0, 0, 0, 0.1, 0.005, 0.1, 0.5}
+	if i <= pCompute {
+		return 0.03
+	}
+	return max(0.05*math.Abs(x), floors[i])
+}
+
+func toVector(p sim.GPUPrior) []float64 {
+	ph := p.Physics
+	return []float64{math.Log(ph.MemoryEfficiency), math.Log(effOr(ph.KVEfficiency, ph.MemoryEfficiency)),
+		math.Log(ph.ComputeEfficiency), ph.StepOverheadMs, ph.SeqOverheadMs, ph.PrefillOverheadMs, p.RequestOverheadMs}
+}
+
+func effOr(e, fallback float64) float64 {
+	if e > 0 {
+		return e
+	}
+	return fallback
+}
+
+// fromVector is the prior of x (projected onto the bounds), with base's
+// combine mode and the parameters FitPrior does not fit.
+func fromVector(x []float64, base sim.GPUPrior) sim.GPUPrior {
+	p := base
+	eff := func(v float64) float64 { return min(1, max(minEff, math.Exp(v))) }
+	p.Physics.MemoryEfficiency, p.Physics.KVEfficiency, p.Physics.ComputeEfficiency = eff(x[pMemory]), eff(x[pKV]), eff(x[pCompute])
+	p.Physics.AttentionEfficiency = 0
+	p.Physics.StepOverheadMs, p.Physics.SeqOverheadMs = max(0, x[pStep]), max(0, x[pSeq])
+	p.Physics.PrefillOverheadMs, p.RequestOverheadMs = max(0, x[pPrefill]), max(0, x[pRequest])
+	return p
+}
+
+// project keeps x within the bounds fromVector applies, so that a step
+// beyond a bound does not leave the solver pushing on a flat direction.
+func project(x []float64) []float64 {
+	return toVector(fromVector(x, sim.GPUPrior{Physics: sim.PhysicsConfig{Combine: "sum"}}))
+}
+
+// Target is one measured figure a fit matches: its name and how to read it.
+type Target struct {
+	Name string
+	Get  func(Figures) *float64
+}
+
+// FitTargets are the figures FitPrior matches on every stage: TTFT mean
+// and p90, ITL mean and E2E p90 (E2E mean is TTFT mean + (OSL − 1)·ITL
+// mean: it would count ITL twice).
+var FitTargets = []Target{
+	{"ttft_mean", func(f Figures) *float64 { return f.TTFTMean }},
+	{"ttft_p90", func(f Figures) *float64 { return f.TTFTP90 }},
+	{"itl_mean", func(f Figures) *float64 { return f.ITLMean }},
+	{"e2e_p90", func(f Figures) *float64 { return f.E2EP90 }},
+}
+
+// FitOptions bound a fit's work.
+type FitOptions struct {
+	MaxRequests int // requests measured per stage (Replay's cap); 0 = all
+	MaxIter     int // Levenberg–Marquardt iterations; 0 = 12
+	Parallel    int // stages simulated at once; 0 = GOMAXPROCS
+	// Fixed are parameter indices (ParamNames order) the fit leaves at
+	// their starting values.
+	Fixed []int
+}
+
+// FitResult is a fitted prior and how well it matches its stages.
+type FitResult struct {
+	Prior      sim.GPUPrior
+	RMSLog     float64 // root mean square of the log residuals (ln(sim/real))
+	Iterations int
+	Evals      int // simulations of the whole stage set
+}
+
+// FitPrior fits the GPU prior's parameters to stages by
+// Levenberg–Marquardt on the log residuals ln(sim/real) of FitTargets,
+// each stage simulated with the candidate prior (Stage.Config over
+// base with the prior applied). The Jacobian is by forward differences;
+// the simulator is deterministic, so the residuals are a function of the
+// parameters. start's combine mode is kept.
+//
+// Why by hand: gonum's optimize has no least-squares solver, and a
+// general minimiser would need several times the simulations a
+// Gauss–Newton step uses.
+func FitPrior(ctx context.Context, stages []*Stage, base sim.Config, start sim.GPUPrior, opt FitOptions) (FitResult, error) {
+	if len(stages) == 0 {
+		return FitResult{}, errors.New("fit: no stages")
+	}
+	f := &fitter{ctx: ctx, stages: stages, base: base, start: start, opt: opt}
+	return f.run()
+}
+
+type fitter struct {
+	ctx    context.Context
+	stages []*Stage
+	base   sim.Config
+	start  sim.GPUPrior
+	opt    FitOptions
+	evals  int
+}
+
+func (f *fitter) free() []int {
+	fixed := map[int]bool{}
+	for _, i := range f.opt.Fixed {
+		fixed[i] = true
+	}
+	var out []int
+	for i := range numParams {
+		if !fixed[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (f *fitter) run() (FitResult, error) {
+	x := project(toVector(f.start))
+	rs, err := f.residuals([][]float64{x})
+	if err != nil {
+		return FitResult{}, err
+	}
+	r, cost := rs[0], sumSq(rs[0])
+	lambda, iters := 1e-2, 0
+	maxIter := cmpOr(f.opt.MaxIter, 12)
+	for iters < maxIter {
+		iters++
+		xn, rn, costn, lam, err := f.step(x, r, cost, lambda)
+		if err != nil {
+			return FitResult{}, err
+		}
+		lambda = lam
+		if costn >= cost {
+			break // no step lowered the cost: a minimum within the damping's reach
+		}
+		gain := (cost - costn) / cost
+		x, r, cost = xn, rn, costn
+		if gain < 1e-3 {
+			break
+		}
+	}
+	return FitResult{Prior: fromVector(x, f.start), RMSLog: math.Sqrt(cost / float64(len(r))),
+		Iterations: iters, Evals: f.evals}, nil
+}
+
+// step is one Levenberg–Marquardt iteration from x: the Jacobian, then
+// damped Gauss–Newton steps until one lowers the cost or the damping
+// saturates. It returns the new point (x itself when none did).
+func (f *fitter) step(x, r []float64, cost, lambda float64) ([]float64, []float64, float64, float64, error) {
+	free := f.free()
+	points := make([][]float64, len(free))
+	for k, i := range free {
+		xp := append([]float64(nil), x...)
+		xp[i] += fdStep(i, x[i])
+		points[k] = xp
+	}
+	rp, err := f.residuals(points)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	J := mat.NewDense(len(r), len(free), nil)
+	for k, i := range free {
+		h := points[k][i] - x[i]
+		for j := range r {
+			J.Set(j, k, (rp[k][j]-r[j])/h)
+		}
+	}
+	for lambda < 1e6 {
+		delta, err := lmDelta(J, r, lambda)
+		if err != nil {
+			lambda *= 4
+			continue
+		}
+		xn := append([]float64(nil), x...)
+		for k, i := range free {
+			xn[i] += delta[k]
+		}
+		xn = project(xn)
+		rn, err := f.residuals([][]float64{xn})
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		if c := sumSq(rn[0]); c < cost {
+			return xn, rn[0], c, max(lambda/3, 1e-6), nil
+		}
+		lambda *= 4
+	}
+	return x, r, cost, lambda, nil
+}
+
+// lmDelta solves (JᵀJ + λ·diag(JᵀJ)) δ = −Jᵀr.
+func lmDelta(J *mat.Dense, r []float64, lambda float64) ([]float64, error) {
+	_, n := J.Dims()
+	var A mat.Dense
+	A.Mul(J.T(), J)
+	for i := range n {
+		A.Set(i, i, A.At(i, i)*(1+lambda)+1e-9)
+	}
+	var g mat.VecDense
+	g.MulVec(J.T(), mat.NewVecDense(len(r), r))
+	g.ScaleVec(-1, &g)
+	var d mat.VecDense
+	if err := d.SolveVec(&A, &g); err != nil {
+		return nil, err
+	}
+	return d.RawVector().Data, nil
+}
+
+// residuals simulates every stage at every point (in parallel) and returns
+// each point's residual vector.
+func (f *fitter) residuals(points [][]float64) ([][]float64, error) {
+	f.evals += len(points)
+	figs := make([][]Figures, len(points))
+	for i := range figs {
+		figs[i] = make([]Figures, len(f.stages))
+	}
+	type job struct{ p, s int }
+	jobs := make(chan job)
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for range cmpOr(f.opt.Parallel, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				fig, err := f.simulate(points[j.p], f.stages[j.s])
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				figs[j.p][j.s] = fig
+				mu.Unlock()
+			}
+		}()
+	}
+	for p := range points {
+		for s := range f.stages {
+			jobs <- job{p, s}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	out := make([][]float64, len(points))
+	for p := range points {
+		out[p] = f.residualVector(figs[p])
+	}
+	return out, nil
+}
+
+func (f *fitter) simulate(x []float64, s *Stage) (Figures, error) {
+	cfg := f.base
+	fromVector(x, f.start).Apply(&cfg)
+	cfg, err := s.Config(cfg)
+	if err != nil {
+		return Figures{}, err
+	}
+	return s.Simulate(f.ctx, cfg, f.opt.MaxRequests)
+}
+
+// residualVector is ln(sim/real) of every target every stage publishes; a
+// figure the simulation lacks (no request finished) counts as a tenfold
+// miss.
+func (f *fitter) residualVector(figs []Figures) []float64 {
+	var r []float64
+	for i, s := range f.stages {
+		for _, t := range FitTargets {
+			real := t.Get(s.Actual)
+			if real == nil || !(*real > 0) {
+				continue
+			}
+			got := t.Get(figs[i])
+			if got == nil || !(*got > 0) {
+				r = append(r, math.Log(10))
+				continue
+			}
+			r = append(r, math.Log(*got / *real))
+		}
+	}
+	return r
+}
+
+func sumSq(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x * x
+	}
+	return s
+}
+
+func cmpOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// String names the prior's values.
+func describePrior(p sim.GPUPrior) string {
+	ph := p.Physics
+	return fmt.Sprintf("mem %.3f kv %.3f compute %.3f step %.3f ms seq %.4f ms prefill %.3f ms request %.2f ms (%s)",
+		ph.MemoryEfficiency, ph.KVEfficiency, ph.ComputeEfficiency, ph.StepOverheadMs, ph.SeqOverheadMs,
+		ph.PrefillOverheadMs, p.RequestOverheadMs, ph.Combine)
+}

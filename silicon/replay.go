@@ -1,0 +1,125 @@
+package silicon
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/traces"
+)
+
+// Config is base with the stage's hardware and engine: its GPU, model,
+// tensor parallelism and dtype, and its vLLM settings. Everything else
+// (timing, frontend) stays base's. Server metrics are off: the corpus
+// publishes none to compare.
+func (s *Stage) Config(base sim.Config) (sim.Config, error) {
+	c := base
+	c.Workers = max(s.Engine.Workers, 1)
+	c.Disaggregation = nil
+	c.ServerMetrics.Enabled = false
+	h := &c.Hardware
+	h.CPU, h.GPU, h.TensorParallel, h.DType = "", s.Hardware.GPU, s.Hardware.TP, s.Hardware.DType
+	h.Model, h.CustomModel = s.Hardware.Model, nil
+	if s.Hardware.CustomModel != nil {
+		m := *s.Hardware.CustomModel
+		h.CustomModel = &m
+	}
+	e := &c.Engine
+	e.Type = s.Engine.Type
+	e.MaxNumSeqs, e.MaxNumBatchedTokens, e.MaxModelLen = s.Engine.MaxNumSeqs, s.Engine.MaxNumBatchedTokens, s.Engine.MaxModelLen
+	e.EnablePrefixCaching, e.EnableChunkedPrefill = s.Engine.EnablePrefixCaching, s.Engine.EnableChunkedPrefill
+	e.BlockSize, e.NumGPUBlocks = s.Engine.BlockSize, s.Engine.NumGPUBlocks
+	if s.Engine.GPUMemoryUtilization > 0 {
+		e.GPUMemoryUtilization = s.Engine.GPUMemoryUtilization
+	}
+	if err := c.Validate(); err != nil {
+		return sim.Config{}, fmt.Errorf("%s: %w", s.ID, err)
+	}
+	return c, nil
+}
+
+// warmupArrivalsS is how many seconds of arrivals a capped replay sends
+// ahead of its measured requests, beyond the first cycle of unique
+// prompts: long enough for the server's in-flight count to reach its
+// steady state (the corpus's longest mean E2E is 17 s).
+const warmupArrivalsS = 30
+
+// Replay is the workload a stage replays: inference-perf's shared_prefix
+// prompts sent at the stage's constant rate, every prompt's ISL and OSL
+// the stage's. The unique prompts cycle in order, each one whole a prefix
+// group of its own (its full KV blocks shared by its repeats; the tokens
+// past the last full block unique to each request), as inference-perf's
+// data index cycles them.
+//
+// maxRequests > 0 below the stage's request count gives a shorter replay
+// of the steady state: the first cycle of unique prompts (cold prefix
+// cache) and warmupArrivalsS seconds of arrivals are sent as warmup, then
+// maxRequests measured ones. The full replay measures every request, the
+// cold first cycle included, as the real run did.
+func (s *Stage) Replay(maxRequests int) (*traces.Workload, error) {
+	w := s.Workload
+	measured, warm := w.Requests, 0
+	if maxRequests > 0 && maxRequests < w.Requests {
+		measured = maxRequests
+		warm = min(w.Requests-maxRequests, w.UniquePrompts+int(math.Ceil(w.Rate*warmupArrivalsS)))
+	}
+	bs := s.Engine.BlockSize
+	spec := traces.SynthSpec{
+		Mode: traces.ModeConstant, Rate: w.Rate, RequestCount: measured, WarmupCount: warm,
+		ISL: w.ISL, OSL: w.OSL, BlockSize: bs,
+		NumPrefixGroups: w.UniquePrompts, SharedPrefixTokens: w.ISL / bs * bs,
+	}
+	if w.ClientConcurrencyCap != nil {
+		spec.Concurrency = *w.ClientConcurrencyCap
+	}
+	wl, err := traces.Synthesize(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: workload: %w", s.ID, err)
+	}
+	wl.Source = "silicon:" + s.ID
+	return wl, nil
+}
+
+// Simulate replays the stage on cfg (already the stage's: see Config) and
+// returns the simulated figures, in the terms the stage publishes.
+func (s *Stage) Simulate(ctx context.Context, cfg sim.Config, maxRequests int) (Figures, error) {
+	wl, err := s.Replay(maxRequests)
+	if err != nil {
+		return Figures{}, err
+	}
+	agg := results.NewAggregator(nil)
+	sink := func(r *results.Record) error {
+		m := results.ComputeMetrics(r)
+		agg.Add(&m)
+		return nil
+	}
+	if _, err := sim.Run(ctx, cfg, wl, sink); err != nil {
+		return Figures{}, fmt.Errorf("%s: %w", s.ID, err)
+	}
+	return figuresOf(agg.Profile(), s.Workload.OSL), nil
+}
+
+// figuresOf reads a profile as the corpus publishes: TTFT and E2E mean and
+// percentiles, ITL from the means (the corpus's definition), throughput.
+func figuresOf(p *results.Profile, osl int) Figures {
+	get := func(tag, stat string) *float64 {
+		if v, ok := p.Value(tag, stat); ok {
+			return &v
+		}
+		return nil
+	}
+	f := Figures{
+		TTFTMean: get(results.TagTTFT, "avg"), TTFTP50: get(results.TagTTFT, "p50"),
+		TTFTP90: get(results.TagTTFT, "p90"), TTFTP99: get(results.TagTTFT, "p99"),
+		E2EMean: get(results.TagRequestLatency, "avg"), E2EP50: get(results.TagRequestLatency, "p50"),
+		E2EP90: get(results.TagRequestLatency, "p90"), E2EP99: get(results.TagRequestLatency, "p99"),
+		RequestThroughput: get(results.TagRequestThroughput, "avg"),
+	}
+	if f.TTFTMean != nil && f.E2EMean != nil {
+		itl := (*f.E2EMean - *f.TTFTMean) / float64(osl-1)
+		f.ITLMean = &itl
+	}
+	return f
+}

@@ -1,0 +1,176 @@
+package silicon
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/sim"
+)
+
+const corpus = "../testdata/silicon"
+
+var writePriors = flag.Bool("write-priors", false, "fit the GPU priors on the corpus and write sim/gpupriors_gen.go and docs/fidelity.md")
+
+func TestLoadCorpus(t *testing.T) {
+	stages, err := Load(corpus)
+	require.NoError(t, err)
+	assert.Len(t, stages, 22)
+	assert.Len(t, Deployments(stages), 13)
+	for _, s := range stages {
+		cfg, err := s.Config(sim.DefaultConfig())
+		require.NoError(t, err, s.ID)
+		assert.Equal(t, "h100", cfg.Hardware.GPU)
+		assert.Equal(t, s.Hardware.TP, cfg.Hardware.TensorParallel)
+	}
+}
+
+func TestLoadStageErrorsNameFileAndField(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(corpus, "runs", "tv-64-qwen2-5-7b-instruct-tp1-roleplay-1-1-s0.json"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for name, body := range map[string][]byte{
+		"unknown.json": bytes.Replace(src, []byte(`"tier"`), []byte(`"tierx"`), 1),
+		"rate.json":    bytes.Replace(src, []byte(`"rate": 6.0`), []byte(`"rate": -1`), 1),
+	} {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, body, 0o644))
+		_, err := LoadStage(path)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), path)
+	}
+	_, err = LoadStage(filepath.Join(dir, "rate.json"))
+	assert.ErrorContains(t, err, "workload.rate")
+	_, err = LoadStage(filepath.Join(dir, "unknown.json"))
+	assert.ErrorContains(t, err, `"tierx"`)
+}
+
+func TestReplayCapKeepsWarmupAhead(t *testing.T) {
+	stages, err := Load(filepath.Join(corpus, "runs", "tv-64-qwen2-5-7b-instruct-tp1-roleplay-1-1-s0.json"))
+	require.NoError(t, err)
+	s := stages[0]
+	full, err := s.Replay(0)
+	require.NoError(t, err)
+	assert.Len(t, full.Requests, s.Workload.Requests)
+	capped, err := s.Replay(100)
+	require.NoError(t, err)
+	warm := 0
+	for _, r := range capped.Requests {
+		if r.Warmup {
+			warm++
+		}
+	}
+	assert.Equal(t, s.Workload.UniquePrompts+int(s.Workload.Rate*warmupArrivalsS), warm)
+	assert.Len(t, capped.Requests, warm+100)
+	assert.Equal(t, full.Requests[0].HashIDs, capped.Requests[0].HashIDs, "the same prompts in the same order")
+	assert.Equal(t, full.Requests[s.Workload.UniquePrompts].HashIDs[:len(full.Requests[0].HashIDs)-1],
+		full.Requests[0].HashIDs[:len(full.Requests[0].HashIDs)-1], "a prompt repeats after one cycle: its full blocks shared")
+}
+
+// TestFitRecoversKnownPrior: stages whose "measured" figures are the
+// simulator's own under a known prior; a fit from another start finds
+// that prior's parameters again.
+func TestFitRecoversKnownPrior(t *testing.T) {
+	all, err := Load(corpus)
+	require.NoError(t, err)
+	var stages []*Stage
+	for _, s := range all {
+		if s.Deployment == "train-llama-2-7b-tp1-general" || s.Deployment == "tv-60-llama-3-1-70b-tp4-general-lite-4-1" {
+			c := *s
+			stages = append(stages, &c)
+		}
+	}
+	require.Len(t, stages, 4)
+	truth := sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: 0.6, MemoryEfficiency: 0.8, KVEfficiency: 0.8,
+		StepOverheadMs: 1.5, SeqOverheadMs: 0.01, Combine: "sum"}, RequestOverheadMs: 12}
+	const maxReq = 60
+	figs, err := Predict(context.Background(), stages, sim.DefaultConfig(), func(*Stage) sim.GPUPrior { return truth }, maxReq)
+	require.NoError(t, err)
+	for i := range stages {
+		stages[i].Actual = figs[i]
+	}
+	start := truth
+	start.Physics.MemoryEfficiency, start.Physics.StepOverheadMs, start.RequestOverheadMs = 0.6, 0.5, 4
+	res, err := FitPrior(context.Background(), stages, sim.DefaultConfig(), start,
+		FitOptions{MaxRequests: maxReq, Fixed: []int{pKV, pCompute, pSeq, pPrefill}})
+	require.NoError(t, err)
+	got := res.Prior
+	assert.InEpsilon(t, 0.8, got.Physics.MemoryEfficiency, 0.05, describePrior(got))
+	assert.InDelta(t, 1.5, got.Physics.StepOverheadMs, 0.3, describePrior(got))
+	assert.InDelta(t, 12, got.RequestOverheadMs, 1.5, describePrior(got))
+	assert.Less(t, res.RMSLog, 0.02)
+}
+
+// TestWritePriors regenerates sim/gpupriors_gen.go and docs/fidelity.md
+// (with -write-priors): the fit on the whole corpus, one fold per
+// deployment, and the predictions of every stage by the old defaults,
+// by the fold that held its deployment out and by the whole fit.
+func TestWritePriors(t *testing.T) {
+	if !*writePriors {
+		t.Skip("run with -write-priors to refit the GPU priors")
+	}
+	ctx := context.Background()
+	stages, err := Load(corpus)
+	require.NoError(t, err)
+	base := sim.DefaultConfig()
+	start := sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: 0.78, MemoryEfficiency: 0.78, KVEfficiency: 0.95,
+		StepOverheadMs: 1.3, SeqOverheadMs: 0.02, PrefillOverheadMs: 0.2, Combine: "sum"}, RequestOverheadMs: 19}
+	all, folds, err := FitFolds(ctx, stages, base, start, FitOptions{MaxRequests: 300, MaxIter: 6}, func(s string) { t.Log(s) })
+	require.NoError(t, err)
+	var src bytes.Buffer
+	require.NoError(t, WritePriorsGo(&src, all.Prior, folds, stages))
+	require.NoError(t, os.WriteFile("../sim/gpupriors_gen.go", src.Bytes(), 0o644))
+
+	poly := sim.DefaultConfig()
+	poly.Timing.Model = "poly"
+	oldPhysics := sim.HandSetPrior()
+	var preds []Prediction
+	for _, p := range []struct {
+		name  string
+		base  sim.Config
+		prior func(*Stage) sim.GPUPrior
+	}{
+		{"poly (hardware-blind)", poly, nil},
+		{"physics, hand-set priors", base, func(*Stage) sim.GPUPrior { return oldPhysics }},
+		{"physics, trained priors, leave-one-deployment-out", base, func(s *Stage) sim.GPUPrior { p, _ := FoldPrior(folds, s.Deployment); return p }},
+		{"physics, trained priors, in-sample", base, func(*Stage) sim.GPUPrior { return all.Prior }},
+	} {
+		var figs []Figures
+		if p.prior == nil {
+			figs, err = predictAsIs(ctx, stages, p.base)
+		} else {
+			figs, err = Predict(ctx, stages, p.base, p.prior, 0)
+		}
+		require.NoError(t, err)
+		preds = append(preds, Prediction{Name: p.name, Figures: figs})
+	}
+	var doc bytes.Buffer
+	doc.WriteString("# Fidelity on public GPU runs\n\nGenerated by `go test ./silicon -run TestWritePriors -write-priors`; do not edit.\n\n")
+	doc.WriteString("Corpus: `testdata/silicon` (vLLM v0.15.1 on H100, measured by others; provenance in each file). ")
+	doc.WriteString("Every stage is replayed whole; the priors were fitted on replays of 300 measured requests per stage. ")
+	doc.WriteString("The leave-one-deployment-out row predicts each deployment with the prior fitted on every other deployment: ")
+	doc.WriteString("it is the a-priori error; the in-sample row is not a prediction.\n\n")
+	require.NoError(t, WriteMarkdown(&doc, stages, preds))
+	require.NoError(t, os.WriteFile("../docs/fidelity.md", doc.Bytes(), 0o644))
+}
+
+// predictAsIs simulates every stage on base's own timing.
+func predictAsIs(ctx context.Context, stages []*Stage, base sim.Config) ([]Figures, error) {
+	out := make([]Figures, len(stages))
+	for i, s := range stages {
+		cfg, err := s.Config(base)
+		if err != nil {
+			return nil, err
+		}
+		if out[i], err = s.Simulate(ctx, cfg, 0); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
