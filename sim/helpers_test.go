@@ -13,9 +13,11 @@ import (
 const ms = int64(1_000_000)
 
 // constCfg is one worker whose every step takes base milliseconds plus
-// perToken ms per prompt token, with prefix caching off.
+// perToken ms per prompt token, with prefix caching off and no frontend
+// overhead (the stamps below are the engine's alone).
 func constCfg(engine string, base, perToken float64) Config {
 	cfg := DefaultConfig()
+	cfg.Frontend.RequestOverheadMs = 0
 	cfg.Engine.Type = engine
 	cfg.Engine.BlockSize = 16
 	cfg.Engine.NumGPUBlocks = 1000

@@ -81,7 +81,7 @@ func TestSimLoadSweepCapacity(t *testing.T) {
 	assert.Contains(t, stderr, "sweep c32: ")
 
 	dir = filepath.Join(t.TempDir(), "seqs4")
-	code, _, stderr = runCmdLine(append([]string{"sim", "-o", dir, "--max-num-seqs", "4", "--quiet"}, capacityFlags...)...)
+	code, _, stderr = runCmdLine(append([]string{"sim", "-o", dir, "--max-num-seqs", "4", "--request-overhead-ms", "0", "--quiet"}, capacityFlags...)...)
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr, "--quiet")
 	s, err = capacity.ReadSummary(dir)

@@ -36,7 +36,12 @@ func TestSimMoEModelConfig(t *testing.T) {
 	}{{"roofline", 8.118}, {"physics", 7.091}} {
 		t.Run(tc.timing, func(t *testing.T) {
 			dir := t.TempDir()
-			code, out, errOut := runSim(t, "--timing", tc.timing, "--gpu", "h100", "--tp", "2",
+			// The hand-set physics prior the values below are computed with
+			// (the test is about the counts, not the fitted priors).
+			cfgPath := filepath.Join(t.TempDir(), "sim.yaml")
+			require.NoError(t, os.WriteFile(cfgPath, []byte("timing:\n  physics: {compute_efficiency: 0.5, memory_efficiency: 0.7, "+
+				"kv_efficiency: 0, step_overhead_ms: 1, seq_overhead_ms: 0.02, prefill_overhead_ms: 0, combine: sum}\n"), 0o644))
+			code, out, errOut := runSim(t, "--config", cfgPath, "--timing", tc.timing, "--gpu", "h100", "--tp", "2",
 				"--model-config", "../../testdata/models/mixtral-8x7b.json",
 				"--concurrency", "1", "--request-count", "4", "--isl", "100", "--osl", "50", "-o", dir)
 			require.Equal(t, exitOK, code, errOut)
