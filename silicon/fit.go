@@ -339,7 +339,7 @@ func cmpOr(v, def int) int {
 	return def
 }
 
-// String names the prior's values.
+// describePrior names the prior's values, for logs.
 func describePrior(p sim.GPUPrior) string {
 	ph := p.Physics
 	return fmt.Sprintf("mem %.3f kv %.3f compute %.3f step %.3f ms seq %.4f ms prefill %.3f ms request %.2f ms (%s)",

@@ -60,12 +60,15 @@ func FoldPrior(folds []sim.GPUFold, d string) (sim.GPUPrior, bool) {
 	return sim.GPUPrior{}, false
 }
 
-// Predict simulates every stage with the prior prior(stage) over base.
+// Predict simulates every stage with the prior prior(stage) over base, or
+// on base's own timing when prior is nil.
 func Predict(ctx context.Context, stages []*Stage, base sim.Config, prior func(*Stage) sim.GPUPrior, maxRequests int) ([]Figures, error) {
 	out := make([]Figures, len(stages))
 	for i, s := range stages {
 		cfg := base
-		prior(s).Apply(&cfg)
+		if prior != nil {
+			prior(s).Apply(&cfg)
+		}
 		cfg, err := s.Config(cfg)
 		if err != nil {
 			return nil, err

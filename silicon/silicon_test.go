@@ -141,12 +141,7 @@ func TestWritePriors(t *testing.T) {
 		{"physics, trained priors, leave-one-deployment-out", base, func(s *Stage) sim.GPUPrior { p, _ := FoldPrior(folds, s.Deployment); return p }},
 		{"physics, trained priors, in-sample", base, func(*Stage) sim.GPUPrior { return all.Prior }},
 	} {
-		var figs []Figures
-		if p.prior == nil {
-			figs, err = predictAsIs(ctx, stages, p.base)
-		} else {
-			figs, err = Predict(ctx, stages, p.base, p.prior, 0)
-		}
+		figs, err := Predict(ctx, stages, p.base, p.prior, 0)
 		require.NoError(t, err)
 		preds = append(preds, Prediction{Name: p.name, Figures: figs})
 	}
@@ -158,19 +153,4 @@ func TestWritePriors(t *testing.T) {
 	doc.WriteString("it is the a-priori error; the in-sample row is not a prediction.\n\n")
 	require.NoError(t, WriteMarkdown(&doc, stages, preds))
 	require.NoError(t, os.WriteFile("../docs/fidelity.md", doc.Bytes(), 0o644))
-}
-
-// predictAsIs simulates every stage on base's own timing.
-func predictAsIs(ctx context.Context, stages []*Stage, base sim.Config) ([]Figures, error) {
-	out := make([]Figures, len(stages))
-	for i, s := range stages {
-		cfg, err := s.Config(base)
-		if err != nil {
-			return nil, err
-		}
-		if out[i], err = s.Simulate(ctx, cfg, 0); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
