@@ -114,3 +114,32 @@ func round4(v float64) float64 {
 	s := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(v))))
 	return math.Round(v*s) / s
 }
+
+// Predictions are the fidelity table's rows for stages: the shipped
+// priors, each stage predicted by the fold that held its deployment out
+// (the default prior for a deployment the fit never saw: then it is the
+// a-priori prediction), and by the prior fitted on the whole corpus.
+func Predictions(ctx context.Context, stages []*Stage, maxRequests int) ([]Prediction, error) {
+	folds, all := sim.GPUPriorFolds(), sim.DefaultGPUPrior()
+	rows := []struct {
+		name  string
+		prior func(*Stage) sim.GPUPrior
+	}{
+		{"default prior, leave-one-deployment-out", func(s *Stage) sim.GPUPrior {
+			if p, ok := FoldPrior(folds, s.Deployment); ok {
+				return p
+			}
+			return all
+		}},
+		{"default prior (fitted on every corpus deployment)", func(*Stage) sim.GPUPrior { return all }},
+	}
+	var out []Prediction
+	for _, r := range rows {
+		figs, err := Predict(ctx, stages, sim.DefaultConfig(), r.prior, maxRequests)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Prediction{Name: r.name, Figures: figs})
+	}
+	return out, nil
+}

@@ -15,5 +15,6 @@ func commands() []*cli.Command {
 		runCommand(),
 		mergeCommand(),
 		validateCommand(),
+		fidelityCommand(),
 	}
 }
