@@ -1,6 +1,7 @@
 package silicon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,16 +81,10 @@ func project(x []float64) []float64 {
 	return toVector(fromVector(x, sim.GPUPrior{Physics: sim.PhysicsConfig{Combine: "sum"}}))
 }
 
-// Target is one measured figure a fit matches: its name and how to read it.
-type Target struct {
-	Name string
-	Get  func(Figures) *float64
-}
-
 // FitTargets are the figures FitPrior matches on every stage: TTFT mean
 // and p90, ITL mean and E2E p90 (E2E mean is TTFT mean + (OSL − 1)·ITL
 // mean: it would count ITL twice).
-var FitTargets = []Target{
+var FitTargets = []Metric{
 	{"ttft_mean", func(f Figures) *float64 { return f.TTFTMean }},
 	{"ttft_p90", func(f Figures) *float64 { return f.TTFTP90 }},
 	{"itl_mean", func(f Figures) *float64 { return f.ITLMean }},
@@ -163,7 +158,7 @@ func (f *fitter) run() (FitResult, error) {
 	}
 	r, cost := rs[0], sumSq(rs[0])
 	lambda, iters := 1e-2, 0
-	maxIter := cmpOr(f.opt.MaxIter, 12)
+	maxIter := cmp.Or(f.opt.MaxIter, 12)
 	for iters < maxIter {
 		iters++
 		xn, rn, costn, lam, err := f.step(x, r, cost, lambda)
@@ -260,7 +255,7 @@ func (f *fitter) residuals(points [][]float64) ([][]float64, error) {
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
-	for range cmpOr(f.opt.Parallel, runtime.GOMAXPROCS(0)) {
+	for range cmp.Or(f.opt.Parallel, runtime.GOMAXPROCS(0)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -330,13 +325,6 @@ func sumSq(v []float64) float64 {
 		s += x * x
 	}
 	return s
-}
-
-func cmpOr(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // describePrior names the prior's values, for logs.

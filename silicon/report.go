@@ -6,9 +6,11 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/simbench/simbench/results"
 )
 
-// Metric is one published figure of a stage.
+// Metric is one published figure of a stage: its name and how to read it.
 type Metric struct {
 	Name string
 	Get  func(Figures) *float64
@@ -58,17 +60,13 @@ func MedianAbsErrors(stages []*Stage, p Prediction) []float64 {
 	return out
 }
 
+// median is numpy's, as every other statistic of the project.
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
-	v = slices.Clone(v)
 	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return results.PercentileSorted(v, 50)
 }
 
 // WriteMarkdown writes the fidelity tables: the median absolute error of
