@@ -12,7 +12,8 @@ import (
 
 // Config is base with the stage's hardware and engine: its GPU, model,
 // tensor parallelism and dtype, and its vLLM settings. Everything else
-// (timing, frontend) stays base's. Server metrics are off: the corpus
+// (timing, frontend, engine.async_scheduling: unset, the engine's default,
+// which v0.15.1 has on) stays base's. Server metrics are off: the corpus
 // publishes none to compare.
 func (s *Stage) Config(base sim.Config) (sim.Config, error) {
 	c := base

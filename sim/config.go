@@ -57,21 +57,22 @@ type EngineConfig struct {
 	Preemption           string  `yaml:"preemption" json:"preemption"`       // lifo | fifo (vllm)
 	MaxModelLen          int     `yaml:"max_model_len" json:"max_model_len"` // 0 = no limit; ISL+OSL above it is rejected
 	// AsyncScheduling (vllm, sglang) is a scheduler that plans step N+1
-	// while step N runs (vLLM's --async-scheduling, SGLang's overlap
+	// while step N runs (vLLM's async scheduling, SGLang's overlap
 	// schedule): a request that reaches the engine during a step, while
 	// others run, joins not the next step, already planned, but the one
-	// after. An idle engine takes a request at once. Off by default: at
-	// concurrency above 1 it costs such requests a whole step of TTFT, and
-	// whether they meet a busy engine turns on how closely requests that
-	// finish together are sent again, which one load does not show.
-	AsyncScheduling bool           `yaml:"async_scheduling,omitempty" json:"async_scheduling,omitempty"`
+	// after. An idle engine takes a request at once. Unset is the engine's
+	// own default (see Async): on for vllm (its default since
+	// vllm-project/vllm#27614, before v0.15) and sglang (the overlap
+	// scheduler is on unless --disable-overlap-schedule); llamacpp has no
+	// such scheduler (its lag is llamacpp.reuse_lag_steps).
+	AsyncScheduling *bool          `yaml:"async_scheduling,omitempty" json:"async_scheduling,omitempty"`
 	SGLang          SGLangConfig   `yaml:"sglang" json:"sglang"`
 	LlamaCpp        LlamaCppConfig `yaml:"llamacpp" json:"llamacpp"`
 }
 
 // SGLangConfig holds the sglang engine's own knobs.
 type SGLangConfig struct {
-	ChunkedPrefillSize int     `yaml:"chunked_prefill_size" json:"chunked_prefill_size"` // token budget of one prefill batch
+	ChunkedPrefillSize int     `yaml:"chunked_prefill_size" json:"chunked_prefill_size"` // token budget of one prefill batch; 0 = SGLang's default for the device's memory (see sglangChunk)
 	NewTokenRatio      float64 `yaml:"new_token_ratio" json:"new_token_ratio"`           // share of running requests' remaining output reserved at admission
 }
 
@@ -360,7 +361,7 @@ func DefaultConfig() Config {
 			Type: "vllm", BlockSize: 64, GPUMemoryUtilization: 0.9, MaxNumSeqs: 256,
 			MaxNumBatchedTokens: 8192, EnablePrefixCaching: true, EnableChunkedPrefill: true,
 			Preemption: "lifo",
-			SGLang:     SGLangConfig{ChunkedPrefillSize: 8192, NewTokenRatio: 0.7},
+			SGLang:     SGLangConfig{NewTokenRatio: 0.7},
 			LlamaCpp:   LlamaCppConfig{Parallel: 4, CtxSize: 16384, NBatch: 512},
 		},
 		Router: RouterConfig{Policy: "round_robin", OverlapWeight: 1, Temperature: 0},
@@ -531,9 +532,9 @@ var configDocs = map[string]string{
 	"engine.max_num_seqs":                      "running requests per worker (vllm, sglang)",
 	"engine.max_num_batched_tokens":            "token budget of a vllm step",
 	"engine.preemption":                        "vllm victim when KV runs out: lifo (newest) | fifo",
-	"engine.async_scheduling":                  "vllm, sglang: step N+1 is planned while step N runs, so a request reaching a busy engine waits a step more (vLLM's async scheduling, SGLang's overlap schedule)",
+	"engine.async_scheduling":                  "vllm, sglang: step N+1 is planned while step N runs, so a request reaching a busy engine waits a step more (vLLM's async scheduling, SGLang's overlap schedule); unset = the engine's default (on for vllm and sglang)",
 	"engine.max_model_len":                     "0 = no limit; longer ISL+OSL is rejected",
-	"engine.sglang.chunked_prefill_size":       "token budget of an sglang prefill step",
+	"engine.sglang.chunked_prefill_size":       "token budget of an sglang prefill step; 0 = SGLang's default for the GPU's memory (2048 below 35 GiB, 4096 below 60, 8192 below 160, else 16384; 4096 on a CPU)",
 	"engine.sglang.new_token_ratio":            "share of running requests' remaining output kept free at admission",
 	"engine.llamacpp.parallel":                 "slots (OLLAMA_NUM_PARALLEL, llama-server -np)",
 	"engine.llamacpp.ctx_size":                 "total context tokens, split evenly among the slots",
@@ -823,7 +824,7 @@ func (e EngineConfig) validate() error {
 		inRange("engine.max_num_batched_tokens", e.MaxNumBatchedTokens, 1, maxStepTokens),
 		oneOf("engine.preemption", e.Preemption, "lifo", "fifo"),
 		inRange("engine.max_model_len", e.MaxModelLen, 0, maxContextTokens),
-		inRange("engine.sglang.chunked_prefill_size", e.SGLang.ChunkedPrefillSize, 1, maxStepTokens),
+		inRange("engine.sglang.chunked_prefill_size", e.SGLang.ChunkedPrefillSize, 0, maxStepTokens),
 		finiteIn("engine.sglang.new_token_ratio", e.SGLang.NewTokenRatio, 0, 1),
 		inRange("engine.llamacpp.parallel", e.LlamaCpp.Parallel, 1, maxSeqs),
 		inRange("engine.llamacpp.ctx_size", e.LlamaCpp.CtxSize, 0, maxContextTokens),
@@ -835,10 +836,19 @@ func (e EngineConfig) validate() error {
 	)
 }
 
+// Async says whether the engine plans a step ahead: async_scheduling when
+// set, else the engine's default (vllm and sglang yes, llamacpp no).
+func (e EngineConfig) Async() bool {
+	if e.AsyncScheduling != nil {
+		return *e.AsyncScheduling
+	}
+	return e.Type == "vllm" || e.Type == "sglang"
+}
+
 // validateAsync refuses async_scheduling where it means nothing: a llama.cpp
 // runner plans each step after the last (its lag is reuse_lag_steps).
 func (e EngineConfig) validateAsync() error {
-	if e.AsyncScheduling && e.Type == "llamacpp" {
+	if e.AsyncScheduling != nil && *e.AsyncScheduling && e.Type == "llamacpp" {
 		return errors.New("engine.async_scheduling: vllm and sglang plan a step ahead; engine.type is llamacpp, whose lag is engine.llamacpp.reuse_lag_steps")
 	}
 	return nil

@@ -286,3 +286,29 @@ func (w *worker) assignSlot(r *request, i int) {
 	r.running = true
 	w.running = append(w.running, r)
 }
+
+// sglangChunk is SGLang's default chunked_prefill_size for the device
+// (server_args.py, by the GPU's memory in MiB): 2048 below 35 GiB (L4,
+// RTX 4090), 4096 below 60 GiB (A100 40 GB, L40S), 8192 below 160 GiB
+// (H100, H200, A100 80 GB), 16384 above (B200, GB200); 4096 when there is
+// no GPU memory to read (a CPU).
+func sglangChunk(h HardwareConfig) (int, error) {
+	d, err := h.device()
+	if err != nil {
+		return 0, err
+	}
+	if d.cpu {
+		return 4096, nil
+	}
+	mib := d.MemGB * 1e9 / (1 << 20)
+	switch {
+	case mib < 35*1024:
+		return 2048, nil
+	case mib < 60*1024:
+		return 4096, nil
+	case mib < 160*1024:
+		return 8192, nil
+	default:
+		return 16384, nil
+	}
+}

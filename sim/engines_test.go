@@ -378,20 +378,21 @@ func TestLlamaCppReuseLag(t *testing.T) {
 // already, a request reaching a busy engine (at 15 ms, during step 2) joins
 // step 4, not step 3; at the same instant as another on an idle engine, or
 // when nothing runs after the step in flight, the step it would have
-// joined anyway. Both vllm and sglang plan so.
+// joined anyway. Both vllm and sglang plan so, by default.
 func TestAsyncScheduling(t *testing.T) {
 	for _, engine := range []string{"vllm", "sglang"} {
 		for _, tc := range []struct {
 			name  string
-			async bool
+			async *bool
 			osl   int
 			at    float64
 			b     []float64
 		}{
-			{"busy/off", false, 6, 15, []float64{30, 40}},
-			{"busy/on", true, 6, 15, []float64{40, 50}},
-			{"last-step/on", true, 2, 15, []float64{30, 40}},
-			{"same-instant/on", true, 6, 0, []float64{10, 20}},
+			{"busy/off", ptr(false), 6, 15, []float64{30, 40}},
+			{"busy/on", ptr(true), 6, 15, []float64{40, 50}},
+			{"busy/engine-default", nil, 6, 15, []float64{40, 50}},
+			{"last-step/on", ptr(true), 2, 15, []float64{30, 40}},
+			{"same-instant/on", ptr(true), 6, 0, []float64{10, 20}},
 		} {
 			t.Run(engine+"/"+tc.name, func(t *testing.T) {
 				cfg := constCfg(engine, 10, 0)
@@ -502,5 +503,48 @@ func TestHoldForSlotBurst(t *testing.T) {
 	for _, r := range recs {
 		assert.Nil(t, r.Error)
 		assert.Len(t, r.Chunks, 4)
+	}
+}
+
+// TestSGLangChunkDefault: chunked_prefill_size 0 is SGLang's default for
+// the device's memory, as its server_args picks it.
+func TestSGLangChunkDefault(t *testing.T) {
+	for _, tc := range []struct {
+		gpu, cpu string
+		want     int
+	}{
+		{"rtx-4090", "", 2048},
+		{"a100-40gb", "", 4096},
+		{"l40s", "", 4096},
+		{"h100", "", 8192},
+		{"a100", "", 8192},
+		{"h200", "", 8192},
+		{"b200", "", 16384},
+		{"gb200", "", 16384},
+		{"h100", "x86-64-v3-2vcpu", 4096},
+	} {
+		t.Run(tc.gpu+tc.cpu, func(t *testing.T) {
+			h := DefaultConfig().Hardware
+			h.GPU, h.CPU = tc.gpu, tc.cpu
+			got, err := sglangChunk(h)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestSGLangChunkBudget: a prompt longer than the budget is prefilled in
+// budget-sized chunks, one step each: with the default on a 24 GB GPU
+// (2048) a 5000-token prompt takes three prefill steps; set to 8192, one.
+func TestSGLangChunkBudget(t *testing.T) {
+	for _, tc := range []struct {
+		chunk, steps int
+	}{{0, 3}, {8192, 1}} {
+		cfg := constCfg("sglang", 10, 0)
+		cfg.Hardware.GPU = "rtx-4090"
+		cfg.Engine.MaxNumBatchedTokens = 8192
+		cfg.Engine.SGLang.ChunkedPrefillSize = tc.chunk
+		recs, _ := runAll(t, cfg, workload(req(0, 5000, 1)))
+		assert.InDelta(t, float64(tc.steps*10), stampsMs(recs[0])[0], 1e-9, "chunk %d", tc.chunk)
 	}
 }

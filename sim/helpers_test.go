@@ -22,6 +22,9 @@ func constCfg(engine string, base, perToken float64) Config {
 	cfg.Engine.BlockSize = 16
 	cfg.Engine.NumGPUBlocks = 1000
 	cfg.Engine.EnablePrefixCaching = false
+	// Each step is timed as the test says; planning a step ahead (the
+	// engines' default) has a test of its own (TestAsyncScheduling).
+	cfg.Engine.AsyncScheduling = ptr(false)
 	cfg.Timing.Model = "linear"
 	cfg.Timing.Linear = LinearConfig{BaseMs: base, PrefillTokenMs: perToken}
 	return cfg
@@ -72,3 +75,5 @@ func stages(r *results.Record) map[string]float64 {
 	}
 	return out
 }
+
+func ptr[T any](v T) *T { return &v }

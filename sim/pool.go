@@ -73,6 +73,11 @@ func (s *simulator) newPool(role string, cfg Config, n int) (*pool, error) {
 	if p.clock, err = newTiming(&p.cfg); err != nil {
 		return nil, err
 	}
+	if p.kind == engineSGLang && e.SGLang.ChunkedPrefillSize == 0 {
+		if e.SGLang.ChunkedPrefillSize, err = sglangChunk(p.cfg.Hardware); err != nil {
+			return nil, err
+		}
+	}
 	if p.kind != engineLlamaCpp {
 		if p.blocks, err = p.cfg.KVBlocks(); err != nil {
 			return nil, err

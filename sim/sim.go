@@ -566,7 +566,7 @@ func (s *simulator) enqueue(r *request, w *worker) {
 	switch lag := int64(w.eng().LlamaCpp.ReuseLagSteps); {
 	case w.slots != nil && lag > 0:
 		s.holdBack(r, w, lag)
-	case w.slots == nil && w.eng().AsyncScheduling && w.busy:
+	case w.slots == nil && w.eng().Async() && w.busy:
 		// The step after the one in flight is planned already.
 		r.readyAt = w.stats.steps + 1
 	}
