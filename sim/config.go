@@ -17,7 +17,7 @@ import (
 // Config is the whole simulator configuration: one YAML document. Every field
 // has a default (DefaultConfig); a YAML file only needs the keys it changes.
 type Config struct {
-	Seed     int64          `yaml:"seed" json:"seed"`       // seeds every random choice (router, table ties)
+	Seed     int64          `yaml:"seed" json:"seed"`       // seeds every random stream (see the package doc)
 	Workers  int            `yaml:"workers" json:"workers"` // identical engine replicas behind the router
 	Engine   EngineConfig   `yaml:"engine" json:"engine"`
 	Router   RouterConfig   `yaml:"router" json:"router"`
@@ -110,7 +110,7 @@ type RouterConfig struct {
 
 // TimingConfig chooses how long one engine step takes.
 type TimingConfig struct {
-	Model   string  `yaml:"model" json:"model"`     // poly | linear | roofline | table
+	Model   string  `yaml:"model" json:"model"`     // poly | linear | roofline | physics | table
 	Speedup float64 `yaml:"speedup" json:"speedup"` // every step time is divided by it
 	// Jitter is the coefficient of variation of a step's time: each step is
 	// multiplied by a lognormal factor of mean 1 drawn from the worker's own
@@ -523,7 +523,7 @@ func orRoot(path string) string {
 
 // configDocs comments the keys of the YAML written by Config.YAML.
 var configDocs = map[string]string{
-	"seed":                                     "seeds the random and kv routers",
+	"seed":                                     "seeds the five random streams: router, step jitter and stalls, drift, client gaps, tie order",
 	"workers":                                  "identical engine replicas behind the router",
 	"engine.type":                              "vllm | sglang | llamacpp",
 	"engine.block_size":                        "tokens per KV block (prefix-cache granularity)",
@@ -864,7 +864,7 @@ func (r RouterConfig) validate(workers int) func() error {
 
 func (t TimingConfig) validate() error {
 	return firstErr(
-		oneOf("timing.model", t.Model, "poly", "linear", "roofline", "physics", "table"),
+		oneOf("timing.model", t.Model, TimingModels()...),
 		finiteIn("timing.speedup", t.Speedup, 1e-6, 1e6),
 		finiteIn("timing.jitter", t.Jitter, 0, 2),
 		finiteIn("timing.stall_ms", t.StallMs, 0, 1e6),
