@@ -98,7 +98,7 @@ func renderConfigReference() ([]byte, error) {
 		"(`sim.ParseConfig` refuses any other, naming its line) and the comments `simbench sim --print-config`\n" +
 		"writes beside them (`configDocs` in `sim/config.go`); do not edit. A file gives only the keys it\n" +
 		"changes; the rest keep the defaults below (`simbench sim --print-config` prints them all). Flags of\n" +
-		"`simbench sim` override the file (docs/cli.md names the key each one sets).\n")
+		"`simbench sim` override the file ([cli.md](cli.md) names the key each one sets).\n")
 	section := ""
 	for _, key := range docKeys() {
 		top, _, nested := strings.Cut(key.path, ".")
