@@ -26,8 +26,8 @@
 # together (`calibrate --real`), and every held-out workload is simulated
 # with it (sim), with calibrated-first.yaml (sim-first: what calibrating
 # first gives) and with the a-priori testdata/e2e/sim-ollama.yaml
-# (sim-uncal). The host's speed moves in regimes of minutes (README, "Real
-# engine on CPU"): a fit on runs before and after the predictions sees the
+# (sim-uncal). The host's speed moves in regimes of minutes (docs/e2e.md):
+# a fit on runs before and after the predictions sees the
 # host as it was on average over them, so the table's calibrated errors are
 # the model's more than the host's; calibrated-first beside them shows what
 # the drift costs a fit made first, and the table's host-drift section

@@ -40,8 +40,8 @@ type FamilySource struct {
 // servers' metric documentation: Dynamo's frontend metrics catalogue
 // (lib/runtime/src/metrics/prometheus_names.rs), vLLM's V1 metrics
 // (vllm/v1/metrics/loggers.py), SGLang's (python/sglang/srt/metrics/
-// collector.py) and llama.cpp's server (/metrics with --metrics). The README
-// prints the same table.
+// collector.py) and llama.cpp's server (/metrics with --metrics).
+// docs/server-metrics.md prints the same table.
 func Vocabulary() []MetricInfo {
 	h, g, c := KindHistogram, KindGauge, KindCounter
 	return []MetricInfo{
@@ -213,7 +213,7 @@ func inferUnit(family string) string {
 }
 
 // writeVocabularyMarkdown writes the vocabulary as a Markdown table (the
-// README's copy, kept equal by a test).
+// copy in docs/server-metrics.md, kept equal by a test).
 func writeVocabularyMarkdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("| common name | type | unit | meaning | Dynamo | vLLM | SGLang | llama.cpp |\n")

@@ -17,7 +17,7 @@ import (
 // Config is the whole simulator configuration: one YAML document. Every field
 // has a default (DefaultConfig); a YAML file only needs the keys it changes.
 type Config struct {
-	Seed     int64          `yaml:"seed" json:"seed"`       // seeds every random choice (router, table ties)
+	Seed     int64          `yaml:"seed" json:"seed"`       // seeds every random stream (see the package doc)
 	Workers  int            `yaml:"workers" json:"workers"` // identical engine replicas behind the router
 	Engine   EngineConfig   `yaml:"engine" json:"engine"`
 	Router   RouterConfig   `yaml:"router" json:"router"`
@@ -111,7 +111,7 @@ type RouterConfig struct {
 
 // TimingConfig chooses how long one engine step takes.
 type TimingConfig struct {
-	Model   string  `yaml:"model" json:"model"`     // poly | linear | roofline | table
+	Model   string  `yaml:"model" json:"model"`     // poly | linear | roofline | physics | table
 	Speedup float64 `yaml:"speedup" json:"speedup"` // every step time is divided by it
 	// Jitter is the coefficient of variation of a step's time: each step is
 	// multiplied by a lognormal factor of mean 1 drawn from the worker's own
@@ -524,7 +524,7 @@ func orRoot(path string) string {
 
 // configDocs comments the keys of the YAML written by Config.YAML.
 var configDocs = map[string]string{
-	"seed":                                     "seeds the random and kv routers",
+	"seed":                                     "seeds the five random streams: router, step jitter and stalls, drift, client gaps, tie order",
 	"workers":                                  "identical engine replicas behind the router",
 	"engine.type":                              "vllm | sglang | llamacpp",
 	"engine.block_size":                        "tokens per KV block (prefix-cache granularity)",
@@ -594,6 +594,46 @@ var configDocs = map[string]string{
 	"disaggregation.decode":                    "the decode pool's engine, hardware, timing (over the top-level sections)",
 	"server_metrics.enabled":                   "expose Dynamo/engine Prometheus metrics and write server_metrics_export.json",
 	"server_metrics.interval_ms":               "virtual ms between scrapes (gauges; histograms at start and end)",
+
+	// More keys (a block of its own so that the one above keeps its alignment).
+	"engine.gpu_memory_utilization":             "fraction of GPU memory for weights + KV (sizes num_gpu_blocks when 0)",
+	"engine.enable_prefix_caching":              "full prompt blocks are cached and reused by later prompts with the same hash_ids",
+	"engine.enable_chunked_prefill":             "a prompt above the step's token budget is computed in chunks beside decodes",
+	"timing.poly.decode_floor_ms":               "DynoSim: a decode step takes at least this",
+	"timing.linear.prefill_token_ms":            "per prompt token computed in the step",
+	"timing.linear.decode_seq_ms":               "per decoding sequence in the step",
+	"timing.linear.context_token_ms":            "per context token whose KV the step reads",
+	"timing.roofline.step_overhead_ms":          "fixed CPU/launch cost per step",
+	"timing.physics.memory_efficiency":          "achieved fraction of peak bandwidth on weights (and KV when kv_efficiency is 0)",
+	"timing.physics.step_overhead_ms":           "fixed cost per step (launch, scheduling)",
+	"timing.physics.seq_overhead_ms":            "per sequence in the step (sampling, detokenising)",
+	"hardware.tensor_parallel":                  "GPUs per worker; weights and KV split over them, two all-reduces per layer",
+	"hardware.custom_gpu.peak_tflops":           "dense bf16/fp16 tensor TFLOP/s",
+	"hardware.custom_gpu.mem_bw_gbs":            "HBM/GDDR bandwidth, GB/s",
+	"hardware.custom_gpu.mem_gb":                "memory per GPU, GB (10^9 bytes)",
+	"hardware.custom_gpu.link_bw_gbs":           "per-GPU all-reduce link bandwidth, GB/s (one direction)",
+	"hardware.custom_gpu.fp8_supported":         "fp8 tensor cores (2× the bf16 rate)",
+	"hardware.custom_model.layers":              "decoder layers",
+	"hardware.custom_model.hidden":              "hidden size",
+	"hardware.custom_model.heads":               "attention heads",
+	"hardware.custom_model.kv_heads":            "KV heads (GQA); equal to heads for MHA",
+	"hardware.custom_model.head_dim":            "0 = hidden/heads",
+	"hardware.custom_model.intermediate":        "dense MLP width",
+	"hardware.custom_model.vocab":               "vocabulary size",
+	"hardware.custom_model.tied_embeddings":     "the output head shares the embedding's weights",
+	"hardware.custom_model.experts_per_token":   "routed experts each token of an MoE layer passes through",
+	"hardware.custom_model.expert_intermediate": "one routed expert's MLP width; 0 = intermediate",
+	"hardware.custom_model.shared_intermediate": "width of the MLP every token of an MoE layer passes beside its experts; 0 = none",
+	"hardware.custom_model.moe_layers":          "layers with experts; 0 = all (with experts > 0), the others dense",
+	"hardware.custom_model.weight_dtype":        "the checkpoint's weight precision: fp8 | int8 | int4; empty = hardware.dtype (hardware.weight_dtype overrides it)",
+	"hardware.custom_cpu.cores":                 "cores of the engine's host (the frontend's concurrency counts them)",
+	"hardware.custom_cpu.flops_per_cycle":       "FLOPs one core retires per cycle in the engine's arithmetic (AVX2 fp32 FMA: 32)",
+	"hardware.custom_cpu.clock_ghz":             "core clock, GHz",
+	"hardware.custom_cpu.mem_bw_gbs":            "memory bandwidth the engine sees, GB/s",
+	"hardware.custom_cpu.mem_gb":                "memory the engine sees, GB",
+	"frontend.client_gap_ms":                    "the load generator's time between a response's end and the next send from the freed slot or session",
+	"frontend.client_gap_samples_ms":            "measured client gaps, dealt from a shuffled deck (calibrate writes them); client_gap_ms is then unused",
+	"calibration":                               "written by simbench calibrate: the fitted model, the runs (fitted_on), the workload range and every parameter; sim warns outside the range",
 }
 
 // annotate adds configDocs comments to the mapping n and prints short
@@ -874,7 +914,7 @@ func (r RouterConfig) validate(workers int) func() error {
 
 func (t TimingConfig) validate() error {
 	return firstErr(
-		oneOf("timing.model", t.Model, "poly", "linear", "roofline", "physics", "table"),
+		oneOf("timing.model", t.Model, TimingModels()...),
 		finiteIn("timing.speedup", t.Speedup, 1e-6, 1e6),
 		finiteIn("timing.jitter", t.Jitter, 0, 2),
 		finiteIn("timing.stall_ms", t.StallMs, 0, 1e6),

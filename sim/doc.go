@@ -10,13 +10,28 @@
 // wall-clock timestamps as Epoch + t. An agenda (a binary heap of events
 // ordered by time, then by scheduling order) drives everything: request
 // sends, arrivals at the frontend, the end of each worker's engine step, and
-// completions at the client. There are no goroutines and no wall clock, and
-// the only randomness (random and kv routers) comes from a PCG seeded with
-// Config.Seed, so equal inputs give byte-identical outputs.
+// completions at the client. There are no goroutines and no wall clock.
 //
 // At each instant the loop runs every event due, then sends what the pacer
 // allows (see package pacer for the workload semantics, shared with the load
 // generator), then starts a step on every idle worker that has work.
+//
+// # Randomness
+//
+// Five kinds of random stream, each a PCG seeded with Config.Seed and a
+// constant of its own, so one stream's draws never shift another's and equal
+// inputs give byte-identical outputs:
+//
+//   - the router's (random and kv policies; see newRouter);
+//   - each worker's step jitter and host stalls (timing.jitter, timing.stall_*;
+//     see newJitter), one stream per worker;
+//   - each worker's speed drift (timing.drift_*; see newDrift), one per worker;
+//   - the deck of client gaps (frontend.client_gap_samples_ms; see
+//     newClientGap);
+//   - the order of requests sent at one instant (frontend.tie_order: random).
+//
+// A stream whose knob is off draws nothing: the default configuration
+// (round_robin router, no jitter) draws no random number at all.
 //
 // # Engine steps and token stamps
 //
@@ -24,8 +39,9 @@
 // scheduler (vllm, sglang or llamacpp; see planVLLM, planSGLang and
 // planLlamaCpp) picks the step's work: prompt tokens of requests still
 // prefilling and one decode token per generating request; the timing model
-// (poly, linear, roofline or table) gives its duration. At its end the step's
-// KV is computed, full prompt blocks enter the prefix cache, and every
+// (poly, linear, roofline, physics or table; see TimingModels) gives its
+// duration. At its end the step's KV is computed, full prompt blocks enter
+// the prefix cache, and every
 // sequence whose known tokens (prompt plus output so far) are all computed
 // emits one token. Every token made in a step is stamped at the step's end.
 //

@@ -96,6 +96,9 @@ func (c clock) stepNs(s StepShape) int64 {
 	return int64(ns)
 }
 
+// TimingModels returns the names timing.model takes, newTiming's cases.
+func TimingModels() []string { return []string{"poly", "linear", "roofline", "physics", "table"} }
+
 // newTiming builds the configured timing model.
 func newTiming(c *Config) (clock, error) {
 	var m timingModel

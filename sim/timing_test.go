@@ -119,3 +119,25 @@ func TestTableErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(5_000_000), clk.stepNs(StepShape{DecodeSeqs: 1}))
 }
+
+// Every name TimingModels gives is a model newTiming builds, and the
+// validator takes exactly those names.
+func TestTimingModelsAreTheModelsBuilt(t *testing.T) {
+	for _, name := range TimingModels() {
+		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Timing.Model = name
+			cfg.Timing.Table.File = "testdata/does-not-exist.csv"
+			_, err := newTiming(&cfg)
+			if err != nil {
+				assert.NotContains(t, err.Error(), "unknown model")
+			}
+			if err := cfg.Validate(); err != nil {
+				assert.NotContains(t, err.Error(), "timing.model:")
+			}
+		})
+	}
+	cfg := DefaultConfig()
+	cfg.Timing.Model = "cubic"
+	assert.ErrorContains(t, cfg.Validate(), "timing.model: must be one of poly, linear, roofline, physics, table")
+}

@@ -53,14 +53,14 @@ func simConfigFlags() []cli.Flag {
 	itoa, ftoa := strconv.Itoa, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	return []cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "simulator configuration `YAML` (engine, workers, router, timing, hardware, frontend)"},
-		&cli.Int64Flag{Name: "sim-seed", DefaultText: "--random-seed, else the config's seed", Usage: "seed: the simulator's own random choices (router, step jitter); the workload keeps --random-seed"},
+		&cli.Int64Flag{Name: "sim-seed", DefaultText: "--random-seed, else the config's seed", Usage: "seed: the simulator's own random streams (router, step jitter and stalls, drift, client gaps, tie order); the workload keeps --random-seed"},
 		&cli.BoolFlag{Name: "print-config", Usage: "print the effective configuration as YAML and exit"},
 		&cli.StringFlag{Name: "engine", DefaultText: d.Engine.Type, Usage: "engine.type: vllm, sglang or llamacpp"},
 		&cli.IntFlag{Name: "workers", DefaultText: itoa(d.Workers), Usage: "workers: engine replicas behind the router"},
 		&cli.StringFlag{Name: "router", DefaultText: d.Router.Policy, Usage: "router.policy: round_robin, random, least_loaded or kv"},
 		&cli.Float64Flag{Name: "overlap-weight", DefaultText: ftoa(d.Router.OverlapWeight), Usage: "router.overlap_weight: kv router weight of prefill blocks"},
 		&cli.Float64Flag{Name: "router-temperature", DefaultText: ftoa(d.Router.Temperature), Usage: "router.temperature: kv router softmax temperature, 0 = cheapest worker"},
-		&cli.StringFlag{Name: "timing", DefaultText: d.Timing.Model, Usage: "timing.model: poly, linear, roofline or table"},
+		&cli.StringFlag{Name: "timing", DefaultText: d.Timing.Model, Usage: "timing.model: " + strings.Join(sim.TimingModels(), ", ")},
 		&cli.StringFlag{Name: "timing-table", Usage: "timing.table.file: step-time CSV `FILE` (prefill_tokens,decode_seqs,step_ms); implies --timing table"},
 		&cli.StringFlag{Name: "gpu", DefaultText: d.Hardware.GPU, Usage: "hardware.gpu: " + strings.Join(sim.GPUPresets(), ", ")},
 		&cli.StringFlag{Name: "model", DefaultText: d.Hardware.Model, Usage: "hardware.model: " + strings.Join(sim.ModelPresets(), ", ")},

@@ -284,3 +284,19 @@ func TestSimInterruptLeavesNoPartialRun(t *testing.T) {
 	assert.NoFileExists(t, records, "no torn JSONL is left to be mistaken for a run")
 	assert.NoFileExists(t, filepath.Join(dir, results.ProfileJSONName))
 }
+
+// --timing's help names every timing model the simulator has.
+func TestSimHelpNamesEveryTimingModel(t *testing.T) {
+	code, out, _ := runSim(t, "--help")
+	require.Equal(t, exitOK, code)
+	line := ""
+	for l := range strings.Lines(out) {
+		if strings.Contains(l, "--timing value") {
+			line, _, _ = strings.Cut(l, "(default:") // the usage, not the default
+		}
+	}
+	require.NotEmpty(t, line, "no --timing flag in sim --help")
+	for _, name := range sim.TimingModels() {
+		assert.Contains(t, line, name)
+	}
+}
