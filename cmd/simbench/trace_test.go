@@ -130,7 +130,7 @@ func TestTraceErrors(t *testing.T) {
 		{"info without file", []string{"trace", "info"}, 2, "simbench: trace info needs a trace FILE\n"},
 		{"info with two files", []string{"trace", "info", "a", "b"}, 2, "simbench: trace info takes one trace FILE, got 2 arguments\n"},
 		{"bad format", []string{"trace", "info", sliceTrace, "--format", "yaml"}, 2, "simbench: --format must be text or json, got \"yaml\"\n"},
-		{"unknown flag", []string{"trace", "info", "--colour", sliceTrace}, 2, "simbench: flag provided but not defined: -colour\n"},
+		{"unknown flag", []string{"trace", "info", "--colour", sliceTrace}, 2, "simbench: trace info: unknown flag --colour; see 'simbench trace info --help'\n"},
 		{"missing file", []string{"trace", "info", filepath.Join(dir, "none.jsonl")}, 1,
 			"simbench: load trace: open " + filepath.Join(dir, "none.jsonl") + ": no such file or directory\n"},
 		{"invalid row names file, line and field", []string{"trace", "info", bad}, 1,
