@@ -29,7 +29,7 @@ func compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE instead of stdout"},
 			&cli.StringFlag{Name: "reference", Value: "a", Usage: "which argument is the reference: a (first) or b (second)"},
 			&cli.StringSliceFlag{Name: "fail-above", Usage: "metric.stat=PCT% bound on |error %|; repeatable or comma-separated"},
-			&cli.BoolFlag{Name: "gate", Usage: "enable the default bounds (explicit --fail-above values override them)"},
+			&cli.BoolFlag{Name: "gate", Usage: "enable the default bounds (explicit --fail-above values override them) and fail when the workloads differ"},
 			&cli.StringFlag{Name: "plots", Usage: "write PNG plots (CDFs, error bars, scatter, timelines, throughput, TTFT breakdown) into DIR"},
 			&cli.StringFlag{Name: "records-a", Usage: "per-request JSONL for the first run (e.g. DynoSim's --per-request-jsonl)"},
 			&cli.StringFlag{Name: "records-b", Usage: "per-request JSONL for the second run"},
@@ -105,6 +105,9 @@ func writeReport(c *cli.Context, rep *compare.Report) error {
 	if err := writeOutput(c, func(w io.Writer) error { return render(w, rep, links) }); err != nil {
 		return err
 	}
+	if err := rep.WorkloadError(); err != nil {
+		return err // not like for like: before any verdict
+	}
 	return verdictError(rep)
 }
 
@@ -130,7 +133,7 @@ func compareOptions(c *cli.Context) (compare.Options, error) {
 	if c.Bool("gate") {
 		th = compare.WithDefaultGate(th)
 	}
-	return compare.Options{Stall: stall, Thresholds: th, Alpha: c.Float64("alpha")}, nil
+	return compare.Options{Stall: stall, Thresholds: th, Alpha: c.Float64("alpha"), SameWorkload: c.Bool("gate")}, nil
 }
 
 // compareSweeps compares two load sweeps: every load both ran, and their
