@@ -27,6 +27,7 @@ func compareCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text, markdown, json or junit"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE instead of stdout"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no report on stdout: the exit code (and -o FILE) carry the verdict"},
 			&cli.StringFlag{Name: "reference", Value: "a", Usage: "which argument is the reference: a (first) or b (second)"},
 			&cli.StringSliceFlag{Name: "fail-above", Usage: "metric.stat=PCT% bound on |error %|; repeatable or comma-separated"},
 			&cli.BoolFlag{Name: "gate", Usage: "enable the default bounds (explicit --fail-above values override them) and fail when the workloads differ"},
@@ -215,10 +216,13 @@ func openRuns(paths []string, records string) ([]*compare.Input, error) {
 }
 
 // writeOutput writes to the --output file when one is given (see
-// results.WriteFile), else to stdout.
+// results.WriteFile), else to stdout unless --quiet.
 func writeOutput(c *cli.Context, write func(io.Writer) error) error {
 	if path := c.String("output"); path != "" {
 		return results.WriteFile(path, write)
+	}
+	if c.Bool("quiet") {
+		return nil
 	}
 	return write(c.App.Writer)
 }

@@ -84,7 +84,7 @@ func TestTraceFilterAliasesAgree(t *testing.T) {
 
 func TestTraceSynthAliasesAgree(t *testing.T) {
 	_, a, _ := simbench(t, "trace", "synth", "-o", "-", "--request-rate", "2", "--request-count", "4", "--isl", "900",
-		"--isl-stddev", "10", "--osl", "30", "--osl-stddev", "5", "--block-size", "256", "--random-seed", "9")
+		"--isl-stddev", "10", "--osl", "30", "--osl-stddev", "5", "--hash-block-size", "256", "--random-seed", "9")
 	_, b, _ := simbench(t, "trace", "synth", "-o", "-", "--request-rate", "2", "--num-requests", "4", "--synthetic-input-tokens-mean", "900",
 		"--synthetic-input-tokens-stddev", "10", "--output-tokens-mean", "30", "--output-tokens-stddev", "5", "--isl-block-size", "256", "--seed", "9")
 	assert.NotEmpty(t, a)
