@@ -46,11 +46,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
-		HideVersion:     true, // urfave/cli's version flag is one package-level flag: --version is ours
-		Flags:           []cli.Flag{&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version and VCS revision"}},
-		Commands:        cliapp.WithUsageErrors("simbench", commands()),
-		Action:          appAction,
-		ExitErrHandler:  func(*cli.Context, error) {},
+		// urfave/cli's version flag is one package-level flag: --version is
+		// the app's own, without -v (AIPerf's --verbose).
+		HideVersion:    true,
+		Flags:          []cli.Flag{&cli.BoolFlag{Name: "version", Usage: "print the version and VCS revision"}},
+		Commands:       cliapp.WithUsageErrors("simbench", commands()),
+		Action:         appAction,
+		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cliapp.FlagError("simbench", c.App.Flags, err)
 		},
@@ -64,7 +66,7 @@ func appAction(c *cli.Context) error {
 	case c.Bool("version"):
 		_, err := fmt.Fprintln(c.App.Writer, versionLine())
 		return err
-	case c.NArg() == 0 || c.Args().Slice()[0] == "help" && c.NArg() == 1:
+	case c.NArg() == 0 || c.NArg() == 1 && c.Args().First() == "help":
 		return cli.ShowAppHelp(c)
 	}
 	name := c.Args().First()
