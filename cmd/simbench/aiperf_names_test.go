@@ -114,7 +114,7 @@ func TestQuietAndConfigShortFlags(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "verdict:")
 
-	code, stdout, stderr = simbench(t, "plot", run, "-o", t.TempDir(), "-q")
+	code, stdout, stderr = simbench(t, "plot", run, "--output", t.TempDir(), "-q")
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Empty(t, stdout)
+	assert.Empty(t, stdout, "-q; --output is aiperf plot's name")
 }

@@ -18,7 +18,7 @@ func plotCommand() *cli.Command {
 		UsageText:   "simbench plot RUN -o DIR [--stall-k 5] [--stall-floor-ms 50]",
 		Description: help("plot"),
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "directory to write the PNGs into", Required: true},
+			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o", "output"}, Usage: "directory to write the PNGs into (aiperf plot's --output)", Required: true},
 			&cli.StringFlag{Name: "records", Usage: "per-request JSONL to use when RUN has none beside it (e.g. DynoSim's --per-request-jsonl)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 		}, stallFlags()...),
