@@ -21,6 +21,9 @@ type Options struct {
 	// several runs per side (0 means DefaultAlpha): a difference with
 	// p > Alpha is within run-to-run noise.
 	Alpha float64
+	// SameWorkload (--gate) makes different workloads on the two sides a
+	// failure (see Report.WorkloadError), not only a warning.
+	SameWorkload bool
 }
 
 // RunInfo names one run of a comparison.
@@ -52,6 +55,8 @@ type Report struct {
 	ServerMetrics []ServerMetricRow
 	Verdicts      []Verdict
 	Warnings      []Warning
+	// Workload says whether both sides replayed the same workload.
+	Workload WorkloadCheck
 	// RefDigest and CandDigest are the scanned records (nil without
 	// records, and with several runs per side), for plots.
 	RefDigest, CandDigest *Digest
@@ -90,10 +95,20 @@ func Compare(refs, cands []*Input, opts Options) (*Report, error) {
 	if !(opts.Alpha > 0 && opts.Alpha < 1) {
 		return nil, fmt.Errorf("compare: alpha must be in (0, 1), got %g", opts.Alpha)
 	}
+	var r *Report
+	var err error
 	if len(refs) == 1 && len(cands) == 1 {
-		return comparePair(refs[0], cands[0], opts)
+		r, err = comparePair(refs[0], cands[0], opts)
+	} else {
+		r, err = compareRuns(refs, cands, opts)
 	}
-	return compareRuns(refs, cands, opts)
+	if err != nil {
+		return nil, err
+	}
+	var warns []Warning
+	r.Workload, warns = checkWorkloads(refs, cands)
+	r.Warnings = append(warns, r.Warnings...)
+	return r, nil
 }
 
 func comparePair(ref, cand *Input, opts Options) (*Report, error) {

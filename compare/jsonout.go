@@ -11,6 +11,7 @@ import (
 const maxJSONEvents = 100
 
 type jsonReport struct {
+	Headline        jsonHeadline       `json:"headline"`
 	Reference       jsonRun            `json:"reference"`
 	Candidate       jsonRun            `json:"candidate"`
 	Metrics         []jsonRow          `json:"metrics"`
@@ -28,6 +29,7 @@ type jsonReport struct {
 // "multi-run").
 type jsonRunsReport struct {
 	Mode       string        `json:"mode"`
+	Headline   jsonHeadline  `json:"headline"`
 	Alpha      float64       `json:"alpha"`
 	References []jsonRun     `json:"references"`
 	Candidates []jsonRun     `json:"candidates"`
@@ -198,7 +200,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 
 // pairJSON is the JSON object of a comparison of one run per side.
 func pairJSON(r *Report) jsonReport {
-	out := jsonReport{Reference: runJSON(r.Reference()), Candidate: runJSON(r.Candidate()),
+	out := jsonReport{Headline: headlineJSON(r), Reference: runJSON(r.Reference()), Candidate: runJSON(r.Candidate()),
 		Metrics: []jsonRow{}, OnlyInReference: orEmpty(r.OnlyInReference), OnlyInCandidate: orEmpty(r.OnlyInCandidate),
 		PerRequest: joinJSON(r.PerRequest), Verdicts: []jsonVerdict{}, Warnings: []string{},
 		Stalls: jsonStallPair{stallsJSON(r.RefStalls, r.Options.Stall), stallsJSON(r.CandStalls, r.Options.Stall)}}
@@ -215,7 +217,7 @@ func pairJSON(r *Report) jsonReport {
 }
 
 func runsJSON(r *Report) jsonRunsReport {
-	out := jsonRunsReport{Mode: "multi-run", Alpha: r.Options.Alpha, References: []jsonRun{}, Candidates: []jsonRun{},
+	out := jsonRunsReport{Mode: "multi-run", Headline: headlineJSON(r), Alpha: r.Options.Alpha, References: []jsonRun{}, Candidates: []jsonRun{},
 		Metrics: []jsonRunsRow{}, Verdicts: verdictsJSON(r.Verdicts), Warnings: warningsJSON(r.Warnings)}
 	for _, ri := range r.References {
 		out.References = append(out.References, runJSON(ri))

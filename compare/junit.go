@@ -40,13 +40,40 @@ type junitProblem struct {
 // WriteJUnit writes one testcase per gated field: a breach (beyond noise,
 // with several runs per side) is a <failure>, a field missing from a side
 // an <error>; a pass or "~" verdict passes with its detail in
-// <system-out>. Without thresholds the suite is empty.
+// <system-out>. With Options.SameWorkload (--gate) a "workload" testcase
+// fails when the two sides replayed different workloads. Without
+// thresholds the suite is empty.
 func WriteJUnit(w io.Writer, r *Report) error {
 	name := fmt.Sprintf("simbench compare %d candidate vs %d reference runs", len(r.Candidates), len(r.References))
 	if r.Paired() {
 		name = fmt.Sprintf("simbench compare %s vs %s", r.Candidate().Name, r.Reference().Name)
 	}
-	return writeJUnitSuites(w, verdictSuites(name, r.Verdicts, func(v Verdict) string { return junitDetail(r, v) }))
+	suites := verdictSuites(name, r.Verdicts, func(v Verdict) string { return junitDetail(r, v) })
+	if r.Options.SameWorkload {
+		suites.add(workloadCase(r))
+	}
+	return writeJUnitSuites(w, suites)
+}
+
+// workloadCase is the testcase of the workload check: a failure when the
+// workloads differ.
+func workloadCase(r *Report) junitCase {
+	c := junitCase{Classname: "simbench.compare", Name: "workload", SystemOut: r.Workload.Msg}
+	if err := r.WorkloadError(); err != nil {
+		c.SystemOut, c.Failure = "", &junitProblem{Message: r.Workload.Msg, Type: "different_workloads", Text: err.Error()}
+	}
+	return c
+}
+
+// add appends c to the suite, counting it.
+func (s *junitSuites) add(c junitCase) {
+	s.Suite.Cases = append(s.Suite.Cases, c)
+	s.Tests++
+	s.Suite.Tests++
+	if c.Failure != nil {
+		s.Failures++
+		s.Suite.Failures++
+	}
 }
 
 // verdictSuites is the suite of one testcase per verdict, each named by

@@ -21,7 +21,9 @@ const worstOffenders = 5
 // table has each side's median and [min … max] and the p-value.
 func WriteMarkdown(w io.Writer, r *Report, plots []string) error {
 	ew := &errWriter{w: w}
-	ew.printf("### simbench compare: %s\n\n%s\n\n", mdTitle(r), summaryLine(r))
+	ew.printf("### simbench compare: %s\n\n", mdTitle(r))
+	writeHeadlineMarkdown(ew, r)
+	ew.printf("%s\n\n", summaryLine(r))
 	writeOffendersMarkdown(ew, r)
 	writeVerdictsMarkdown(ew, r)
 	if r.RefStalls != nil || r.CandStalls != nil {
@@ -76,12 +78,6 @@ func summaryLine(r *Report) string {
 		slices.Sort(abs)
 		s += fmt.Sprintf(", median |error| %.2f %%", abs[len(abs)/2])
 	}
-	if worst := WorstOffenders(r.Rows, 1); len(worst) > 0 {
-		s += fmt.Sprintf(", worst `%s.%s` %s", worst[0].Metric, worst[0].Stat, fmtPct(worst[0].ErrorPct))
-	}
-	if len(r.Verdicts) > 0 {
-		s += "; gate: " + gateBadge(r)
-	}
 	if r.RefStalls != nil && r.CandStalls != nil {
 		s += fmt.Sprintf("; token-gap stalls: %d reference, %d candidate", r.RefStalls.Count, r.CandStalls.Count)
 	}
@@ -95,27 +91,8 @@ func runsSummaryLine(r *Report) string {
 			sig++
 		}
 	}
-	s := fmt.Sprintf("**%d statistics compared** over %d reference and %d candidate runs; %d differ beyond run-to-run noise (Mann–Whitney p ≤ %g)",
+	return fmt.Sprintf("**%d statistics compared** over %d reference and %d candidate runs; %d differ beyond run-to-run noise (Mann–Whitney p ≤ %g).",
 		len(r.Rows), len(r.References), len(r.Candidates), sig, r.Options.Alpha)
-	if len(r.Verdicts) > 0 {
-		s += "; gate: " + gateBadge(r)
-	}
-	return s + "."
-}
-
-// gateBadge is the markdown summary's verdict: incomplete when a gated
-// field is missing, else fail on any breach.
-func gateBadge(r *Report) string {
-	b := "✅ pass"
-	for _, v := range r.Verdicts {
-		if v.Status == Missing {
-			return "⚠️ incomplete (" + verdictSummary(r) + ")"
-		}
-		if v.Status == Breach {
-			b = "❌ fail"
-		}
-	}
-	return b + " (" + verdictSummary(r) + ")"
 }
 
 // writeOffendersMarkdown ranks the rows furthest apart: with several runs
@@ -128,11 +105,11 @@ func writeOffendersMarkdown(ew *errWriter, r *Report) {
 		}
 		return
 	}
-	worst := WorstOffenders(r.Rows, worstOffenders)
+	worst := HeadlineOffenders(r.Rows, worstOffenders)
 	if len(worst) == 0 {
 		return
 	}
-	ew.printf("#### Worst offenders\n\n")
+	ew.printf("#### Worst offenders (%s)\n\n", headlineScope)
 	t := [][]string{{"Metric", "Stat", "Error", "Reference", "Candidate", "Diff"}}
 	for _, m := range worst {
 		t = append(t, []string{metricTitle(m.Metric, m.Unit), statLabel(m.Stat), fmtPct(m.ErrorPct),

@@ -50,13 +50,15 @@ func writeWarningsText(ew *errWriter, ws []Warning) {
 func writeTextHeader(ew *errWriter, r *Report) {
 	if r.Paired() {
 		ew.printf("simbench compare   error %% = (candidate − reference) / reference × 100\n")
-		ew.printf("  reference: %s\n  candidate: %s\n\n", describe(r.Reference()), describe(r.Candidate()))
+		ew.printf("  reference: %s\n  candidate: %s\n", describe(r.Reference()), describe(r.Candidate()))
+		writeHeadlineText(ew, r)
 		return
 	}
 	ew.printf("simbench compare   %d reference run(s) vs %d candidate run(s)\n", len(r.References), len(r.Candidates))
 	ew.printf("  error %% = (candidate median − reference median) / reference median × 100\n")
 	ew.printf("  p = two-sided Mann–Whitney U test of the runs' values; ~ = not significant at α = %g\n", r.Options.Alpha)
-	ew.printf("  reference: %s\n  candidate: %s\n\n", runList(r.References), runList(r.Candidates))
+	ew.printf("  reference: %s\n  candidate: %s\n", runList(r.References), runList(r.Candidates))
+	writeHeadlineText(ew, r)
 }
 
 func describe(ri RunInfo) string {

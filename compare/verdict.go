@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xrash/smetrics"
-
+	"github.com/simbench/simbench/internal/suggest"
 	"github.com/simbench/simbench/results"
 )
 
@@ -112,7 +111,8 @@ func (r *Report) UnknownMetrics() error {
 		if t.Metric == CapacityField || slices.Contains(known, t.Metric) {
 			continue
 		}
-		errs = append(errs, fmt.Errorf("%s: unknown metric %q (did you mean %q?)", t.Field(), t.Metric, nearest(t.Metric, known)))
+		near, _ := suggest.Nearest(t.Metric, known)
+		errs = append(errs, fmt.Errorf("%s: unknown metric %q (did you mean %q?)", t.Field(), t.Metric, near))
 	}
 	return errors.Join(errs...)
 }
@@ -128,18 +128,6 @@ func (r *Report) knownMetrics() []string {
 		known = append(known, row.Metric)
 	}
 	return append(append(known, r.OnlyInReference...), r.OnlyInCandidate...)
-}
-
-// nearest returns the name of names closest to s by edit distance (the
-// first of equals).
-func nearest(s string, names []string) string {
-	best, bestD := "", math.MaxInt
-	for _, n := range names {
-		if d := smetrics.WagnerFischer(s, n, 1, 1, 1); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
 }
 
 // Verdict statuses.

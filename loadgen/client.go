@@ -26,9 +26,12 @@ type client struct {
 	hc   *http.Client
 	url  string
 	auth string // "Bearer <key>", "" without a key
-	key  string
-	ep   *Endpoint
-	now  func() int64 // wall ns on the run's monotonic clock
+	// extra are the --header headers; secrets the values redacted from
+	// error messages (the key's and the credential headers').
+	extra   http.Header
+	secrets []string
+	ep      *Endpoint
+	now     func() int64 // wall ns on the run's monotonic clock
 }
 
 // newTransport returns a keep-alive pool for pool concurrent streams to one
@@ -55,9 +58,15 @@ func newClient(ep *Endpoint, pool int, now func() int64) (*client, error) {
 		return nil, err
 	}
 	hc := &http.Client{Transport: newTransport(pool), CheckRedirect: noRedirects}
-	c := &client{hc: hc, url: u, key: ep.APIKey, ep: ep, now: now}
+	c := &client{hc: hc, url: u, ep: ep, now: now, extra: ep.header()}
 	if ep.APIKey != "" {
 		c.auth = "Bearer " + ep.APIKey
+		c.secrets = append(c.secrets, ep.APIKey)
+	}
+	for _, h := range ep.Headers {
+		if h.Value != "" && Credential(h) {
+			c.secrets = append(c.secrets, h.Value)
+		}
 	}
 	return c, nil
 }
@@ -159,6 +168,9 @@ func (c *client) setHeaders(r *http.Request, rec *results.Record) {
 	}
 	if c.auth != "" {
 		h.Set("Authorization", c.auth)
+	}
+	for name, values := range c.extra {
+		h[name] = values
 	}
 }
 
@@ -417,11 +429,14 @@ func (x *exchange) interrupted() bool {
 	return true
 }
 
-// redact removes the API key from the record's error message, in case a
-// server echoes the Authorization header.
+// redact removes the API key and the credential headers' values from the
+// record's error message, in case a server echoes its request headers.
 func (c *client) redact(rec *results.Record) {
-	if c.key != "" && rec.Error != nil {
-		rec.Error.Message = strings.ReplaceAll(rec.Error.Message, c.key, "[redacted]")
+	if rec.Error == nil {
+		return
+	}
+	for _, s := range c.secrets {
+		rec.Error.Message = strings.ReplaceAll(rec.Error.Message, s, "[redacted]")
 	}
 }
 

@@ -243,3 +243,59 @@ func TestRunSaysWhatIsWrongWithUsage(t *testing.T) {
 	assert.Contains(t, b.String(), "ISL:       the server's usage was invalid (usage.prompt_tokens is -1, not a whole number of tokens): prompt lengths unchecked")
 	assert.NotContains(t, b.String(), "reported no usage")
 }
+
+// TestRunWarnsWhenTheHeuristicIsOffTheServersUsage: a stub streaming
+// " t12" (two words to the heuristic) with usage one token per chunk
+// halved ITL without a word (issue 41 item 7). Beyond 20 % the summary now
+// says so once and names the remedies; a server whose usage agrees, or a
+// run that takes the server's counts, says nothing.
+func TestRunWarnsWhenTheHeuristicIsOffTheServersUsage(t *testing.T) {
+	t.Parallel()
+	stub := func(chunk string, completion int) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			ev := `data: {"choices":[{"index":0,"delta":{"content":"` + chunk + `"}}]}` + "\n\n"
+			fmt.Fprintf(w, "%s"+`data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}],`+
+				`"usage":{"prompt_tokens":8,"completion_tokens":%d,"total_tokens":%d}}`+"\n\ndata: [DONE]\n\n",
+				strings.Repeat(ev, 5), completion, 8+completion)
+		}))
+	}
+	const warn = "the word heuristic counted 40 output tokens where the server's usage counts 20 (+100%): " +
+		"OSL, ITL and the token throughputs rest on the heuristic; --tokenizer PATH (the model's tokenizer.json or its directory) " +
+		"counts as AIPerf does, --use-server-token-count takes the server's counts"
+	tests := []struct {
+		name        string
+		chunk       string
+		completion  int
+		serverCount bool
+		want        []string
+	}{
+		{"off by 100 %", " t12", 5, false, []string{warn}},
+		{"off by 20 %, not more", " tok", 6, false, nil}, // 5 counted, 6 in usage: −16.7 %
+		{"the server's counts taken", " t12", 5, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := stub(tt.chunk, tt.completion)
+			defer ts.Close()
+			wl := everyMs(4, 5, 5)
+			wl.Concurrency = 1
+			for i := range wl.Requests {
+				wl.Requests[i].HasTimestamp = false
+			}
+			ep := chatEndpoint(ts.URL)
+			ep.ServerTokenCount = tt.serverCount
+			rep, err := Run(context.Background(), wl, Config{Endpoint: ep}, func(r *results.Record) (results.RecordMetrics, error) {
+				return results.ComputeMetrics(r), nil
+			})
+			require.NoError(t, err)
+			var got []string
+			for _, w := range rep.Warnings() {
+				if strings.Contains(w, "word heuristic") {
+					got = append(got, w)
+				}
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

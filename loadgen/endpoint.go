@@ -47,7 +47,11 @@ type Endpoint struct {
 	PerChunkUsage bool
 	// Extra members are merged into every body last (AIPerf's
 	// --extra-inputs), replacing members of the same name.
-	Extra   []Extra
+	Extra []Extra
+	// Headers are sent on every request after simbench's own (AIPerf's
+	// -H/--header); a credential's value is never written anywhere (see
+	// Credential).
+	Headers []Header
 	Timeout time.Duration // per request; 0 = none
 	Prompts Prompts
 }
@@ -134,6 +138,7 @@ func (e *Endpoint) Validate() error {
 	if e.APIKey != "" && !httpguts.ValidHeaderFieldValue(e.APIKey) {
 		errs = append(errs, errors.New("--api-key holds a control character (CR, LF, …): it cannot be sent in an HTTP header"))
 	}
+	errs = append(errs, e.validateHeaders()...)
 	for _, x := range e.Extra {
 		if by, ok := coreMembers[x.Key]; ok {
 			errs = append(errs, fmt.Errorf("--extra-inputs %s: %q is set by %s and recorded in input_config; "+

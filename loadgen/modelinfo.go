@@ -50,6 +50,9 @@ func FetchModelInfo(ctx context.Context, client *http.Client, e *Endpoint) (info
 	if e.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+e.APIKey)
 	}
+	for name, values := range e.header() {
+		req.Header[name] = values
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", results.RedactURL(showURL), err)

@@ -72,6 +72,12 @@ type Report struct {
 	// (a tokenizer, or token-id prompts).
 	Counting string
 	ExactISL bool
+	// Heuristic is set when the output counts are the word heuristic's (no
+	// tokenizer, no --use-server-token-count); usageOut and heuristicOut
+	// sum the server's usage.completion_tokens and the heuristic's count
+	// over the successes that have both (a plausible usage).
+	Heuristic              bool
+	usageOut, heuristicOut int
 
 	dispatchMs                  []float64 // driver hand-off time − deadline (profiling sends)
 	firstIntended, lastIntended int64
@@ -171,6 +177,10 @@ func (rep *Report) checkAnswer(j job) {
 			}
 			rep.OSLMismatch++
 		}
+	}
+	if u := rec.Usage; j.usagePlausible && j.badUsage == "" && j.clientOSL > 0 && u.CompletionTokens > 0 {
+		rep.usageOut += u.CompletionTokens
+		rep.heuristicOut += j.clientOSL
 	}
 	if u := rec.Usage; u != nil && j.badUsage == "" && j.clientOSL > 0 && (u.CompletionTokens > 2*j.clientOSL || 2*u.CompletionTokens < j.clientOSL) {
 		if rep.UsageFar == 0 {
@@ -310,7 +320,26 @@ func (rep *Report) answerWarnings() []string {
 		out = append(out, fmt.Sprintf("%d of %d successful responses have a server usage.completion_tokens beyond twice or under half "+
 			"the client's count of what was streamed (first: %d against %d)", rep.UsageFar, ok, rep.usageFarServer, rep.usageFarClient))
 	}
+	if off, ok := rep.HeuristicError(); ok && rep.Heuristic && math.Abs(off) > HeuristicDisagreement {
+		out = append(out, fmt.Sprintf("the word heuristic counted %d output tokens where the server's usage counts %d (%+.0f%%): "+
+			"OSL, ITL and the token throughputs rest on the heuristic; --tokenizer PATH (the model's tokenizer.json or its directory) "+
+			"counts as AIPerf does, --use-server-token-count takes the server's counts", rep.heuristicOut, rep.usageOut, 100*off))
+	}
 	return out
+}
+
+// HeuristicDisagreement is the share by which the word heuristic's output
+// count may be off the server's usage before the run summary says so.
+const HeuristicDisagreement = 0.2
+
+// HeuristicError is the word heuristic's output count relative to the
+// server's usage.completion_tokens, (heuristic − usage)/usage, over the
+// successes that have both; false when none has.
+func (rep *Report) HeuristicError() (float64, bool) {
+	if rep.usageOut == 0 {
+		return 0, false
+	}
+	return float64(rep.heuristicOut-rep.usageOut) / float64(rep.usageOut), true
 }
 
 // WriteSummary prints the schedule check, the ISL check, warnings and an

@@ -81,6 +81,9 @@ type job struct {
 	// implausibleUsage: the server's completion_tokens was beyond any count the
 	// answer could have; the client's count was kept
 	implausibleUsage bool
+	// usagePlausible: it has a usage whose completion_tokens the answer
+	// could have (see plausibleOutput), whatever counts were taken
+	usagePlausible bool
 }
 
 // runner is one Run.
@@ -177,6 +180,7 @@ func newRunner(wl *traces.Workload, cfg Config, sink Sink) (*runner, error) {
 	r.body = newBody(&r.cfg.Endpoint)
 	ep := &r.cfg.Endpoint
 	r.report.Counting, r.report.ExactISL = ep.Counting(), ep.Prompts.Tokenizer != nil || ep.Prompts.TokenIDs
+	r.report.Heuristic = ep.Prompts.Tokenizer == nil && !ep.ServerTokenCount
 	r.report.Streaming = ep.Streaming
 	return r, nil
 }
@@ -354,6 +358,7 @@ func (r *runner) handle(st *stream, j job) {
 	r.done <- completion{s: j.s, at: r.wait.elapsed()}
 	j.implausibleUsage = r.client.finish(st, j.rec)
 	j.reason, j.clientOSL, j.badUsage = string(st.reason), st.tally.out+st.tally.rsn, st.badUsage
+	j.usagePlausible = j.rec.Usage != nil && j.rec.Usage.CompletionTokens <= st.tally.plausibleOutput(j.rec)
 	r.record(j)
 }
 

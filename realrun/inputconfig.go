@@ -1,6 +1,7 @@
 package realrun
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -21,6 +22,13 @@ func inputConfig(dir string, wl *traces.Workload, cfg *loadgen.Config, o Options
 	s, d := o.Spec, traces.DefaultSynth
 	seed, fixed := s.Seed(), hasTimestamps(wl)
 	input := &results.InputSection{Extra: extra, RandomSeed: &seed, FixedSchedule: &fixed}
+	if len(ep.Headers) > 0 { // AIPerf's input.headers, credentials redacted
+		h, err := json.Marshal(ep.RecordedHeaders())
+		if err != nil {
+			panic(err) // [][2]string always marshals
+		}
+		input.Unknown = map[string]json.RawMessage{"headers": h}
+	}
 	if s.IsTrace() {
 		input.File = *s.Trace
 	} else {

@@ -20,8 +20,10 @@ import (
 // gpt2Pattern is ByteLevel's own split when use_regex is true.
 const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 
-// Load reads a tokenizer from path: a tokenizer.json file, or a directory
-// holding tokenizer.json and, optionally, tokenizer_config.json.
+// Load reads a tokenizer from path: a tokenizer.json file, a directory
+// holding tokenizer.json and, optionally, tokenizer_config.json (a Hugging
+// Face snapshot, whose files are links into blobs/), or a model's Hugging
+// Face cache directory, read at the snapshot refs/main names.
 func Load(path string) (*Tokenizer, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -29,6 +31,9 @@ func Load(path string) (*Tokenizer, error) {
 	}
 	file, cfgFile := path, ""
 	if st.IsDir() {
+		if path, err = snapshotDir(path); err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
 		file = filepath.Join(path, "tokenizer.json")
 		cfgFile = filepath.Join(path, "tokenizer_config.json")
 	}
@@ -47,6 +52,25 @@ func Load(path string) (*Tokenizer, error) {
 		}
 	}
 	return t, nil
+}
+
+// snapshotDir resolves a model's Hugging Face cache directory
+// (hub/models--ORG--NAME: refs/, snapshots/, blobs/) to the snapshot its
+// refs/main names; a directory holding tokenizer.json, or any other, is
+// itself.
+func snapshotDir(dir string) (string, error) {
+	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err == nil {
+		return dir, nil
+	}
+	ref, err := os.ReadFile(filepath.Join(dir, "refs", "main"))
+	if err != nil {
+		return dir, nil // not a cache directory: reading tokenizer.json says what is missing
+	}
+	rev := strings.TrimSpace(string(ref))
+	if rev == "" || rev == "." || rev == ".." || strings.ContainsAny(rev, `/\`) {
+		return "", fmt.Errorf("%s: %q is not a revision", filepath.Join(dir, "refs", "main"), rev)
+	}
+	return filepath.Join(dir, "snapshots", rev), nil
 }
 
 // maxFileBytes bounds a tokenizer file: the largest Hugging Face

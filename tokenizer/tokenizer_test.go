@@ -2,6 +2,7 @@ package tokenizer_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -106,6 +107,39 @@ func TestLoadErrors(t *testing.T) {
 	}
 	_, err := tokenizer.Load(t.TempDir())
 	assert.ErrorContains(t, err, "tokenizer.json")
+}
+
+// TestLoadHuggingFaceCache: --tokenizer took a directory holding
+// tokenizer.json but not a model's Hugging Face cache directory (issue 41
+// item 2); both its snapshot and the cache directory itself now load, at
+// the revision refs/main names.
+func TestLoadHuggingFaceCache(t *testing.T) {
+	src := tokenizertest.Dir(t)
+	repo := filepath.Join(t.TempDir(), "models--Qwen--Qwen3-0.6B")
+	const rev = "c1899de289a04d12100db370d81485cdf75e47ca"
+	snap := filepath.Join(repo, "snapshots", rev)
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "blobs"), 0o755))
+	require.NoError(t, os.MkdirAll(snap, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "refs"), 0o755))
+	for i, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		require.NoError(t, err)
+		blob := fmt.Sprintf("blob%d", i)
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "blobs", blob), b, 0o644))
+		require.NoError(t, os.Symlink(filepath.Join("..", "..", "blobs", blob), filepath.Join(snap, name)))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "refs", "main"), []byte(rev), 0o644))
+	text := []byte("Hello, world! 日本語")
+	want := tokenizertest.Qwen3(t).Encode(nil, text)
+	for _, dir := range []string{snap, repo} {
+		tk, err := tokenizer.Load(dir)
+		require.NoError(t, err, dir)
+		assert.Equal(t, want, tk.Encode(nil, text), dir)
+		assert.Equal(t, snap, tk.Name())
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "refs", "main"), []byte("../x"), 0o644))
+	_, err := tokenizer.Load(repo)
+	assert.EqualError(t, err, "tokenizer: "+filepath.Join(repo, "refs", "main")+`: "../x" is not a revision`)
 }
 
 // FuzzFastSplit checks the hand-written pre-tokenizer matchers against

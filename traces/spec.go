@@ -46,6 +46,10 @@ type Spec struct {
 	OSLStddev          *int     `yaml:"osl_stddev"`
 	SharedPrefixTokens *int     `yaml:"shared_prefix_tokens"`
 	NumPrefixGroups    *int     `yaml:"num_prefix_groups"`
+	// PrefixPromptLength is AIPerf's --prefix-prompt-length: a shared
+	// prefix of this many tokens before the ISL tokens of a first turn
+	// (SharedPrefixTokens counts its prefix within them).
+	PrefixPromptLength *int     `yaml:"prefix_prompt_length"`
 	BlockSize          *int     `yaml:"block_size"`
 	RandomSeed         *int64   `yaml:"random_seed"`
 	Turns              *int     `yaml:"turns"`
@@ -72,7 +76,8 @@ var (
 	filterKeys = []string{"start_offset_ms", "end_offset_ms", "auto_offset", "speedup", "limit",
 		"max_total_tokens", "max_isl", "max_osl", "scale_lengths"}
 	synthKeys = []string{"request_count", "warmup_request_count", "request_rate", "arrival_pattern", "gamma_shape",
-		"isl", "isl_stddev", "osl", "osl_stddev", "shared_prefix_tokens", "num_prefix_groups", "turns", "turn_delay_ms"}
+		"isl", "isl_stddev", "osl", "osl_stddev", "shared_prefix_tokens", "num_prefix_groups",
+		"prefix_prompt_length", "turns", "turn_delay_ms"}
 )
 
 // IsTrace reports whether the spec replays a trace.
@@ -220,11 +225,36 @@ func (s Spec) Synth() (SynthSpec, error) {
 	if s.GammaShape != nil && syn.Mode != ModeGamma {
 		return syn, specErrorf("--gamma-shape only applies to --arrival-pattern gamma")
 	}
+	if err := s.prefixPrompt(&syn); err != nil {
+		return syn, err
+	}
 	switch syn.Mode {
 	case ModeConcurrency, ModeConstant, ModePoisson, ModeGamma:
 		return syn, nil
 	}
 	return syn, specErrorf("--arrival-pattern must be constant, poisson or gamma, got %q", pattern)
+}
+
+// prefixPrompt applies AIPerf's prefix_prompt_length L to syn: a shared
+// prefix of L tokens, and L more input tokens, so the ISL draws stay the
+// tokens after the prefix.
+func (s Spec) prefixPrompt(syn *SynthSpec) error {
+	if s.PrefixPromptLength == nil {
+		return nil
+	}
+	l := *s.PrefixPromptLength
+	switch {
+	case s.SharedPrefixTokens != nil:
+		return specErrorf("--prefix-prompt-length (AIPerf's prefix, before the --isl tokens) and --shared-prefix-tokens " +
+			"(a prefix within them) both set the shared prefix: give one")
+	case l < 0:
+		return specErrorf("--prefix-prompt-length must be >= 0, got %d", l)
+	case syn.BlockSize > 0 && l%syn.BlockSize != 0:
+		return specErrorf("--prefix-prompt-length (%d) must be a multiple of --hash-block-size (%d): only whole hash blocks are shared",
+			l, syn.BlockSize)
+	}
+	syn.SharedPrefixTokens, syn.ISL = l, syn.ISL+l
+	return nil
 }
 
 // Keys lists the keys that are set, as "key=value" in field order (a

@@ -43,6 +43,33 @@ func TestSpecSynth(t *testing.T) {
 	}
 }
 
+// TestSpecPrefixPromptLength: AIPerf's --prefix-prompt-length adds its
+// prefix before the ISL tokens (issue 41 item 2), where
+// shared_prefix_tokens counts it within them.
+func TestSpecPrefixPromptLength(t *testing.T) {
+	s, err := Spec{Concurrency: ptr(1), ISL: ptr(100), PrefixPromptLength: ptr(512), NumPrefixGroups: ptr(2)}.Synth()
+	require.NoError(t, err)
+	assert.Equal(t, 612, s.ISL)
+	assert.Equal(t, 512, s.SharedPrefixTokens)
+	wl, _, err := Spec{Concurrency: ptr(1), ISL: ptr(100), PrefixPromptLength: ptr(512), NumPrefixGroups: ptr(2), RequestCount: ptr(3)}.Build(0)
+	require.NoError(t, err)
+	assert.Equal(t, [][]int64{{0, 2}, {1, 3}, {0, 4}}, [][]int64{wl.Requests[0].HashIDs, wl.Requests[1].HashIDs, wl.Requests[2].HashIDs},
+		"the first block is one of two shared prefixes")
+	for _, tc := range []struct {
+		spec Spec
+		err  string
+	}{
+		{Spec{Concurrency: ptr(1), PrefixPromptLength: ptr(512), SharedPrefixTokens: ptr(512)}, "both set the shared prefix: give one"},
+		{Spec{Concurrency: ptr(1), PrefixPromptLength: ptr(100)}, "--prefix-prompt-length (100) must be a multiple of --hash-block-size (512)"},
+		{Spec{Concurrency: ptr(1), PrefixPromptLength: ptr(-1)}, "--prefix-prompt-length must be >= 0, got -1"},
+	} {
+		_, err := tc.spec.Synth()
+		assert.ErrorContains(t, err, tc.err)
+	}
+	_, _, err = Spec{Trace: ptr("t.jsonl"), PrefixPromptLength: ptr(512)}.Build(0)
+	assert.EqualError(t, err, "--prefix-prompt-length shapes a synthetic workload: it cannot be used with --trace")
+}
+
 func TestSpecBuildRefusesMixedKeys(t *testing.T) {
 	_, _, err := Spec{Concurrency: ptr(1), Speedup: ptr(2.0), Limit: ptr(3)}.Build(0)
 	assert.EqualError(t, err, "--speedup reshapes a trace: it needs --trace", "the first key in flag order")

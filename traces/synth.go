@@ -96,13 +96,13 @@ func (s SynthSpec) normalized() (SynthSpec, error) {
 	check(s.OSL < 1 || s.OSL > MaxTokens, "--osl must be in [1, %d], got %d", MaxTokens, s.OSL)
 	check(s.ISLStddev < 0, "--isl-stddev must be >= 0, got %d", s.ISLStddev)
 	check(s.OSLStddev < 0, "--osl-stddev must be >= 0, got %d", s.OSLStddev)
-	check(s.BlockSize < 1, "--block-size must be > 0, got %d", s.BlockSize)
+	check(s.BlockSize < 1, "--hash-block-size must be > 0, got %d", s.BlockSize)
 	check(s.NumPrefixGroups < 1, "--num-prefix-groups must be > 0, got %d", s.NumPrefixGroups)
 	check(s.Turns < 1, "--turns must be > 0, got %d", s.Turns)
 	check(!finiteNonNeg(s.TurnDelayMs), "--turn-delay-ms must be a finite number >= 0, got %v", s.TurnDelayMs)
 	check(s.SharedPrefixTokens < 0, "--shared-prefix-tokens must be >= 0, got %d", s.SharedPrefixTokens)
 	check(s.BlockSize > 0 && s.SharedPrefixTokens%s.BlockSize != 0,
-		"--shared-prefix-tokens (%d) must be a multiple of --block-size (%d): only whole blocks can be shared",
+		"--shared-prefix-tokens (%d) must be a multiple of --hash-block-size (%d): only whole blocks can be shared",
 		s.SharedPrefixTokens, s.BlockSize)
 	return s, errors.Join(errs...)
 }

@@ -8,7 +8,8 @@ import (
 
 // permuteArgs moves flags that follow positional arguments in front of them,
 // so `simbench summarize FILE -o DIR` works: urfave/cli v2 stops parsing
-// flags at the first positional argument. "--" ends flag handling.
+// flags at the first positional argument. "--" ends flag handling. Renamed
+// flags are rewritten on the way (see renameDeprecated).
 func permuteArgs(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
@@ -25,7 +26,8 @@ func permuteArgs(app *cli.App, args []string) []string {
 		out = append(out, args[i])
 		i++
 		if !hasSubcommands(cmd) {
-			return append(out, reorder(cmd.Flags, args[i:])...)
+			rest := renameDeprecated(strings.Join(append([]string{"simbench"}, out[1:]...), " "), cmd.Flags, args[i:], app.ErrWriter)
+			return append(out, reorder(cmd.Flags, rest)...)
 		}
 		cmds = cmd.Subcommands
 	}

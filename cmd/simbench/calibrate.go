@@ -22,7 +22,7 @@ func calibrateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "real", Usage: "real run `DIR` (simbench's or AIPerf's run directory, or an inference-perf REPORT/stage_N); repeatable"},
 			&cli.StringFlag{Name: "artifacts", Value: "artifacts/calibration", Usage: "--url: keep the plan's run directories under `DIR`"},
 			&cli.IntFlag{Name: "plan-requests", Value: 24, Usage: "--url: measured requests per plan run at concurrency 1 (loaded runs get twice as many)"},
-			&cli.StringFlag{Name: "config", Usage: "base simulator config `FILE` (YAML); its timing section is replaced"},
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "base simulator config `FILE` (YAML); its timing section is replaced"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the fitted sim config (YAML) to `FILE`", Required: true},
 			&cli.StringFlag{Name: "timing", Value: "auto", Usage: "step-time model to fit: physics (from hardware.model and hardware.gpu/cpu), linear, or auto (physics when --config names the hardware)"},
 			&cli.IntFlag{Name: "max-evals", Value: calibrate.DefaultMaxEvals, Usage: "simulator runs that may fit the frontend overhead"},

@@ -27,9 +27,10 @@ func compareCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text, markdown, json or junit"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE instead of stdout"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no report on stdout: the exit code (and -o FILE) carry the verdict"},
 			&cli.StringFlag{Name: "reference", Value: "a", Usage: "which argument is the reference: a (first) or b (second)"},
 			&cli.StringSliceFlag{Name: "fail-above", Usage: "metric.stat=PCT% bound on |error %|; repeatable or comma-separated"},
-			&cli.BoolFlag{Name: "gate", Usage: "enable the default bounds (explicit --fail-above values override them)"},
+			&cli.BoolFlag{Name: "gate", Usage: "enable the default bounds (explicit --fail-above values override them) and fail when the workloads differ"},
 			&cli.StringFlag{Name: "plots", Usage: "write PNG plots (CDFs, error bars, scatter, timelines, throughput, TTFT breakdown) into DIR"},
 			&cli.StringFlag{Name: "records-a", Usage: "per-request JSONL for the first run (e.g. DynoSim's --per-request-jsonl)"},
 			&cli.StringFlag{Name: "records-b", Usage: "per-request JSONL for the second run"},
@@ -105,6 +106,9 @@ func writeReport(c *cli.Context, rep *compare.Report) error {
 	if err := writeOutput(c, func(w io.Writer) error { return render(w, rep, links) }); err != nil {
 		return err
 	}
+	if err := rep.WorkloadError(); err != nil {
+		return err // not like for like: before any verdict
+	}
 	return verdictError(rep)
 }
 
@@ -130,7 +134,7 @@ func compareOptions(c *cli.Context) (compare.Options, error) {
 	if c.Bool("gate") {
 		th = compare.WithDefaultGate(th)
 	}
-	return compare.Options{Stall: stall, Thresholds: th, Alpha: c.Float64("alpha")}, nil
+	return compare.Options{Stall: stall, Thresholds: th, Alpha: c.Float64("alpha"), SameWorkload: c.Bool("gate")}, nil
 }
 
 // compareSweeps compares two load sweeps: every load both ran, and their
@@ -212,10 +216,13 @@ func openRuns(paths []string, records string) ([]*compare.Input, error) {
 }
 
 // writeOutput writes to the --output file when one is given (see
-// results.WriteFile), else to stdout.
+// results.WriteFile), else to stdout unless --quiet.
 func writeOutput(c *cli.Context, write func(io.Writer) error) error {
 	if path := c.String("output"); path != "" {
 		return results.WriteFile(path, write)
+	}
+	if c.Bool("quiet") {
+		return nil
 	}
 	return write(c.App.Writer)
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -47,12 +46,37 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
-		Commands:        cliapp.WithUsageErrors(commands()),
-		ExitErrHandler:  func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usage.Wrap(err)
+		// urfave/cli's version flag is one package-level flag: --version is
+		// the app's own, without -v (AIPerf's --verbose).
+		HideVersion:    true,
+		Flags:          []cli.Flag{&cli.BoolFlag{Name: "version", Usage: "print the version and VCS revision"}},
+		Commands:       cliapp.WithUsageErrors("simbench", commands()),
+		Action:         appAction,
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return cliapp.FlagError("simbench", c.App.Flags, err)
 		},
 	}
+}
+
+// appAction runs when no command is named: --version, the help, or an
+// unknown command (a usage error).
+func appAction(c *cli.Context) error {
+	switch {
+	case c.Bool("version"):
+		_, err := fmt.Fprintln(c.App.Writer, versionLine())
+		return err
+	case c.NArg() == 0 || c.NArg() == 1 && c.Args().First() == "help":
+		return cli.ShowAppHelp(c)
+	}
+	name := c.Args().First()
+	if name == "help" { // simbench help CMD
+		name = c.Args().Get(1)
+		if c.App.Command(name) != nil {
+			return cli.ShowCommandHelp(c, name)
+		}
+	}
+	return cliapp.UnknownCommand("simbench", name, c.App.Commands)
 }
 
 // usagef returns a usage error (exit code 2).
@@ -74,7 +98,7 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "simbench:", err)
 	var se *traces.SpecError
-	if usage.Is(err) || errors.As(err, &se) || strings.HasPrefix(err.Error(), "Required flag") {
+	if usage.Is(err) || errors.As(err, &se) {
 		return exitUsage
 	}
 	if errors.Is(err, realrun.ErrInterrupted) {

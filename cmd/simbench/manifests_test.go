@@ -75,13 +75,4 @@ func manifestCommand(name string) *cli.Command {
 	return nil
 }
 
-func hasFlag(cmd *cli.Command, name string) bool {
-	for _, f := range cmd.Flags {
-		for _, n := range f.Names() {
-			if n == name {
-				return true
-			}
-		}
-	}
-	return false
-}
+func hasFlag(cmd *cli.Command, name string) bool { return flagsHave(cmd.Flags, name) }

@@ -18,8 +18,9 @@ func plotCommand() *cli.Command {
 		UsageText:   "simbench plot RUN -o DIR [--stall-k 5] [--stall-floor-ms 50]",
 		Description: help("plot"),
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "directory to write the PNGs into", Required: true},
+			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o", "output"}, Usage: "directory to write the PNGs into (aiperf plot's --output)", Required: true},
 			&cli.StringFlag{Name: "records", Usage: "per-request JSONL to use when RUN has none beside it (e.g. DynoSim's --per-request-jsonl)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 		}, stallFlags()...),
 		Action: plotAction,
 	}
@@ -61,8 +62,10 @@ func plotAction(c *cli.Context) error {
 		return fmt.Errorf("%s: no per-request records to plot (give --records FILE)", in.Path)
 	}
 	paths, err := figures.Run(c.String("output-dir"), d)
-	for _, p := range paths {
-		fmt.Fprintln(c.App.Writer, "wrote", p)
+	if !c.Bool("quiet") {
+		for _, p := range paths {
+			fmt.Fprintln(c.App.Writer, "wrote", p)
+		}
 	}
 	return err
 }

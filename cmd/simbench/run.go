@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -41,11 +42,12 @@ func runCommand() *cli.Command {
 
 func runFlags() []cli.Flag {
 	return append(append([]cli.Flag{
-		&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "run directory to write the AIPerf files into", Required: true},
+		&cli.StringFlag{Name: "output-dir", Aliases: []string{"o", "artifact-dir", "output-artifact-dir"}, Usage: "run directory to write the AIPerf files into", Required: true},
 	}, endpointFlags(true)...),
 		&cli.Float64Flag{Name: "benchmark-duration", DefaultText: "off", Usage: "stop sending after this many seconds"},
 		&cli.Float64Flag{Name: "benchmark-grace-period", Value: 30, Usage: "after --benchmark-duration, seconds requests in flight may still finish"},
-		&cli.StringFlag{Name: "max-error-rate", DefaultText: "off", Usage: "exit 1 when more than this share of requests failed (0.05 or 5%)"},
+		&cli.StringFlag{Name: "max-error-rate", Aliases: []string{"failed-request-threshold"}, DefaultText: "off",
+			Usage: "exit 1 when more than this share of requests failed (0.05 or 5%); the run still finishes (AIPerf aborts it)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output on stderr"},
 		&cli.DurationFlag{Name: "progress-interval", Hidden: true, Usage: "progress period (default 250ms on a terminal, 10s otherwise)"},
 		&cli.DurationFlag{Name: "spin", Hidden: true, Value: loadgen.DefaultSpin, Usage: "busy-wait before each deadline (negative: none)"},
@@ -54,6 +56,7 @@ func runFlags() []cli.Flag {
 
 // endpointFlags are the server and request flags (run, calibrate --url).
 func endpointFlags(required bool) []cli.Flag {
+	headers := &repeated{}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Usage: "server base URL; the scheme is optional (http:// assumed)", Required: required},
 		&cli.StringFlag{Name: "model", Aliases: []string{"m", "model-names"}, Usage: "model name sent in every request", Required: required},
@@ -62,12 +65,16 @@ func endpointFlags(required bool) []cli.Flag {
 		&cli.BoolFlag{Name: "streaming", Value: true, Usage: "stream the response (SSE); --streaming=false for whole responses (no TTFT/ITL)"},
 		&cli.BoolFlag{Name: "use-legacy-max-tokens", Usage: "chat: send max_tokens instead of max_completion_tokens (needed by Ollama)"},
 		&cli.StringSliceFlag{Name: "extra-inputs", Usage: "key:value merged into every request body; JSON-typed values (ignore_eos:true, min_tokens:200); repeatable"},
+		&cli.GenericFlag{Name: "header", Value: headers, Usage: "\"Name:Value\" HTTP header sent on every request " +
+			"(-H for short, as in AIPerf); repeatable; the value of one that looks like a credential is never written to any file or log"},
+		&cli.GenericFlag{Name: "H", Value: headers, Hidden: true, Usage: "--header"}, // not an alias: urfave/cli would copy the values between them
 		&cli.StringFlag{Name: "api-key", Usage: "sent as \"Authorization: Bearer KEY\" (default: $" + apiKeyEnv + "); never written to any file or log"},
 		&cli.Float64Flag{Name: "request-timeout-seconds", Value: 600, Usage: "per-request timeout; a timed-out request is an error record"},
 		&cli.BoolFlag{Name: "use-server-token-count", Usage: "take token counts from the server's usage (asks for stream_options.include_usage)"},
 		&cli.BoolFlag{Name: "prompt-token-ids", Usage: "completions: send prompts as token-id arrays (exact ISL; vLLM and SGLang accept them)"},
 		&cli.IntFlag{Name: "vocab-size", Value: 32000, Usage: "--prompt-token-ids: ids are drawn from [100, vocab-size)"},
-		&cli.StringFlag{Name: "tokenizer", Usage: "a Hugging Face tokenizer.json (or its directory): exact prompt lengths, output counted as AIPerf counts it"},
+		&cli.StringFlag{Name: "tokenizer", Usage: "a Hugging Face tokenizer.json, its directory, or a model's Hugging Face cache directory: " +
+			"exact prompt lengths, output counted as AIPerf counts it"},
 		&cli.BoolFlag{Name: "per-chunk-usage", Usage: "with --use-server-token-count: ask for usage on every chunk (continuous_usage_stats); chunk counts are its deltas"},
 	}
 }
@@ -160,6 +167,13 @@ func endpointFromFlags(c *cli.Context) (loadgen.Endpoint, error) {
 		PerChunkUsage: c.Bool("per-chunk-usage"), Timeout: realrun.Seconds(timeout),
 		Prompts: loadgen.Prompts{TokenIDs: c.Bool("prompt-token-ids"), VocabSize: c.Int("vocab-size"),
 			BlockSize: traces.MooncakeBlockSize, Seed: c.Int64("random-seed")}}
+	for _, s := range c.Generic("header").(*repeated).values {
+		h, err := loadgen.ParseHeader(s)
+		if err != nil {
+			return ep, usage.Wrap(err)
+		}
+		ep.Headers = append(ep.Headers, h)
+	}
 	for _, s := range c.StringSlice("extra-inputs") {
 		x, err := loadgen.ParseExtra(s)
 		if err != nil {
@@ -172,6 +186,17 @@ func endpointFromFlags(c *cli.Context) (loadgen.Endpoint, error) {
 	}
 	return ep, usage.Wrap(ep.Validate())
 }
+
+// repeated is a flag value given any number of times, each whole (commas
+// included, unlike a StringSliceFlag's).
+type repeated struct{ values []string }
+
+func (r *repeated) Set(s string) error {
+	r.values = append(r.values, s)
+	return nil
+}
+
+func (r *repeated) String() string { return strings.Join(r.values, "\n") }
 
 func finiteNonNegative(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
 

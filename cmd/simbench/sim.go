@@ -35,7 +35,7 @@ func simCommand() *cli.Command {
 
 func simFlags() []cli.Flag {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "run `DIR` to write the AIPerf files and sim_summary.json into (required)"},
+		&cli.StringFlag{Name: "output-dir", Aliases: []string{"o", "artifact-dir", "output-artifact-dir"}, Usage: "run `DIR` to write the AIPerf files and sim_summary.json into (required)"},
 		&cli.BoolFlag{Name: "progress", Usage: "show progress on stderr even when it is not a terminal"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 		&cli.IntFlag{Name: "repeat", Value: 1, Usage: "simulate the same workload N times with simulator seeds seed, seed+1, … into DIR/run_0001, DIR/run_0002, …"},
@@ -52,7 +52,7 @@ func simConfigFlags() []cli.Flag {
 	d := sim.DefaultConfig()
 	itoa, ftoa := strconv.Itoa, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	return []cli.Flag{
-		&cli.StringFlag{Name: "config", Usage: "simulator configuration `YAML` (engine, workers, router, timing, hardware, frontend)"},
+		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "simulator configuration `YAML` (engine, workers, router, timing, hardware, frontend)"},
 		&cli.Int64Flag{Name: "sim-seed", DefaultText: "--random-seed, else the config's seed", Usage: "seed: the simulator's own random streams (router, step jitter and stalls, drift, client gaps, tie order); the workload keeps --random-seed"},
 		&cli.BoolFlag{Name: "print-config", Usage: "print the effective configuration as YAML and exit"},
 		&cli.StringFlag{Name: "engine", DefaultText: d.Engine.Type, Usage: "engine.type: vllm, sglang or llamacpp"},
@@ -63,7 +63,7 @@ func simConfigFlags() []cli.Flag {
 		&cli.StringFlag{Name: "timing", DefaultText: d.Timing.Model, Usage: "timing.model: " + strings.Join(sim.TimingModels(), ", ")},
 		&cli.StringFlag{Name: "timing-table", Usage: "timing.table.file: step-time CSV `FILE` (prefill_tokens,decode_seqs,step_ms); implies --timing table"},
 		&cli.StringFlag{Name: "gpu", DefaultText: d.Hardware.GPU, Usage: "hardware.gpu: " + strings.Join(sim.GPUPresets(), ", ")},
-		&cli.StringFlag{Name: "model", DefaultText: d.Hardware.Model, Usage: "hardware.model: " + strings.Join(sim.ModelPresets(), ", ")},
+		&cli.StringFlag{Name: "model-preset", DefaultText: d.Hardware.Model, Usage: "hardware.model, the architecture preset: " + strings.Join(sim.ModelPresets(), ", ")},
 		&cli.StringFlag{Name: "model-config", Usage: "hardware.model_config: the model's Hugging Face config.json `FILE` (dense or mixture of experts)"},
 		&cli.IntFlag{Name: "tensor-parallel", Aliases: []string{"tp"}, DefaultText: itoa(d.Hardware.TensorParallel), Usage: "hardware.tensor_parallel: GPUs per worker"},
 		&cli.IntFlag{Name: "kv-block-size", DefaultText: itoa(d.Engine.BlockSize), Usage: "engine.block_size: tokens per KV block"},
@@ -203,7 +203,7 @@ func applyConfigFlags(c *cli.Context, cfg *sim.Config) {
 	if c.IsSet("timing-table") && !c.IsSet("timing") {
 		cfg.Timing.Model = "table"
 	}
-	if c.IsSet("model-config") && !c.IsSet("model") && cfg.Hardware.Model == sim.DefaultConfig().Hardware.Model {
+	if c.IsSet("model-config") && !c.IsSet("model-preset") && cfg.Hardware.Model == sim.DefaultConfig().Hardware.Model {
 		cfg.Hardware.Model = "" // not the default preset's name on another model's run
 	}
 	if c.IsSet("random-seed") {
@@ -220,7 +220,7 @@ func configFields(cfg *sim.Config) map[string]any {
 	return map[string]any{"engine": &cfg.Engine.Type, "workers": &cfg.Workers, "router": &cfg.Router.Policy,
 		"overlap-weight": &cfg.Router.OverlapWeight, "router-temperature": &cfg.Router.Temperature,
 		"timing": &cfg.Timing.Model, "timing-table": &cfg.Timing.Table.File, "gpu": &cfg.Hardware.GPU,
-		"model": &cfg.Hardware.Model, "model-config": &cfg.Hardware.ModelConfig, "tensor-parallel": &cfg.Hardware.TensorParallel,
+		"model-preset": &cfg.Hardware.Model, "model-config": &cfg.Hardware.ModelConfig, "tensor-parallel": &cfg.Hardware.TensorParallel,
 		"kv-block-size": &cfg.Engine.BlockSize, "num-gpu-blocks": &cfg.Engine.NumGPUBlocks,
 		"max-num-seqs": &cfg.Engine.MaxNumSeqs, "max-num-batched-tokens": &cfg.Engine.MaxNumBatchedTokens,
 		"prefix-caching": &cfg.Engine.EnablePrefixCaching, "request-overhead-ms": &cfg.Frontend.RequestOverheadMs,

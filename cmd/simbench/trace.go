@@ -140,17 +140,22 @@ func synthFlags() []cli.Flag {
 		&cli.IntFlag{Name: "warmup-request-count", Usage: "warmup requests sent first (marked \"warmup\": true)"},
 		&cli.Float64Flag{Name: "request-rate", DefaultText: "none", Usage: "open loop: mean requests per second (session starts with --turns > 1)"},
 		&cli.StringFlag{Name: "arrival-pattern", Usage: "constant, poisson or gamma (default poisson; needs --request-rate)"},
-		&cli.Float64Flag{Name: "gamma-shape", Value: traces.DefaultSynth.GammaShape, Usage: "shape k of gamma inter-arrivals (1 = poisson, < 1 burstier, > 1 smoother)"},
+		&cli.Float64Flag{Name: "gamma-shape", Aliases: []string{"arrival-smoothness"}, Value: traces.DefaultSynth.GammaShape, Usage: "shape k of gamma inter-arrivals (1 = poisson, < 1 burstier, > 1 smoother)"},
 		&cli.IntFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Value: traces.DefaultSynth.ISL, Usage: "mean input length (tokens)"},
 		&cli.IntFlag{Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Usage: "input length standard deviation"},
 		&cli.IntFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Value: traces.DefaultSynth.OSL, Usage: "mean output length (tokens)"},
 		&cli.IntFlag{Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Usage: "output length standard deviation"},
-		&cli.IntFlag{Name: "shared-prefix-tokens", Usage: "tokens every request's prompt starts with (a multiple of --block-size)"},
-		&cli.IntFlag{Name: "num-prefix-groups", Value: traces.DefaultSynth.NumPrefixGroups, Usage: "number of distinct shared prefixes, assigned round-robin"},
-		&cli.IntFlag{Name: "block-size", Aliases: []string{"isl-block-size"}, Value: traces.DefaultSynth.BlockSize, Usage: "tokens per hash_ids block"},
+		&cli.IntFlag{Name: "shared-prefix-tokens", Usage: "tokens every request's prompt starts with (a multiple of --hash-block-size)"},
+		&cli.IntFlag{Name: "num-prefix-groups", Aliases: []string{"num-prefix-prompts"}, Value: traces.DefaultSynth.NumPrefixGroups,
+			Usage: "number of distinct shared prefixes, assigned round-robin (AIPerf draws them at random)"},
+		&cli.IntFlag{Name: "prefix-prompt-length", DefaultText: "off", Usage: "AIPerf's prefix: this many shared tokens (a multiple " +
+			"of --hash-block-size) before the --isl tokens of each session's first turn; --shared-prefix-tokens counts its prefix within --isl"},
+		&cli.IntFlag{Name: "hash-block-size", Aliases: []string{"isl-block-size"}, Value: traces.DefaultSynth.BlockSize, Usage: "tokens per hash_ids block"},
 		&cli.Int64Flag{Name: "random-seed", Aliases: []string{"seed"}, Usage: "random seed"},
-		&cli.IntFlag{Name: "turns", Value: traces.DefaultSynth.Turns, Usage: "turns per session; later turns extend the previous prompt"},
-		&cli.Float64Flag{Name: "turn-delay-ms", Usage: "delay between a turn's completion and the next turn (ms)"},
+		&cli.IntFlag{Name: "turns", Aliases: []string{"session-turns-mean", "conversation-turn-mean"}, Value: traces.DefaultSynth.Turns,
+			Usage: "turns per session; later turns extend the previous prompt (AIPerf's mean with stddev 0)"},
+		&cli.Float64Flag{Name: "turn-delay-ms", Aliases: []string{"session-turn-delay-mean", "conversation-turn-delay-mean"},
+			Usage: "delay between a turn's completion and the next turn (ms; AIPerf's mean with stddev 0)"},
 	}
 }
 

@@ -84,7 +84,7 @@ func TestTraceFilterAliasesAgree(t *testing.T) {
 
 func TestTraceSynthAliasesAgree(t *testing.T) {
 	_, a, _ := simbench(t, "trace", "synth", "-o", "-", "--request-rate", "2", "--request-count", "4", "--isl", "900",
-		"--isl-stddev", "10", "--osl", "30", "--osl-stddev", "5", "--block-size", "256", "--random-seed", "9")
+		"--isl-stddev", "10", "--osl", "30", "--osl-stddev", "5", "--hash-block-size", "256", "--random-seed", "9")
 	_, b, _ := simbench(t, "trace", "synth", "-o", "-", "--request-rate", "2", "--num-requests", "4", "--synthetic-input-tokens-mean", "900",
 		"--synthetic-input-tokens-stddev", "10", "--output-tokens-mean", "30", "--output-tokens-stddev", "5", "--isl-block-size", "256", "--seed", "9")
 	assert.NotEmpty(t, a)
@@ -130,7 +130,7 @@ func TestTraceErrors(t *testing.T) {
 		{"info without file", []string{"trace", "info"}, 2, "simbench: trace info needs a trace FILE\n"},
 		{"info with two files", []string{"trace", "info", "a", "b"}, 2, "simbench: trace info takes one trace FILE, got 2 arguments\n"},
 		{"bad format", []string{"trace", "info", sliceTrace, "--format", "yaml"}, 2, "simbench: --format must be text or json, got \"yaml\"\n"},
-		{"unknown flag", []string{"trace", "info", "--colour", sliceTrace}, 2, "simbench: flag provided but not defined: -colour\n"},
+		{"unknown flag", []string{"trace", "info", "--colour", sliceTrace}, 2, "simbench: trace info: unknown flag --colour; see 'simbench trace info --help'\n"},
 		{"missing file", []string{"trace", "info", filepath.Join(dir, "none.jsonl")}, 1,
 			"simbench: load trace: open " + filepath.Join(dir, "none.jsonl") + ": no such file or directory\n"},
 		{"invalid row names file, line and field", []string{"trace", "info", bad}, 1,

@@ -334,12 +334,13 @@ func TestValidatePipelineErrors(t *testing.T) {
 	assert.Contains(t, stderr, "validate needs --config")
 }
 
-// The workload section has exactly the workload flags of run and sim.
+// The workload section has exactly the workload flags of run and sim (a
+// renamed flag under its new name).
 func TestValidateWorkloadKeysAreTheWorkloadFlags(t *testing.T) {
 	var keys, flags []string
 	rt := reflect.TypeOf(traces.Spec{})
 	for i := range rt.NumField() {
-		keys = append(keys, strings.ReplaceAll(rt.Field(i).Tag.Get("yaml"), "_", "-"))
+		keys = append(keys, currentName(strings.ReplaceAll(rt.Field(i).Tag.Get("yaml"), "_", "-")))
 	}
 	for _, f := range workloadFlags() {
 		flags = append(flags, f.Names()[0])

@@ -42,7 +42,7 @@ func filterFlags(prefix string) []cli.Flag {
 			DefaultText: "off", Usage: prefix + "drop sessions starting after this time (ms)"},
 		&cli.BoolFlag{Name: "auto-offset", Aliases: []string{"fixed-schedule-auto-offset"},
 			Usage: prefix + "shift the schedule so the first request is at time zero"},
-		&cli.Float64Flag{Name: "speedup", DefaultText: "off", Usage: prefix + "divide timestamps and delays by this factor (2 = twice the rate)"},
+		&cli.Float64Flag{Name: "speedup", Aliases: []string{"replay-speedup"}, DefaultText: "off", Usage: prefix + "divide timestamps and delays by this factor (2 = twice the rate)"},
 		&cli.IntFlag{Name: "limit", DefaultText: "off", Usage: prefix + "keep at most the first N requests, in whole sessions"},
 		&cli.IntFlag{Name: "max-total-tokens", DefaultText: "off", Usage: prefix + "drop sessions with a request whose ISL+OSL exceeds this"},
 		&cli.IntFlag{Name: "max-isl", DefaultText: "off", Usage: prefix + "cap input lengths at this many tokens"},
@@ -55,7 +55,8 @@ func filterFlags(prefix string) []cli.Flag {
 // another type than its key is a bug in workloadFlags, not a user's
 // mistake: it panics.
 func workloadSpec(c *cli.Context) traces.Spec {
-	s, err := traces.SpecFromFlags(c.IsSet, c.Value)
+	s, err := traces.SpecFromFlags(func(n string) bool { return c.IsSet(currentName(n)) },
+		func(n string) any { return c.Value(currentName(n)) })
 	if err != nil {
 		panic(err)
 	}

@@ -10,8 +10,6 @@ import (
 	"strconv"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/simbench/simbench/internal/usage"
 )
 
 func init() {
@@ -48,14 +46,18 @@ func (f *helpFlag) Apply(set *flag.FlagSet) error {
 	return c.Apply(set)
 }
 
-// WithUsageErrors makes flag-parsing errors of every command usage errors
-// and its integer flags decimal (see decimal). It also gives each command its
-// own help sub-command (see helpCommand).
-func WithUsageErrors(cmds []*cli.Command) []*cli.Command {
+// WithUsageErrors makes flag-parsing errors of every command one-line usage
+// errors (see FlagError), as is a missing required flag (see
+// requireInAction), and its integer flags decimal (see decimal). It also
+// gives each command its own help sub-command (see helpCommand). path is
+// the command line up to cmds ("simbench").
+func WithUsageErrors(path string, cmds []*cli.Command) []*cli.Command {
 	for _, c := range cmds {
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usage.Wrap(err) }
+		cpath := path + " " + c.Name
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return FlagError(cpath, c.Flags, err) }
+		requireInAction(cpath, c)
 		decimal(c.Flags)
-		WithUsageErrors(c.Subcommands)
+		WithUsageErrors(cpath, c.Subcommands)
 		if !c.HideHelp && !c.HideHelpCommand && c.Command("help") == nil {
 			c.Subcommands = append(c.Subcommands, helpCommand())
 		}
