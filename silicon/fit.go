@@ -25,14 +25,13 @@ const (
 	pSeq
 	pPrefill
 	pRequest
-	pLayer
 	numParams
 )
 
 var paramNames = [numParams]string{
 	"timing.physics.memory_efficiency", "timing.physics.kv_efficiency", "timing.physics.compute_efficiency",
 	"timing.physics.step_overhead_ms", "timing.physics.seq_overhead_ms", "timing.physics.prefill_overhead_ms",
-	"frontend.request_overhead_ms", "timing.physics.layer_overhead_us",
+	"frontend.request_overhead_ms",
 }
 
 // ParamNames are the configuration keys FitPrior fits, in its order.
@@ -44,7 +43,7 @@ const minEff = 0.05
 // efficiency, or 5 % of an overhead (at least its floor), large enough
 // that a step's effect is not one event's reordering.
 func fdStep(i int, x float64) float64 {
-	floors := [numParams]float64{0, 0, 0, 0.1, 0.005, 0.1, 0.5, 2}
+	floors := [numParams]float64{0, 0, 0, 0.1, 0.005, 0.1, 0.5}
 	if i <= pCompute {
 		return 0.03
 	}
@@ -54,7 +53,7 @@ func fdStep(i int, x float64) float64 {
 func toVector(p sim.GPUPrior) []float64 {
 	ph := p.Physics
 	return []float64{math.Log(ph.MemoryEfficiency), math.Log(effOr(ph.KVEfficiency, ph.MemoryEfficiency)),
-		math.Log(ph.ComputeEfficiency), ph.StepOverheadMs, ph.SeqOverheadMs, ph.PrefillOverheadMs, p.RequestOverheadMs, ph.LayerOverheadUs}
+		math.Log(ph.ComputeEfficiency), ph.StepOverheadMs, ph.SeqOverheadMs, ph.PrefillOverheadMs, p.RequestOverheadMs}
 }
 
 func effOr(e, fallback float64) float64 {
@@ -73,7 +72,6 @@ func fromVector(x []float64, base sim.GPUPrior) sim.GPUPrior {
 	p.Physics.AttentionEfficiency = 0
 	p.Physics.StepOverheadMs, p.Physics.SeqOverheadMs = max(0, x[pStep]), max(0, x[pSeq])
 	p.Physics.PrefillOverheadMs, p.RequestOverheadMs = max(0, x[pPrefill]), max(0, x[pRequest])
-	p.Physics.LayerOverheadUs = max(0, x[pLayer])
 	return p
 }
 
@@ -332,7 +330,7 @@ func sumSq(v []float64) float64 {
 // describePrior names the prior's values, for logs.
 func describePrior(p sim.GPUPrior) string {
 	ph := p.Physics
-	return fmt.Sprintf("mem %.3f kv %.3f compute %.3f step %.3f ms seq %.4f ms prefill %.3f ms layer %.1f µs request %.2f ms (%s)",
+	return fmt.Sprintf("mem %.3f kv %.3f compute %.3f step %.3f ms seq %.4f ms prefill %.3f ms request %.2f ms (%s)",
 		ph.MemoryEfficiency, ph.KVEfficiency, ph.ComputeEfficiency, ph.StepOverheadMs, ph.SeqOverheadMs,
-		ph.PrefillOverheadMs, ph.LayerOverheadUs, p.RequestOverheadMs, ph.Combine)
+		ph.PrefillOverheadMs, p.RequestOverheadMs, ph.Combine)
 }

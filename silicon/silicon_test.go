@@ -98,7 +98,7 @@ func TestFitRecoversKnownPrior(t *testing.T) {
 	start := truth
 	start.Physics.MemoryEfficiency, start.Physics.StepOverheadMs, start.RequestOverheadMs = 0.6, 0.5, 4
 	res, err := FitPrior(context.Background(), stages, sim.DefaultConfig(), start,
-		FitOptions{MaxRequests: maxReq, Fixed: []int{pKV, pCompute, pSeq, pPrefill, pLayer}})
+		FitOptions{MaxRequests: maxReq, Fixed: []int{pKV, pCompute, pSeq, pPrefill}})
 	require.NoError(t, err)
 	got := res.Prior
 	assert.InEpsilon(t, 0.8, got.Physics.MemoryEfficiency, 0.05, describePrior(got))
@@ -120,7 +120,7 @@ func TestWritePriors(t *testing.T) {
 	require.NoError(t, err)
 	base := sim.DefaultConfig()
 	start := sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: 0.78, MemoryEfficiency: 0.78, KVEfficiency: 0.95,
-		StepOverheadMs: 1.3, SeqOverheadMs: 0.02, PrefillOverheadMs: 0.2, LayerOverheadUs: 15, Combine: "sum"}, RequestOverheadMs: 19}
+		StepOverheadMs: 1.3, SeqOverheadMs: 0.02, PrefillOverheadMs: 0.2, Combine: "sum"}, RequestOverheadMs: 19}
 	all, folds, err := FitFolds(ctx, stages, base, start, FitOptions{MaxRequests: 300, MaxIter: 6}, func(s string) { t.Log(s) })
 	require.NoError(t, err)
 	var src bytes.Buffer

@@ -221,13 +221,6 @@ type PhysicsConfig struct {
 	// captures decodes only): more kernel launches, a fixed cost that on a
 	// small model is not small beside the step.
 	PrefillOverheadMs float64 `yaml:"prefill_overhead_ms,omitempty" json:"prefill_overhead_ms,omitempty"`
-	// LayerOverheadUs is a fixed cost per transformer layer per step: the
-	// gaps between a layer's kernels (launch, synchronisation, the tails
-	// of small kernels) that no faster memory or compute shortens. Priced
-	// per step instead, a model with more layers, or a faster GPU, gets
-	// it wrong: on a GPU with 2.4× H100's bandwidth a 64-layer model's
-	// decode step keeps these microseconds while its weight reads shrink.
-	LayerOverheadUs float64 `yaml:"layer_overhead_us,omitempty" json:"layer_overhead_us,omitempty"`
 	Combine           string  `yaml:"combine" json:"combine"` // sum | max | smooth
 }
 
@@ -568,7 +561,6 @@ var configDocs = map[string]string{
 	"timing.physics.attention_efficiency":      "of peak FLOP/s on attention FLOPs; 0 = compute_efficiency",
 	"timing.physics.kv_efficiency":             "of peak bandwidth on KV cache traffic; 0 = memory_efficiency",
 	"timing.physics.multi_token_overhead_ms":   "added to a step of two or more tokens (ggml CPU: GEMM, not one token's vector products)",
-	"timing.physics.layer_overhead_us":        "added to every step per transformer layer (kernel gaps no faster memory or compute shortens)",
 	"timing.physics.prefill_overhead_ms":       "added to a step that computes a prompt chunk (GPU: run outside the decode steps' CUDA graph)",
 	"hardware.cpu":                             "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",
 	"hardware.custom_cpu.threads":              "cores the engine computes on (llama.cpp -t, Ollama num_thread); 0 = all",
@@ -1004,7 +996,6 @@ func (p PhysicsConfig) validate() error {
 		finiteIn("timing.physics.kv_efficiency", p.KVEfficiency, 0, 1e3),
 		finiteIn("timing.physics.step_overhead_ms", p.StepOverheadMs, 0, 1e6),
 		finiteIn("timing.physics.seq_overhead_ms", p.SeqOverheadMs, 0, 1e6),
-		finiteIn("timing.physics.layer_overhead_us", p.LayerOverheadUs, 0, 1e6),
 		finiteIn("timing.physics.multi_token_overhead_ms", p.MultiTokenOverheadMs, 0, 1e6),
 		finiteIn("timing.physics.prefill_overhead_ms", p.PrefillOverheadMs, 0, 1e6),
 		oneOf("timing.physics.combine", p.Combine, "sum", "max", "smooth"),

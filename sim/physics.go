@@ -234,8 +234,7 @@ func newPhysicsTiming(c *Config) (*physicsTiming, error) {
 func (t *physicsTiming) stepMs(s StepShape) float64 {
 	w := t.phys.Work(s)
 	c, m := (t.kc*(w.ComputeSec-w.AttnSec)+t.ka*w.AttnSec)*1e3, (t.km*(w.MemorySec-w.KVSec)+t.kk*w.KVSec)*1e3
-	ms := combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences) +
-		t.cfg.LayerOverheadUs*float64(t.phys.model.Layers)/1e3
+	ms := combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
 	if s.Tokens() >= 2 {
 		ms += t.cfg.MultiTokenOverheadMs
 	}
