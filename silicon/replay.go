@@ -90,6 +90,15 @@ func (s *Stage) Simulate(ctx context.Context, cfg sim.Config, maxRequests int) (
 	if err != nil {
 		return Figures{}, err
 	}
+	p, err := simulateProfile(ctx, cfg, wl)
+	if err != nil {
+		return Figures{}, fmt.Errorf("%s: %w", s.ID, err)
+	}
+	return figuresOf(p, s.Workload.OSL), nil
+}
+
+// simulateProfile runs wl on cfg and aggregates its records as AIPerf does.
+func simulateProfile(ctx context.Context, cfg sim.Config, wl *traces.Workload) (*results.Profile, error) {
 	agg := results.NewAggregator(nil)
 	sink := func(r *results.Record) error {
 		m := results.ComputeMetrics(r)
@@ -97,9 +106,9 @@ func (s *Stage) Simulate(ctx context.Context, cfg sim.Config, maxRequests int) (
 		return nil
 	}
 	if _, err := sim.Run(ctx, cfg, wl, sink); err != nil {
-		return Figures{}, fmt.Errorf("%s: %w", s.ID, err)
+		return nil, err
 	}
-	return figuresOf(agg.Profile(), s.Workload.OSL), nil
+	return agg.Profile(), nil
 }
 
 // figuresOf reads a profile as the corpus publishes: TTFT and E2E mean and

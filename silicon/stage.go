@@ -182,21 +182,30 @@ func stageFiles(p string) ([]string, error) {
 
 // LoadStage reads one stage file strictly (unknown fields are errors).
 func LoadStage(path string) (*Stage, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var s Stage
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := decodeStrict(path, &s); err != nil {
+		return nil, err
 	}
 	s.path = path
 	if err := s.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &s, nil
+}
+
+// decodeStrict reads the JSON file at path into v; unknown fields are
+// errors, and every error names the file.
+func decodeStrict(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 func (s *Stage) validate() error {
