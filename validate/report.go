@@ -145,21 +145,7 @@ func (v *validation) writeReports(res *Outcome, writers map[string]func(io.Write
 }
 
 // verdictName is the history's one-word verdict.
-func verdictName(vs []compare.Verdict) string {
-	if len(vs) == 0 {
-		return "ungated"
-	}
-	name := "pass"
-	for _, v := range vs {
-		switch v.Status {
-		case compare.Missing:
-			return "incomplete"
-		case compare.Breach:
-			name = "breach"
-		}
-	}
-	return name
-}
+func verdictName(vs []compare.Verdict) string { return compare.VerdictName(vs) }
 
 // WriteSummary prints the verdicts, the files and the history line.
 func (o *Outcome) WriteSummary(w io.Writer) error {
