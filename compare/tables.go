@@ -1,6 +1,10 @@
 package compare
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/simbench/simbench/results"
+)
 
 // Table is one table of a report with the cells the text and markdown
 // renderers lay out, for other renderers (the HTML report): Rows[0] is the
@@ -82,3 +86,21 @@ func VerdictName(vs []Verdict) string {
 	}
 	return name
 }
+
+// MetricTitle is AIPerf's "Header (unit)" of a metric ("" unit: the
+// header alone), the stall statistics' "Token-Gap Stalls", the tag of a
+// metric AIPerf does not define: the label of a metric in tables and
+// figures.
+func MetricTitle(tag, unit string) string {
+	if _, ok := results.Lookup(tag); !ok && tag != StallMetric {
+		if unit == "" {
+			return tag
+		}
+		return tag + " (" + unit + ")"
+	}
+	return metricTitle(tag, unit)
+}
+
+// StatLabel is a statistic's short label in tables and figures ("count"
+// for stall_count).
+func StatLabel(stat string) string { return statLabel(stat) }

@@ -3,6 +3,7 @@ package plots
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 )
@@ -15,7 +16,7 @@ type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if lo <= 0 || hi <= 0 || hi/lo < 10 {
-		return plot.DefaultTicks{}.Ticks(lo, hi)
+		return tidyTicks{}.Ticks(lo, hi)
 	}
 	var ticks []plot.Tick
 	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
@@ -33,6 +34,32 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// tidyTicks are plot.DefaultTicks labelled without padding zeros: a
+// whole number as an integer ("2500", not DefaultTicks' "2500.00" when
+// the step is 2.5 × 10^k), others without trailing zeros ("0.25", "0.5").
+type tidyTicks struct{}
+
+func (tidyTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ticks {
+		if t.Label != "" {
+			ticks[i].Label = tickLabel(t.Value, t.Label)
+		}
+	}
+	return ticks
+}
+
+// tickLabel is DefaultTicks' label of v without padding zeros.
+func tickLabel(v float64, label string) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	if strings.ContainsAny(label, "eE") || !strings.Contains(label, ".") {
+		return label
+	}
+	return strings.TrimRight(strings.TrimRight(label, "0"), ".")
 }
 
 func setLogX(p *plot.Plot) {
