@@ -33,7 +33,7 @@ tbody tr:nth-child(even) { background: #fafbfc; }
 details summary { cursor: pointer; font-weight: 600; margin: 14px 0 6px; }
 .figures { display: flex; flex-wrap: wrap; gap: 14px; }
 figure { margin: 0; border: 1px solid #e1e4ea; padding: 6px; background: #fff; max-width: 100%; }
-figure img { display: block; max-width: 100%; height: auto; width: 640px; }
+figure img { display: block; max-width: 100%; height: auto; width: 580px; }
 figcaption { font-size: 12px; color: #47505c; margin-top: 4px; }
 .warnings li { color: #8a5a00; }
 </style>
