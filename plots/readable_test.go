@@ -37,7 +37,8 @@ func labels(ticks []plot.Tick) []string {
 }
 
 // TestTidyTicks: integers as integers, no padding zeros (DefaultTicks
-// labels 0–7600 "0.00 2500.00 5000.00 7500.00").
+// labels 0–7600 "0.00 2500.00 5000.00 7500.00"), fine steps with their
+// digits.
 func TestTidyTicks(t *testing.T) {
 	for _, tt := range []struct {
 		lo, hi float64
@@ -47,6 +48,9 @@ func TestTidyTicks(t *testing.T) {
 		{0, 1, []string{"0", "0.5", "1"}},
 		{29.4, 32.9, []string{"29.5", "31", "32.5"}},
 		{0.1, 0.9, []string{"0.1", "0.3", "0.5", "0.7", "0.9"}},
+		{18.3, 18.46, []string{"18.3", "18.35", "18.4", "18.45"}}, // DefaultTicks: 18 18 18 18
+		{0, 0.001, []string{"0", "0.0005", "0.001"}},
+		{1e9, 4e9, []string{"1e+09", "2e+09", "3e+09", "4e+09"}}, // exponents kept
 	} {
 		assert.Equal(t, tt.want, labels(tidyTicks{}.Ticks(tt.lo, tt.hi)), "%g–%g", tt.lo, tt.hi)
 	}

@@ -36,27 +36,59 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// tidyTicks are plot.DefaultTicks labelled without padding zeros: a
-// whole number as an integer ("2500", not DefaultTicks' "2500.00" when
-// the step is 2.5 × 10^k), others without trailing zeros ("0.25", "0.5").
+// tidyTicks are plot.DefaultTicks relabelled: each label with as many
+// decimals as the labelled ticks need to tell apart and to show exactly,
+// then without trailing zeros. A whole number reads as an integer
+// ("2500", where DefaultTicks prints "2500.00" when the step is 2.5 ×
+// 10^k), and a fine step keeps its digits (18.35, where DefaultTicks
+// prints "18").
 type tidyTicks struct{}
 
 func (tidyTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	d := tickDecimals(ticks)
 	for i, t := range ticks {
-		if t.Label != "" {
-			ticks[i].Label = tickLabel(t.Value, t.Label)
+		if t.Label != "" && !strings.ContainsAny(t.Label, "eE") {
+			ticks[i].Label = trimZeros(strconv.FormatFloat(t.Value, 'f', d, 64))
 		}
 	}
 	return ticks
 }
 
-// tickLabel is DefaultTicks' label of v without padding zeros.
-func tickLabel(v float64, label string) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
+// maxTickDecimals bounds the decimals of a tick label.
+const maxTickDecimals = 6
+
+// tickDecimals is the fewest decimals (up to maxTickDecimals) at which
+// every labelled tick value is exact to a thousandth of their spacing.
+func tickDecimals(ticks []plot.Tick) int {
+	var vs []float64
+	for _, t := range ticks {
+		if t.Label != "" {
+			vs = append(vs, t.Value)
+		}
 	}
-	if strings.ContainsAny(label, "eE") || !strings.Contains(label, ".") {
+	step := math.Inf(1)
+	for i := 1; i < len(vs); i++ {
+		step = min(step, math.Abs(vs[i]-vs[i-1]))
+	}
+	for d := 0; d < maxTickDecimals; d++ {
+		scale, exact := math.Pow10(d), true
+		for _, v := range vs {
+			if math.Abs(math.Round(v*scale)/scale-v) > step/1000 {
+				exact = false
+				break
+			}
+		}
+		if exact {
+			return d
+		}
+	}
+	return maxTickDecimals
+}
+
+// trimZeros drops a decimal label's trailing zeros and a bare point.
+func trimZeros(label string) string {
+	if !strings.Contains(label, ".") {
 		return label
 	}
 	return strings.TrimRight(strings.TrimRight(label, "0"), ".")
