@@ -153,6 +153,20 @@ func SweepComparison(rep *compare.SweepReport, figs []Figure) Section {
 	return s
 }
 
+// Sweep is the section of one load sweep: its points (throughputs,
+// latencies, attainment), its SLO capacity and its figures.
+func Sweep(side compare.SweepSide, figs []Figure) Section {
+	sum := side.Summary
+	s := Section{Title: fmt.Sprintf("%s by %s", side.Name, sum.Load), Lines: []string{"load sweep: " + side.Path}, Figures: figs,
+		Tables: []Table{tableOf(compare.Table{Title: "Points", Rows: sum.Table()})}}
+	for _, line := range strings.Split(strings.TrimSpace(sum.Notes()), "\n") {
+		if line != "" {
+			s.Lines = append(s.Lines, line)
+		}
+	}
+	return s
+}
+
 // runStats are the columns of a run's table.
 var runStats = []string{"avg", "min", "p50", "p90", "p99", "max"}
 

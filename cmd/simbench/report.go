@@ -17,7 +17,7 @@ func reportCommand() *cli.Command {
 		Name:      "report",
 		Usage:     "one self-contained HTML file of a run or of comparisons: tables, verdicts, the plots embedded",
 		ArgsUsage: "DIR...",
-		UsageText: "simbench report RUN -o report.html\n" +
+		UsageText: "simbench report RUN|SWEEP_DIR -o report.html\n" +
 			"simbench report REFERENCE CANDIDATE... -o report.html [--gate] [--fail-above metric.stat=PCT%]...",
 		Description: help("report"),
 		Flags: append([]cli.Flag{
@@ -72,8 +72,11 @@ func reportSections(args []string, opts compare.Options) ([]htmlreport.Section, 
 		}
 	}
 	switch {
-	case sweeps > 0 && (sweeps < len(args) || len(args) == 1):
-		return nil, nil, usagef("a load sweep is reported against another load sweep: give REFERENCE and CANDIDATE sweep directories, no runs")
+	case sweeps > 0 && sweeps < len(args):
+		return nil, nil, usagef("a load sweep is compared with load sweeps, not runs: give sweep directories only")
+	case sweeps == 1 && len(args) == 1:
+		s, err := sweepSection(args[0])
+		return []htmlreport.Section{s}, nil, err
 	case len(args) == 1:
 		s, err := runSection(args[0], opts.Stall)
 		return []htmlreport.Section{s}, nil, err
@@ -120,6 +123,16 @@ func comparisonSection(ref, cand string, sweeps bool, opts compare.Options) (htm
 	}
 	figs, err := htmlreport.Draw(func(dir string) ([]string, error) { return figures.Compare(dir, rep) })
 	return htmlreport.Comparison(rep, figs), verdictError(rep), err
+}
+
+// sweepSection is one load sweep's points, capacity and figures.
+func sweepSection(dir string) (htmlreport.Section, error) {
+	side, err := compare.OpenSweep(dir)
+	if err != nil {
+		return htmlreport.Section{}, err
+	}
+	figs, err := htmlreport.Draw(func(out string) ([]string, error) { return figures.Sweep(out, side) })
+	return htmlreport.Sweep(side, figs), err
 }
 
 // runSection is one run's metrics and figures.

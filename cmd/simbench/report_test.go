@@ -98,6 +98,7 @@ func TestReportCommand(t *testing.T) {
 		"two candidates": {[]string{real, sim, real, "--gate"}, exitThreshold, []string{"breach", "pass"},
 			[]string{"Headline statistics"}, true},
 		"load sweeps":       {[]string{sweepA, sweepB}, exitOK, []string{"ungated"}, []string{"Points by concurrency: error % of the headline statistics (attainment and SLO met: reference / candidate)"}, true},
+		"one load sweep":    {[]string{sweepA}, exitOK, nil, []string{"Points"}, true},
 		"a sweep and a run": {[]string{sweepA, real}, exitUsage, nil, nil, false},
 	} {
 		t.Run(name, func(t *testing.T) {
