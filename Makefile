@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/simbench
 FUZZTIME ?= 20s
 
-.PHONY: all build test bench demo fuzz lint e2e clean
+.PHONY: all build test bench demo fuzz lint e2e image install-check clean
 
 all: build
 
@@ -44,6 +44,21 @@ E2E_ARTIFACTS ?= artifacts/e2e
 
 e2e: build
 	E2E_ARTIFACTS=$(E2E_ARTIFACTS) ./scripts/e2e.sh $(BIN)
+
+# The container image the deploy/ manifests name (Dockerfile: a static binary on
+# distroless, user nonroot). Without a Docker engine it says so and succeeds.
+IMAGE ?= ghcr.io/simbench/simbench:latest
+
+image:
+	@if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
+		docker build -t $(IMAGE) . ; \
+	else \
+		echo "make image: skipped: no Docker engine here (docker info failed); install-check builds the Dockerfile's static binary"; \
+	fi
+
+# The README's `go install` line on a clean GOPATH, offline, and the Dockerfile's build command.
+install-check:
+	./scripts/check_install.sh
 
 clean:
 	rm -rf bin artifacts

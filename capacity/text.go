@@ -12,19 +12,36 @@ import (
 // why the sweep stopped early.
 func (s *Summary) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\treq/s\toutput tok/s\tTTFT p50\tTTFT p99\tITL p50\tITL p99\terror rate\tgoodput\tattainment\tSLO\t\n", s.Load)
+	for _, row := range s.Table() {
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, s.Notes())
+	return err
+}
+
+// Table is the points' table, the head first: per load the request and
+// output token throughputs, TTFT and ITL p50 and p99, the error rate,
+// goodput, attainment and whether it meets the SLO.
+func (s *Summary) Table() [][]string {
+	rows := [][]string{{string(s.Load), "req/s", "output tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "error rate", "goodput", "attainment", "SLO"}}
 	for _, p := range s.Points {
 		verdict := "-"
 		if p.MeetsSLO != nil {
 			verdict = map[bool]string{true: "meets", false: "fails"}[*p.MeetsSLO]
 		}
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%s\t%s\t%s\t%.3g\t%s\t%s\t%s\t\n", num(p.Value()), p.RequestThroughput,
-			p.OutputTokenThroughput, opt(p.TTFTP50), opt(p.TTFTP99), opt(p.ITLP50), opt(p.ITLP99), p.ErrorRate,
-			opt(p.Goodput), opt(p.Attainment), verdict)
+		rows = append(rows, []string{num(p.Value()), fmt.Sprintf("%.4g", p.RequestThroughput), fmt.Sprintf("%.4g", p.OutputTokenThroughput),
+			opt(p.TTFTP50), opt(p.TTFTP99), opt(p.ITLP50), opt(p.ITLP99), fmt.Sprintf("%.3g", p.ErrorRate),
+			opt(p.Goodput), opt(p.Attainment), verdict})
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	return rows
+}
+
+// Notes are the lines under the table: the capacity, and why the sweep
+// stopped early.
+func (s *Summary) Notes() string {
 	var b strings.Builder
 	if c := s.Capacity; c != nil {
 		fmt.Fprintf(&b, "\nSLO %s at attainment >= %g: %s\n", s.Goodput, s.AttainmentTarget, c.Text(s.Load))
@@ -37,8 +54,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "stopped after %s %s (%s): %s; not run: %s\n", s.Load, num(st.After), st.Reason, st.Detail,
 			strings.Join(skipped, ", "))
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }
 
 // Text is the capacity in one line.

@@ -14,11 +14,14 @@ import (
 	"github.com/simbench/simbench/results"
 )
 
-// cdfMetrics are the per-request metrics drawn as CDFs, with axis labels.
-var cdfMetrics = []struct{ tag, label string }{
-	{results.TagTTFT, "time to first token (ms)"},
-	{results.TagITL, "inter-token latency (ms)"},
-	{results.TagRequestLatency, "request latency (ms)"},
+// cdfMetrics are the per-request metrics drawn as CDFs.
+var cdfMetrics = []string{results.TagTTFT, results.TagITL, results.TagRequestLatency}
+
+// label is a metric's axis label: AIPerf's header and unit, "Time to
+// First Token (ms)".
+func label(tag string) string {
+	d, _ := results.Lookup(tag)
+	return compare.MetricTitle(tag, d.Unit)
 }
 
 // Run draws the figures of one run into dir and returns the files
@@ -35,15 +38,15 @@ func Run(dir string, d *compare.Digest) ([]string, error) {
 // addRunPlots adds the figures of one or two runs: CDF overlays, token-gap
 // timelines and throughput over time.
 func addRunPlots(w *Writer, ds []*compare.Digest, stalls []*compare.Stalls) {
-	for _, m := range cdfMetrics {
+	for _, tag := range cdfMetrics {
 		var ss []plots.Series
 		for _, d := range ds {
 			if d != nil {
-				ss = append(ss, plots.Series{Name: d.Name, Values: d.Values(m.tag)})
+				ss = append(ss, plots.Series{Name: d.Name, Values: d.Values(tag)})
 			}
 		}
-		w.Add("cdf_"+m.tag+".png", func() (plots.Figure, error) {
-			return plots.Distribution("CDF of "+m.label, m.label, ss...)
+		w.Add("cdf_"+tag+".png", func() (plots.Figure, error) {
+			return plots.Distribution("CDF of "+label(tag), label(tag), ss...)
 		})
 	}
 	var gaps []plots.Series
@@ -58,7 +61,7 @@ func addRunPlots(w *Writer, ds []*compare.Digest, stalls []*compare.Stalls) {
 		tls, tps = append(tls, tl), append(tps, tp)
 	}
 	w.Add("cdf_token_gap.png", func() (plots.Figure, error) {
-		return plots.Distribution("CDF of pooled token gaps", "token gap (ms)", gaps...)
+		return plots.Distribution("CDF of pooled token gaps", label(results.TagTokenGap), gaps...)
 	})
 	w.Add("token_gap_timeline.png", func() (plots.Figure, error) { return plots.Timelines("Token gaps over time", tls...) })
 	w.Add("output_throughput.png", func() (plots.Figure, error) {
@@ -178,9 +181,9 @@ func Compare(dir string, rep *compare.Report) ([]string, error) {
 			if !slices.Contains(scatterTags, m.Metric) {
 				continue
 			}
-			t := fmt.Sprintf("%s per request (%d pairs, MAPE %s, grade %s)", m.Metric, m.N, pctOrNA(m.MAPEPct), m.Grade)
+			t := fmt.Sprintf("%s per request (%d pairs, MAPE %s, grade %s)", compare.MetricTitle(m.Metric, ""), m.N, pctOrNA(m.MAPEPct), m.Grade)
 			w.Add("scatter_"+m.Metric+".png", func() (plots.Figure, error) {
-				return plots.Scatter(t, m.Metric+" ("+m.Unit+")", m.Reference, m.Candidate, ref, cand)
+				return plots.Scatter(t, compare.MetricTitle(m.Metric, m.Unit), m.Reference, m.Candidate, ref, cand)
 			})
 		}
 	}
@@ -193,7 +196,7 @@ func Compare(dir string, rep *compare.Report) ([]string, error) {
 func errorChart(rep *compare.Report) func() (plots.Figure, error) {
 	var bars []plots.ErrorBar
 	for _, r := range rep.ChartRows() {
-		label := r.Metric + " " + r.Stat
+		label := compare.MetricTitle(r.Metric, "") + " " + compare.StatLabel(r.Stat)
 		if !r.Significant {
 			label += " ~"
 		}
@@ -267,13 +270,26 @@ const (
 // figures come from the sweeps' summaries, so the loads only one side ran
 // are drawn too.
 func CompareSweeps(dir string, rep *compare.SweepReport) ([]string, error) {
+	title := fmt.Sprintf("%s vs %s by %s", rep.Candidate.Name, rep.Reference.Name, rep.Load)
+	return drawSweeps(dir, title, []string{"reference: " + rep.Reference.Name, "candidate: " + rep.Candidate.Name},
+		rep.Reference, rep.Candidate)
+}
+
+// Sweep draws one load sweep as CompareSweeps draws two: throughput
+// against latency, and SLO attainment against the load (when the sweep
+// has SLOs).
+func Sweep(dir string, s compare.SweepSide) ([]string, error) {
+	return drawSweeps(dir, fmt.Sprintf("%s by %s", s.Name, s.Summary.Load), []string{s.Name}, s)
+}
+
+// drawSweeps draws the trade-off and attainment figures of the sweeps,
+// each labelled; the first sweep's SLOs and attainment target are drawn.
+func drawSweeps(dir, title string, labels []string, sides ...compare.SweepSide) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	sides := []compare.SweepSide{rep.Reference, rep.Candidate}
-	labels := []string{"reference: " + rep.Reference.Name, "candidate: " + rep.Candidate.Name}
 	w := &Writer{Dir: dir}
-	var ttft, itl, attain = make([]plots.SweepSide, 2), make([]plots.SweepSide, 2), make([]plots.AttainmentSide, 2)
+	ttft, itl, attain := make([]plots.SweepSide, len(sides)), make([]plots.SweepSide, len(sides)), make([]plots.AttainmentSide, len(sides))
 	for i, s := range sides {
 		ttft[i], itl[i] = plots.SweepSide{Name: labels[i]}, plots.SweepSide{Name: labels[i]}
 		attain[i] = plots.AttainmentSide{Name: labels[i]}
@@ -293,18 +309,18 @@ func CompareSweeps(dir string, rep *compare.SweepReport) ([]string, error) {
 			}
 		}
 	}
-	title := fmt.Sprintf("%s vs %s by %s", rep.Candidate.Name, rep.Reference.Name, rep.Load)
+	throughput := label(results.TagOutputThroughput)
 	w.Add(SweepTradeoffsName, func() (plots.Figure, error) {
 		return plots.SweepTradeoffs(
-			plots.SweepPanel{Title: title + ": output token throughput vs TTFT p99", XLabel: "time to first token p99 (ms)",
-				YLabel: "output token throughput (tokens/s)", Sides: ttft},
-			plots.SweepPanel{Title: title + ": output token throughput vs ITL p99", XLabel: "inter-token latency p99 (ms)",
-				YLabel: "output token throughput (tokens/s)", Sides: itl})
+			plots.SweepPanel{Title: title + ": output token throughput vs TTFT p99", XLabel: compare.MetricTitle(results.TagTTFT, "") + " p99 (ms)",
+				YLabel: throughput, Sides: ttft},
+			plots.SweepPanel{Title: title + ": output token throughput vs ITL p99", XLabel: compare.MetricTitle(results.TagITL, "") + " p99 (ms)",
+				YLabel: throughput, Sides: itl})
 	})
-	target := rep.Reference.Summary.AttainmentTarget
+	first := sides[0].Summary
 	w.Add(SweepAttainmentName, func() (plots.Figure, error) {
-		t := fmt.Sprintf("%s: SLO attainment (%s)", title, rep.Reference.Summary.Goodput)
-		return plots.Attainment(t, string(rep.Load), target, attain...)
+		t := fmt.Sprintf("%s: SLO attainment (%s)", title, first.Goodput)
+		return plots.Attainment(t, string(first.Load), first.AttainmentTarget, attain...)
 	})
 	return w.Run()
 }

@@ -47,11 +47,10 @@ func Errors(title string, bars []ErrorBar) (ErrorChart, error) {
 		return ErrorChart{}, ErrNoData
 	}
 	p := newPlot(title, "signed error % = (candidate − reference) / reference × 100", "")
-	p.Legend.Top, p.Legend.Left = false, false
-	// the first bar at the top, and empty rows at the bottom for the legend
-	rev := slices.Clone(bars)
+	p.Legend.Left = false
+	rev := slices.Clone(bars) // the first bar at the top
 	slices.Reverse(rev)
-	rev = append(make([]ErrorBar, legendRows), rev...)
+	lim := axisLimit(bars)
 	groups := []struct {
 		name string
 		col  color.Color
@@ -62,16 +61,15 @@ func Errors(title string, bars []ErrorBar) (ErrorChart, error) {
 		{"not gated", greyColor, func(b ErrorBar) bool { return b.BoundPct == 0 }},
 	}
 	for _, g := range groups {
-		if err := addBarGroup(p, rev, g.name, g.col, g.keep); err != nil {
+		if err := addBarGroup(p, rev, lim, g.name, g.col, g.keep); err != nil {
 			return ErrorChart{}, err
 		}
 	}
 	if err := addBounds(p, rev); err != nil {
 		return ErrorChart{}, err
 	}
-	lim := axisLimit(bars)
 	p.X.Min, p.X.Max = -lim, lim
-	if err := addClipLabels(p, rev, lim); err != nil {
+	if err := addValueLabels(p, rev, lim); err != nil {
 		return ErrorChart{}, err
 	}
 	labels := make([]string, len(rev))
@@ -82,9 +80,6 @@ func Errors(title string, bars []ErrorBar) (ErrorChart, error) {
 	p.Add(plotter.NewGrid())
 	return ErrorChart{Plot: p, bars: len(rev)}, nil
 }
-
-// legendRows are the empty rows under the bars where the legend sits.
-const legendRows = 5
 
 // axisLimit is the half-width of the symmetric error axis. It starts wide
 // enough for 1.5 × the largest bound and for 80 % of the bars (at least
@@ -110,31 +105,74 @@ func axisLimit(bars []ErrorBar) float64 {
 	return lim
 }
 
-// addClipLabels writes the value of every clipped bar at the axis edge.
-func addClipLabels(p *plot.Plot, bars []ErrorBar, lim float64) error {
-	var l plotter.XYLabels
-	var right []bool
-	for i, b := range bars {
-		if math.Abs(b.ErrorPct) > lim {
-			x := math.Copysign(0.98*lim, b.ErrorPct)
-			l.XYs = append(l.XYs, plotter.XY{X: x, Y: float64(i)})
-			l.Labels = append(l.Labels, fmt.Sprintf("%+.0f %%", b.ErrorPct))
-			right = append(right, b.ErrorPct > 0)
-		}
+// minBarShare is the shortest bar drawn, as a share of the axis'
+// half-width: a non-zero error never vanishes into the zero line (its
+// label gives the value).
+const minBarShare = 0.008
+
+// barLength is the drawn length of an error: at least minBarShare of the
+// axis when it is not zero.
+func barLength(e, lim float64) float64 {
+	if e == 0 || math.Abs(e) >= minBarShare*lim {
+		return e
 	}
-	if len(l.XYs) == 0 {
-		return nil
+	return math.Copysign(minBarShare*lim, e)
+}
+
+// insideShare is how long a bar must be, as a share of the axis'
+// half-width, for its value label to go inside it (in white): shorter
+// bars have it outside their end.
+const insideShare = 0.55
+
+// valueLabel is an error % as its bar's label: two decimals, two
+// significant digits below 0.01 % ("+0.004 %", never "+0.00 %" for a
+// non-zero error).
+func valueLabel(e float64) string {
+	switch {
+	case e == 0:
+		return "0.00 %"
+	case math.Abs(e) < 0.01:
+		return fmt.Sprintf("%+.2g %%", e)
+	}
+	return fmt.Sprintf("%+.2f %%", e)
+}
+
+// addValueLabels writes every bar's value at its end: outside a short bar,
+// inside a long one, at the axis edge for a bar clipped there.
+func addValueLabels(p *plot.Plot, bars []ErrorBar, lim float64) error {
+	var l plotter.XYLabels
+	var styles []text.Style
+	pad := 0.01 * lim
+	for i, b := range bars {
+		x, right := barLength(b.ErrorPct, lim), b.ErrorPct < 0
+		sty := text.Style{Color: color.Black, YAlign: text.YCenter}
+		label := valueLabel(b.ErrorPct)
+		switch {
+		case math.Abs(b.ErrorPct) > lim: // clipped
+			x, right, label = math.Copysign(0.98*lim, b.ErrorPct), b.ErrorPct > 0, fmt.Sprintf("%+.0f %%", b.ErrorPct)
+			sty.Color = color.White
+		case math.Abs(x) > insideShare*lim:
+			x, right = x-math.Copysign(pad, x), !right
+			sty.Color = color.White
+		default:
+			x += math.Copysign(pad, b.ErrorPct)
+		}
+		if right {
+			sty.XAlign = text.XRight
+		}
+		l.XYs = append(l.XYs, plotter.XY{X: x, Y: float64(i)})
+		l.Labels = append(l.Labels, label)
+		styles = append(styles, sty)
 	}
 	labels, err := plotter.NewLabels(l)
 	if err != nil {
-		return fmt.Errorf("plots: clip labels: %w", err)
+		return fmt.Errorf("plots: value labels: %w", err)
 	}
 	for i := range labels.TextStyle {
-		labels.TextStyle[i].YAlign = text.YCenter
-		labels.TextStyle[i].Color = color.White
-		if right[i] {
-			labels.TextStyle[i].XAlign = text.XRight
-		}
+		font := labels.TextStyle[i].Font
+		labels.TextStyle[i] = styles[i]
+		labels.TextStyle[i].Font, labels.TextStyle[i].Handler = font, plot.DefaultTextHandler
+		labels.TextStyle[i].Font.Size = vg.Points(8)
 	}
 	p.Add(labels)
 	return nil
@@ -142,12 +180,12 @@ func addClipLabels(p *plot.Plot, bars []ErrorBar, lim float64) error {
 
 // addBarGroup adds the bars that keep selects, zero elsewhere: a chart per
 // colour, drawn without outlines so the zero bars are invisible.
-func addBarGroup(p *plot.Plot, bars []ErrorBar, name string, col color.Color, keep func(ErrorBar) bool) error {
+func addBarGroup(p *plot.Plot, bars []ErrorBar, lim float64, name string, col color.Color, keep func(ErrorBar) bool) error {
 	vals := make(plotter.Values, len(bars))
 	n := 0
 	for i, b := range bars {
 		if keep(b) {
-			vals[i] = b.ErrorPct
+			vals[i] = barLength(b.ErrorPct, lim)
 			n++
 		}
 	}
@@ -175,7 +213,7 @@ func addBounds(p *plot.Plot, bars []ErrorBar) error {
 		}
 	}
 	slices.Sort(bounds)
-	bottom, top := float64(legendRows)-0.5, float64(len(bars))-0.5
+	bottom, top := -0.5, float64(len(bars))-0.5
 	for i, b := range bounds {
 		for _, x := range []float64{-b, b} {
 			l, err := plotter.NewLine(plotter.XYs{{X: x, Y: bottom}, {X: x, Y: top}})

@@ -48,7 +48,7 @@ func TTFTBreakdown(title string, stages []string, bars ...BreakdownBar) (*plot.P
 	if err != nil {
 		return nil, err
 	}
-	p := newPlot(title, "", "mean ms")
+	p := newPlot(title, "", "stage mean (ms)")
 	p.Legend.Left = false
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	grid := plotter.NewGrid()
@@ -81,8 +81,7 @@ func TTFTBreakdown(title string, stages []string, bars ...BreakdownBar) (*plot.P
 		p.Legend.Add(stages[i], charts[i])
 	}
 	p.NominalX(barLabels(bars)...)
-	// empty room on the right for the legend
-	p.X.Min, p.X.Max = -0.6, float64(len(bars))+0.9
+	p.X.Min, p.X.Max = -0.6, float64(len(bars))-0.4 // the legend is above the data
 	p.Y.Min, p.Y.Max = 0, 1.08*maxHeight(layers, bars)
 	return p, nil
 }

@@ -58,6 +58,7 @@ func ErrorHistory(title string, boundPct float64, lines ...HistoryLine) (*plot.P
 	}
 	p.X.Tick.Marker = integerTicks{}
 	p.Add(plotter.NewGrid())
+	padAxes(p, scatterPad, 0) // the first and last runs' markers off the frame
 	return p, nil
 }
 

@@ -70,7 +70,7 @@ func sweepPanel(sp SweepPanel) (*plot.Plot, error) {
 	if drawn == 0 {
 		return nil, nil
 	}
-	p.X.Max += 0.06 * (p.X.Max - p.X.Min) // room for the rightmost load labels
+	padAxes(p, scatterPad, 0.04) // off the frame, room for the rightmost load labels
 	p.Legend.Left, p.Legend.Top = true, true
 	return p, nil
 }
@@ -151,7 +151,6 @@ func Attainment(title, loadLabel string, required float64, sides ...AttainmentSi
 	p := newPlot(title+"\nbetween loads, attainment linear in the load (as the capacity estimate interpolates it)", loadLabel,
 		"SLO attainment (good / valid requests)")
 	var loads []float64
-	entries := 0 // legend lines
 	for i, s := range sides {
 		n := min(len(s.Loads), len(s.Attainment))
 		if n == 0 {
@@ -176,7 +175,6 @@ func Attainment(title, loadLabel string, required float64, sides ...AttainmentSi
 		pts.GlyphStyle = draw.GlyphStyle{Color: SeriesColor(i), Radius: vg.Points(3.5 + 1.5*float64(1-min(i, 1))), Shape: draw.CircleGlyph{}}
 		p.Add(l, pts)
 		p.Legend.Add(s.Name, l, pts)
-		entries++
 	}
 	if len(loads) == 0 {
 		return nil, ErrNoData
@@ -195,7 +193,6 @@ func Attainment(title, loadLabel string, required float64, sides ...AttainmentSi
 		return nil, err
 	}
 	p.Legend.Add(fmt.Sprintf("required attainment %g", required), dashedLegend(stallColor))
-	entries++
 	for i, s := range sides {
 		if s.Capacity == nil || !(*s.Capacity > 0) || math.IsInf(*s.Capacity, 0) {
 			continue
@@ -207,14 +204,19 @@ func Attainment(title, loadLabel string, required float64, sides ...AttainmentSi
 		l.Color, l.Dashes, l.Width = SeriesColor(i), []vg.Length{vg.Points(2), vg.Points(2)}, vg.Points(1+1.5*float64(1-min(i, 1)))
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s capacity ≈ %.3g", s.Name, *s.Capacity), l)
-		entries++
 	}
-	// The legend sits below attainment 0, in a band of its own, so that
-	// it never hides a curve.
-	p.Y.Min, p.Y.Max = -0.08*float64(entries), 1.05
+	// off the frame: the first and last loads, attainment 0 and 1
+	p.Y.Min, p.Y.Max = -0.05, 1.05
+	if _, log := p.X.Scale.(plot.LogScale); log {
+		f := math.Pow(p.X.Max/p.X.Min, scatterPad)
+		p.X.Min, p.X.Max = p.X.Min/f, p.X.Max*f
+	} else {
+		pad := scatterPad * (p.X.Max - p.X.Min)
+		p.X.Min, p.X.Max = p.X.Min-pad, p.X.Max+pad
+	}
 	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"},
 		{Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}}
-	p.Legend.Top, p.Legend.Left = false, true
+	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
 	return p, nil
 }

@@ -71,5 +71,6 @@ func paretoPanel(pp ParetoPanel) (*plot.Plot, error) {
 		points.GlyphStyle = draw.GlyphStyle{Color: candColor, Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
 		p.Add(line, points)
 	}
+	padAxes(p, scatterPad, 0)
 	return p, nil
 }

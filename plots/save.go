@@ -73,7 +73,7 @@ func WritePNG(out io.Writer, f Figure, w, h vg.Length) error {
 		return fmt.Errorf("plots: invalid size %v × %v", w, h) // vgimg panics on these
 	}
 	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(DPI))
-	f.Draw(draw.Crop(draw.New(c), margin, -margin, margin, -margin))
+	legendsOutside(f).Draw(draw.Crop(draw.New(c), margin, -margin, margin, -margin))
 	bw := bufio.NewWriter(out)
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
 	if err := enc.Encode(bw, c.Image()); err != nil {
@@ -111,6 +111,7 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
+	p.X.Tick.Marker, p.Y.Tick.Marker = tidyTicks{}, tidyTicks{}
 	p.Legend.Top = true
 	return p
 }

@@ -14,6 +14,10 @@ import (
 // fixed stride, so the picture is deterministic.
 const maxScatterPoints = 20000
 
+// scatterPad widens the shared axis range on each side, as a share of the
+// values' range.
+const scatterPad = 0.04
+
 // Scatter plots each request's candidate value against its reference value
 // with the y = x line: points above it are requests the candidate made
 // slower (for latencies). Both axes share one range. There is no legend,
@@ -33,6 +37,9 @@ func Scatter(title, label string, ref, cand []float64, refName, candName string)
 	if lo == hi {
 		lo, hi = lo-1, hi+1
 	}
+	// a margin round the points: none sits on the frame, half cut by it
+	pad := scatterPad * (hi - lo)
+	lo, hi = lo-pad, hi+pad
 	title += fmt.Sprintf("\n%d requests; dashed line: y = x (candidate equals reference)", n)
 	p := newPlot(title, fmt.Sprintf("%s (reference): %s", refName, label), fmt.Sprintf("%s (candidate): %s", candName, label))
 	sc, err := plotter.NewScatter(xys)
@@ -49,4 +56,20 @@ func Scatter(title, label string, ref, cand []float64, refName, candName string)
 	p.Add(plotter.NewGrid(), diag, sc)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
 	return p, nil
+}
+
+// padAxes widens a plot's data range by share of it on each side (the x
+// axis by right more on its right, for point labels), so no point sits on
+// the frame. A range of one value is widened by 1 on each side.
+func padAxes(p *plot.Plot, share, right float64) {
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		span := ax.Max - ax.Min
+		if span <= 0 {
+			ax.Min, ax.Max = ax.Min-1, ax.Max+1
+			continue
+		}
+		ax.Min -= share * span
+		ax.Max += share * span
+	}
+	p.X.Max += right * (p.X.Max - p.X.Min)
 }

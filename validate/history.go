@@ -29,6 +29,9 @@ type HistoryEntry struct {
 	Bounds       map[string]float64 `json:"bounds,omitempty"`   // gated "metric.stat" → bound %
 	Verdict      string             `json:"verdict"`            // pass, breach, incomplete, ungated or error
 	Breaches     []string           `json:"breaches,omitempty"`
+	// InSample marks a validation whose simulator was calibrated on a
+	// silicon run it then scored: its errors are a fit, not a prediction.
+	InSample bool `json:"in_sample,omitempty"`
 	// Capacity is a load-sweep validation's SLO capacities (its error %
 	// is also Metrics["capacity"]).
 	Capacity *HistoryCapacity `json:"capacity,omitempty"`
@@ -57,7 +60,7 @@ func (v *validation) historyEntry(start time.Time, res *Outcome, runErr error) H
 			e.Metrics[compare.CapacityField] = *p
 		}
 	}
-	e.Verdict = verdictName(res.list)
+	e.Verdict, e.InSample = verdictName(res.list), res.inSample != ""
 	for _, vd := range res.list {
 		if e.Bounds == nil {
 			e.Bounds = map[string]float64{}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/figures"
 	"github.com/simbench/simbench/plots"
 )
@@ -121,7 +122,7 @@ func WriteHistoryPlots(dir string, entries []HistoryEntry) ([]string, error) {
 	var metrics []string
 	for _, f := range historyFields(entries) {
 		metric, stat, _ := strings.Cut(f, ".")
-		line := plots.HistoryLine{Name: stat}
+		line := plots.HistoryLine{Name: compare.StatLabel(stat)}
 		for i, e := range entries {
 			if v, ok := e.Metrics[f]; ok {
 				line.X, line.Y = append(line.X, float64(i+1)), append(line.Y, v)
@@ -134,7 +135,7 @@ func WriteHistoryPlots(dir string, entries []HistoryEntry) ([]string, error) {
 	}
 	w := &figures.Writer{Dir: dir}
 	for _, m := range metrics {
-		title := fmt.Sprintf("%s: error %% across %d validations", m, len(entries))
+		title := fmt.Sprintf("%s: error %% across %d validations", compare.MetricTitle(m, ""), len(entries))
 		bound := latestBound(entries, m)
 		w.Add("history_"+m+".png", func() (plots.Figure, error) { return plots.ErrorHistory(title, bound, byMetric[m]...) })
 	}

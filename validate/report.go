@@ -40,6 +40,7 @@ type Outcome struct {
 	files    []string
 	plots    int
 	plotsDir string
+	inSample string // why the comparison is in-sample; "" when it is held out
 }
 
 // compareArms compares the silicon runs (reference) with the simulated
@@ -58,6 +59,8 @@ func (v *validation) compareArms() (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	inSample := v.p.inSample()
+	rep.Warnings = markInSample(rep.Warnings, inSample)
 	var plots []string
 	if v.p.Compare.WantPlots() {
 		if plots, err = figures.Compare(filepath.Join(v.out, PlotsDirName), rep); err != nil {
@@ -65,7 +68,8 @@ func (v *validation) compareArms() (*Outcome, error) {
 		}
 	}
 	links := figures.Links(plots, filepath.Join(v.out, CompareMDName))
-	res := &Outcome{report: rep, list: rep.Verdicts, chart: rep.ChartRows(), plots: len(plots), plotsDir: filepath.Join(v.out, PlotsDirName)}
+	res := &Outcome{report: rep, list: rep.Verdicts, chart: rep.ChartRows(), plots: len(plots),
+		plotsDir: filepath.Join(v.out, PlotsDirName), inSample: inSample}
 	if !rep.Paired() {
 		res.pValues = map[string]float64{}
 		for _, c := range res.chart {
@@ -74,8 +78,8 @@ func (v *validation) compareArms() (*Outcome, error) {
 	}
 	files := map[string]func(io.Writer) error{
 		CompareJSONName: func(w io.Writer) error { return compare.WriteJSON(w, rep) },
-		CompareMDName:   func(w io.Writer) error { return compare.WriteMarkdown(w, rep, links) },
-		CompareTextName: func(w io.Writer) error { return compare.WriteText(w, rep) },
+		CompareMDName:   withBanner(inSample, true, func(w io.Writer) error { return compare.WriteMarkdown(w, rep, links) }),
+		CompareTextName: withBanner(inSample, false, func(w io.Writer) error { return compare.WriteText(w, rep) }),
 		JUnitName:       func(w io.Writer) error { return compare.WriteJUnit(w, rep) },
 	}
 	if len(refs) > 1 {
@@ -141,26 +145,15 @@ func (v *validation) writeReports(res *Outcome, writers map[string]func(io.Write
 }
 
 // verdictName is the history's one-word verdict.
-func verdictName(vs []compare.Verdict) string {
-	if len(vs) == 0 {
-		return "ungated"
-	}
-	name := "pass"
-	for _, v := range vs {
-		switch v.Status {
-		case compare.Missing:
-			return "incomplete"
-		case compare.Breach:
-			name = "breach"
-		}
-	}
-	return name
-}
+func verdictName(vs []compare.Verdict) string { return compare.VerdictName(vs) }
 
 // WriteSummary prints the verdicts, the files and the history line.
 func (o *Outcome) WriteSummary(w io.Writer) error {
 	ew := &lineWriter{w: w}
 	ew.printf("verdict: %s (%s)\n", o.Entry.Verdict, verdictCounts(o.list))
+	if o.inSample != "" {
+		ew.printf("  IN-SAMPLE: %s\n", o.inSample)
+	}
 	for _, vd := range o.list {
 		ew.printf("  %-8s %-32s %9s  bound ±%g%%  %s\n", strings.ToUpper(vd.Status), vd.Name(), pctText(vd.ErrorPct), vd.MaxPct, vd.Reason)
 	}

@@ -154,6 +154,8 @@ func (v *validation) compareSweeps() (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	inSample := v.p.inSample()
+	rep.Warnings = markInSample(rep.Warnings, inSample)
 	var plots []string
 	if v.p.Compare.WantPlots() {
 		if plots, err = figures.CompareSweeps(filepath.Join(v.out, PlotsDirName), rep); err != nil {
@@ -161,11 +163,11 @@ func (v *validation) compareSweeps() (*Outcome, error) {
 		}
 	}
 	links := figures.Links(plots, filepath.Join(v.out, CompareMDName))
-	res := &Outcome{sweep: rep, list: rep.Verdicts, plots: len(plots), plotsDir: filepath.Join(v.out, PlotsDirName)}
+	res := &Outcome{sweep: rep, list: rep.Verdicts, plots: len(plots), plotsDir: filepath.Join(v.out, PlotsDirName), inSample: inSample}
 	files := map[string]func(io.Writer) error{
 		CompareJSONName: func(w io.Writer) error { return compare.WriteSweepJSON(w, rep) },
-		CompareMDName:   func(w io.Writer) error { return compare.WriteSweepMarkdown(w, rep, links) },
-		CompareTextName: func(w io.Writer) error { return compare.WriteSweepText(w, rep) },
+		CompareMDName:   withBanner(inSample, true, func(w io.Writer) error { return compare.WriteSweepMarkdown(w, rep, links) }),
+		CompareTextName: withBanner(inSample, false, func(w io.Writer) error { return compare.WriteSweepText(w, rep) }),
 		JUnitName:       func(w io.Writer) error { return compare.WriteSweepJUnit(w, rep) },
 	}
 	return res, v.writeReports(res, files)

@@ -18,12 +18,54 @@ func TestWorkloadResolvesTrace(t *testing.T) {
 	assert.Equal(t, "t.jsonl", *p.Workload.Trace, "the pipeline keeps the path as written")
 }
 
+// TestValidateExamplePipelinesLoad: the example pipelines load; the
+// documented example holds the scored run out of its calibration, the
+// Ollama ones calibrate on their own silicon and say they are in-sample.
 func TestValidateExamplePipelinesLoad(t *testing.T) {
-	for _, f := range []string{"pipeline-example.yaml", "pipeline-ollama.yaml", "pipeline-ollama-sweep.yaml"} {
+	for f, tt := range map[string]struct {
+		from     string
+		inSample string
+	}{
+		"pipeline-example.yaml":      {CalibrateFromLive, ""},
+		"pipeline-ollama.yaml":       {CalibrateFromSilicon, "calibrated on the scored silicon run"},
+		"pipeline-ollama-sweep.yaml": {CalibrateFromSilicon, "lowest load (concurrency 1)"},
+	} {
 		p, err := Load(filepath.Join("..", "testdata", "validate", f))
 		require.NoError(t, err, f)
 		assert.FileExists(t, p.Resolve(p.Sim.Config), f)
-		assert.Equal(t, CalibrateFromSilicon, p.Sim.CalibrateFrom)
+		assert.Equal(t, tt.from, p.Sim.CalibrateFrom, f)
+		if tt.inSample == "" {
+			assert.Empty(t, p.inSample(), f)
+		} else {
+			assert.Contains(t, p.inSample(), tt.inSample, f)
+		}
+	}
+}
+
+// TestInSample: only a calibration on a silicon run the comparison scores
+// is in-sample.
+func TestInSample(t *testing.T) {
+	for name, tt := range map[string]struct {
+		yaml string
+		want string
+	}{
+		"no calibration":      {"sim: {config: s.yaml}\n", ""},
+		"silicon, one round":  {"sim: {calibrate: true}\n", "calibrated on the scored silicon run"},
+		"silicon, repeat 4":   {"sim: {calibrate: true}\nrepeat: 4\n", ""},
+		"live plan":           {"sim: {calibrate: true, calibrate_from: live}\n", ""},
+		"another run":         {"sim: {calibrate: true, calibrate_from: runs/c1}\n", ""},
+		"sweep's lowest load": {"sim: {calibrate: true}\nsweep: {concurrency: \"2,4\"}\n", "lowest load (concurrency 2)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := parsePipeline([]byte("target: {url: http://h, model: m}\nworkload: {request_count: 8}\n" + tt.yaml))
+			require.NoError(t, err)
+			require.NoError(t, p.check())
+			if tt.want == "" {
+				assert.Empty(t, p.inSample())
+				return
+			}
+			assert.Contains(t, p.inSample(), tt.want)
+		})
 	}
 }
 

@@ -11,6 +11,7 @@ func commands() []*cli.Command {
 		tinyModelCommand(),
 		compareCommand(),
 		plotCommand(),
+		reportCommand(),
 		simCommand(),
 		runCommand(),
 		mergeCommand(),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/figures"
+	"github.com/simbench/simbench/htmlreport"
 	"github.com/simbench/simbench/results"
 )
 
@@ -32,6 +33,7 @@ func compareCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "fail-above", Usage: "metric.stat=PCT% bound on |error %|; repeatable or comma-separated"},
 			&cli.BoolFlag{Name: "gate", Usage: "enable the default bounds (explicit --fail-above values override them) and fail when the workloads differ"},
 			&cli.StringFlag{Name: "plots", Usage: "write PNG plots (CDFs, error bars, scatter, timelines, throughput, TTFT breakdown) into DIR"},
+			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML `FILE` (tables, verdicts, the plots embedded)"},
 			&cli.StringFlag{Name: "records-a", Usage: "per-request JSONL for the first run (e.g. DynoSim's --per-request-jsonl)"},
 			&cli.StringFlag{Name: "records-b", Usage: "per-request JSONL for the second run"},
 			&cli.Float64Flag{Name: "alpha", Value: compare.DefaultAlpha, Usage: "several runs per side: Mann–Whitney significance level; p > alpha is within noise (~)"},
@@ -71,8 +73,10 @@ func compareAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := refuseInputAsOutput("-o", c.String("output"), compareInputs(c)); err != nil {
-		return err
+	for _, flag := range []string{"output", "html"} {
+		if err := refuseInputAsOutput("--"+flag, c.String(flag), compareInputs(c)); err != nil {
+			return err
+		}
 	}
 	softMemoryLimit()
 	if a, b := compare.IsSweep(c.Args().Get(0)), compare.IsSweep(c.Args().Get(1)); a || b {
@@ -94,15 +98,19 @@ func compareAction(c *cli.Context) error {
 
 // writeReport draws --plots, renders the report in --format, returns its verdict.
 func writeReport(c *cli.Context, rep *compare.Report) error {
-	var links []string
+	var plots []string
 	if dir := c.String("plots"); dir != "" {
 		var err error
-		if links, err = figures.Compare(dir, rep); err != nil {
+		if plots, err = figures.Compare(dir, rep); err != nil {
 			return err
 		}
 	}
+	if err := writeHTML(c.String("html"), plots, func(dir string) ([]string, error) { return figures.Compare(dir, rep) },
+		func(figs []htmlreport.Figure) htmlreport.Section { return htmlreport.Comparison(rep, figs) }); err != nil {
+		return err
+	}
 	render := compareFormats[c.String("format")]
-	links = figures.Links(links, c.String("output"))
+	links := figures.Links(plots, c.String("output"))
 	if err := writeOutput(c, func(w io.Writer) error { return render(w, rep, links) }); err != nil {
 		return err
 	}
@@ -113,13 +121,19 @@ func writeReport(c *cli.Context, rep *compare.Report) error {
 }
 
 func compareOptions(c *cli.Context) (compare.Options, error) {
-	var opts compare.Options
 	if compareFormats[c.String("format")] == nil {
-		return opts, usagef("--format must be text, markdown, json or junit, got %q", c.String("format"))
+		return compare.Options{}, usagef("--format must be text, markdown, json or junit, got %q", c.String("format"))
 	}
 	if r := c.String("reference"); r != "a" && r != "b" {
-		return opts, usagef("--reference must be a or b, got %q", r)
+		return compare.Options{}, usagef("--reference must be a or b, got %q", r)
 	}
+	return judgeOptions(c)
+}
+
+// judgeOptions are the comparison's bounds, stall rule and significance
+// level (compare's and report's flags).
+func judgeOptions(c *cli.Context) (compare.Options, error) {
+	var opts compare.Options
 	if a := c.Float64("alpha"); !(a > 0 && a < 1) {
 		return opts, usagef("--alpha must be in (0, 1), got %g", a)
 	}
@@ -151,13 +165,17 @@ func compareSweeps(c *cli.Context, both bool, opts compare.Options) error {
 	if err != nil {
 		return err
 	}
-	var links []string
+	var plots []string
 	if dir := c.String("plots"); dir != "" {
-		if links, err = figures.CompareSweeps(dir, rep); err != nil {
+		if plots, err = figures.CompareSweeps(dir, rep); err != nil {
 			return err
 		}
 	}
-	links = figures.Links(links, c.String("output"))
+	if err := writeHTML(c.String("html"), plots, func(dir string) ([]string, error) { return figures.CompareSweeps(dir, rep) },
+		func(figs []htmlreport.Figure) htmlreport.Section { return htmlreport.SweepComparison(rep, figs) }); err != nil {
+		return err
+	}
+	links := figures.Links(plots, c.String("output"))
 	if err := writeOutput(c, func(w io.Writer) error { return compare.WriteSweep(w, c.String("format"), rep, links) }); err != nil {
 		return err
 	}

@@ -13,9 +13,9 @@ import (
 func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "plot",
-		Usage:       "draw PNG plots of one run: latency CDFs, token-gap timeline with stalls, throughput over time",
-		ArgsUsage:   "RUN",
-		UsageText:   "simbench plot RUN -o DIR [--stall-k 5] [--stall-floor-ms 50]",
+		Usage:       "draw PNG plots of one run (latency CDFs, token-gap timeline with stalls, throughput over time) or of a load sweep",
+		ArgsUsage:   "RUN|SWEEP_DIR",
+		UsageText:   "simbench plot RUN -o DIR [--stall-k 5] [--stall-floor-ms 50]\nsimbench plot SWEEP_DIR -o DIR   (a load sweep: throughput vs latency, SLO attainment vs load)",
 		Description: help("plot"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o", "output"}, Usage: "directory to write the PNGs into (aiperf plot's --output)", Required: true},
@@ -43,11 +43,14 @@ func stallOptions(c *cli.Context) (compare.StallOptions, error) {
 
 func plotAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usagef("plot takes one RUN, got %d arguments", c.NArg())
+		return usagef("plot takes one RUN or load-sweep directory, got %d arguments", c.NArg())
 	}
 	opts, err := stallOptions(c)
 	if err != nil {
 		return err
+	}
+	if arg := c.Args().First(); compare.IsSweep(arg) {
+		return plotSweep(c, arg)
 	}
 	softMemoryLimit()
 	in, err := openInput(c.Args().First(), c.String("records"))
@@ -66,6 +69,23 @@ func plotAction(c *cli.Context) error {
 		for _, p := range paths {
 			fmt.Fprintln(c.App.Writer, "wrote", p)
 		}
+	}
+	return err
+}
+
+// plotSweep draws a load-sweep directory: throughput against latency,
+// attainment against the load.
+func plotSweep(c *cli.Context, dir string) error {
+	if c.IsSet("records") {
+		return usagef("--records applies to a run, not to a load sweep")
+	}
+	side, err := compare.OpenSweep(dir)
+	if err != nil {
+		return err
+	}
+	paths, err := figures.Sweep(c.String("output-dir"), side)
+	for _, p := range paths {
+		fmt.Fprintln(c.App.Writer, "wrote", p)
 	}
 	return err
 }

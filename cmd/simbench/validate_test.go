@@ -283,6 +283,49 @@ func TestValidateCalibratesOnItsSiliconRun(t *testing.T) {
 	assert.Equal(t, "ungated", readHistoryT(t, filepath.Join(out, "history.jsonl"))[0].Verdict)
 }
 
+// TestValidateMarksInSample: a pipeline calibrated on the silicon run it
+// scores (calibrate_from: silicon, one round) is marked in-sample in the
+// summary, compare.txt, compare.md, compare.json and the history; with
+// repeat > 1 the warm-up round calibrates and nothing is marked.
+func TestValidateMarksInSample(t *testing.T) {
+	for name, tt := range map[string]struct {
+		repeat   int
+		inSample bool
+	}{
+		"one round: the calibration run is scored": {1, true},
+		"warm-up round calibrates, held out":       {2, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts, _ := validateServer(t, http.StatusOK)
+			out := filepath.Join(t.TempDir(), "artifacts")
+			p := writePipeline(t, ts.URL, fmt.Sprintf("  calibrate: true\n  max_evals: 12\ncompare:\n  plots: false\nrepeat: %d\n", tt.repeat))
+			code, stdout, stderr := validateCLI("--config", p, "-o", out)
+			require.Equal(t, 0, code, stderr)
+			marks := map[string]string{
+				"summary":                stdout,
+				validate.CompareTextName: string(runReadFile(t, filepath.Join(out, validate.CompareTextName))),
+				validate.CompareMDName:   string(runReadFile(t, filepath.Join(out, validate.CompareMDName))),
+			}
+			var cmp struct{ Warnings []string }
+			require.NoError(t, json.Unmarshal(runReadFile(t, filepath.Join(out, validate.CompareJSONName)), &cmp))
+			marks[validate.CompareJSONName] = strings.Join(cmp.Warnings, "\n")
+			for where, text := range marks {
+				if !tt.inSample {
+					assert.NotContains(t, strings.ToLower(text), "in-sample", where)
+					continue
+				}
+				assert.Contains(t, strings.ToLower(text), "in-sample", where)
+				assert.Contains(t, text, "calibrated on the scored silicon run", where)
+			}
+			if tt.inSample {
+				assert.True(t, strings.HasPrefix(marks[validate.CompareMDName], "> **In-sample:**"), "on top of the markdown")
+				assert.True(t, strings.HasPrefix(marks[validate.CompareTextName], "IN-SAMPLE: "), "on top of the text")
+			}
+			assert.Equal(t, tt.inSample, readHistoryT(t, filepath.Join(out, "history.jsonl"))[0].InSample)
+		})
+	}
+}
+
 func TestValidateHealthCheckFailure(t *testing.T) {
 	ts, srv := validateServer(t, http.StatusServiceUnavailable)
 	out := filepath.Join(t.TempDir(), "artifacts")
