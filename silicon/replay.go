@@ -57,11 +57,19 @@ const warmupArrivalsS = 30
 // maxRequests > 0 below the stage's request count gives a shorter replay
 // of the steady state: the first cycle of unique prompts (cold prefix
 // cache) and warmupArrivalsS seconds of arrivals are sent as warmup, then
-// maxRequests measured ones. The full replay measures every request, the
-// cold first cycle included, as the real run did.
+// maxRequests measured ones. The full replay measures every request, as
+// the real run did: the cold first cycle of the first stage included; a
+// later stage is preceded by one unmeasured cycle of its prompts, the
+// prefix cache its server kept from the stage before.
 func (s *Stage) Replay(maxRequests int) (*traces.Workload, error) {
 	w := s.Workload
 	measured, warm := w.Requests, 0
+	if s.Stage > 0 {
+		// The stages of a deployment ran one after another on one server
+		// (inference-perf's load stages): a later stage starts on the
+		// prefix cache the earlier one filled, not cold.
+		warm = w.UniquePrompts
+	}
 	if maxRequests > 0 && maxRequests < w.Requests {
 		measured = maxRequests
 		warm = min(w.Requests-maxRequests, w.UniquePrompts+int(math.Ceil(w.Rate*warmupArrivalsS)))

@@ -213,3 +213,36 @@ func TestWriteHeldOut(t *testing.T) {
 	WriteCaseMarkdown(&doc, c, got)
 	require.NoError(t, os.WriteFile("../docs/heldout.md", doc.Bytes(), 0o644))
 }
+
+// TestLaterStageStartsWarm: a deployment's stages ran one after another
+// on one server, so a later stage's whole replay sends one unmeasured
+// cycle of its prompts first (the prefix cache the stage before left);
+// the first stage starts cold and measures every request.
+func TestLaterStageStartsWarm(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		warm bool
+	}{
+		{"tv-60-llama-3-1-70b-tp4-general-lite-4-1-s0.json", false},
+		{"tv-60-llama-3-1-70b-tp4-general-lite-4-1-s1.json", true},
+	} {
+		stages, err := Load(filepath.Join(corpus, "runs", tc.file))
+		require.NoError(t, err)
+		s := stages[0]
+		wl, err := s.Replay(0)
+		require.NoError(t, err)
+		warm := 0
+		for _, r := range wl.Requests {
+			if r.Warmup {
+				warm++
+			}
+		}
+		want := 0
+		if tc.warm {
+			want = s.Workload.UniquePrompts
+			assert.True(t, wl.Requests[want-1].Warmup && !wl.Requests[want].Warmup, "the warm cycle comes first")
+		}
+		assert.Equal(t, want, warm, tc.file)
+		assert.Len(t, wl.Requests, s.Workload.Requests+want, tc.file)
+	}
+}
