@@ -90,15 +90,23 @@ func (s *Stage) Simulate(ctx context.Context, cfg sim.Config, maxRequests int) (
 		return Figures{}, err
 	}
 	agg := results.NewAggregator(nil)
+	var ends []int64
 	sink := func(r *results.Record) error {
 		m := results.ComputeMetrics(r)
 		agg.Add(&m)
+		if m.Meta.BenchmarkPhase != "warmup" && m.Error == nil {
+			ends = append(ends, m.Meta.RequestEndNs)
+		}
 		return nil
 	}
 	if _, err := sim.Run(ctx, cfg, wl, sink); err != nil {
 		return Figures{}, fmt.Errorf("%s: %w", s.ID, err)
 	}
-	return figuresOf(agg.Profile(), s.Workload.OSL), nil
+	f := figuresOf(agg.Profile(), s.Workload.OSL)
+	if r, ok := results.CompletionRate(ends); ok {
+		f.CompletionRate = &r
+	}
+	return f, nil
 }
 
 // figuresOf reads a profile as the corpus publishes: TTFT and E2E mean and
