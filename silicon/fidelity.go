@@ -2,6 +2,7 @@ package silicon
 
 import (
 	"context"
+	"math"
 	"slices"
 
 	"github.com/simbench/simbench/sim"
@@ -95,9 +96,8 @@ func NewReport(stages []*Stage, preds []Prediction, cals []Calibration, maxReque
 		r.Predictions = append(r.Predictions, summarize(stages, p))
 	}
 	if i := slices.IndexFunc(preds, func(p Prediction) bool { return p.Key == calibratedKey }); i >= 0 {
-		sub, subPreds := predictedBy(stages, preds, i)
-		for _, p := range subPreds {
-			if len(sub) > 0 {
+		if sub, subPreds := predictedBy(stages, preds, i); len(sub) > 0 {
+			for _, p := range subPreds {
 				r.Calibrated = append(r.Calibrated, summarize(sub, p))
 			}
 		}
@@ -107,7 +107,7 @@ func NewReport(stages []*Stage, preds []Prediction, cals []Calibration, maxReque
 		for _, met := range ReportMetrics {
 			mr := MetricRow{Metric: met.Key(), Measured: met.Get(s.Actual)}
 			for _, p := range preds {
-				v := Value{Prediction: p.Key, Value: met.Get(p.Figures[i])}
+				v := Value{Prediction: p.Key, Value: finite(met.Get(p.Figures[i]))}
 				if e, ok := errPct(v.Value, mr.Measured); ok {
 					v.ErrorPct = &e
 				}
@@ -150,4 +150,13 @@ func predictedBy(stages []*Stage, preds []Prediction, k int) ([]*Stage, []Predic
 		}
 	}
 	return sub, out
+}
+
+// finite is v, or nil when v is NaN or infinite: a report holds no
+// non-finite number.
+func finite(v *float64) *float64 {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return nil
+	}
+	return v
 }

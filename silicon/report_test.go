@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,12 +139,15 @@ func TestReportMissingIsAbsent(t *testing.T) {
 	stages := sweepStages()
 	stages[2].Actual.ITLMean = nil
 	apriori := Prediction{Key: "a_priori", Name: "a priori", Figures: []Figures{
-		{TTFTMean: fp(55), ITLMean: fp(11)}, {TTFTMean: fp(40), ITLMean: fp(9)}, {TTFTMean: fp(60), ITLMean: fp(12)}}}
+		{TTFTMean: fp(55), ITLMean: fp(11), E2EMean: fp(math.NaN())}, {TTFTMean: fp(40), ITLMean: fp(9), E2EP99: fp(math.Inf(1))},
+		{TTFTMean: fp(60), ITLMean: fp(12)}}}
 	cal := Prediction{Key: calibratedKey, Name: CalibratedName, Figures: []Figures{{}, {TTFTMean: fp(51), ITLMean: fp(10.2)}, {}}}
 	r := NewReport(stages, []Prediction{apriori, cal}, nil, 40)
 	var buf bytes.Buffer
 	require.NoError(t, r.WriteJSON(&buf))
 	assert.NotContains(t, buf.String(), "NaN")
+	assert.Nil(t, r.StageErrors[0].Metrics[4].Predicted[0].Value, "a NaN is no value")
+	assert.Nil(t, r.StageErrors[1].Metrics[6].Predicted[0].Value, "nor is an infinity")
 	var back Report
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &back))
 	itl := back.StageErrors[2].Metrics[3]

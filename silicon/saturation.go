@@ -68,7 +68,7 @@ func stageThroughput(s *Stage, preds []Prediction, i int) StageThroughput {
 		st.RealHeld = false
 	}
 	for _, p := range preds {
-		t := Throughput{Prediction: p.Key, Value: p.Figures[i].CompletionRate}
+		t := Throughput{Prediction: p.Key, Value: finite(p.Figures[i].CompletionRate)}
 		if t.Value != nil {
 			if e, ok := errPct(t.Value, st.Measured); ok {
 				t.ErrorPct = &e
