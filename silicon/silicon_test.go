@@ -153,7 +153,9 @@ func TestWritePriors(t *testing.T) {
 	doc.WriteString("Corpus: `testdata/silicon` (vLLM v0.15.1 on H100, measured by others; provenance in each file). ")
 	doc.WriteString("Every stage is replayed whole; the priors were fitted on replays of 300 measured requests per stage. ")
 	doc.WriteString("The leave-one-deployment-out row predicts each deployment with the prior fitted on every other deployment: ")
-	doc.WriteString("it is the a-priori error; the in-sample row is not a prediction.\n\n")
+	doc.WriteString("it is the a-priori error; the in-sample row is not a prediction. The calibrated row is `simbench calibrate --real`'s fit ")
+	doc.WriteString("on each deployment's lightest stage (starting from the leave-one-deployment-out prior), predicting the deployment's heavier stages. ")
+	doc.WriteString("`simbench fidelity testdata/silicon` prints the same tables for the shipped priors.\n\n")
 	require.NoError(t, NewReport(stages, append(preds, cal), cals, 0).WriteMarkdown(&doc))
 	require.NoError(t, os.WriteFile("../docs/fidelity.md", doc.Bytes(), 0o644))
 }
