@@ -38,13 +38,13 @@ const (
 
 // Calibrated is the prediction calibrated on each deployment's lightest
 // stage: for every deployment with two or more stages, calibrate.Fit on
-// that stage's aggregates (as `simbench calibrate --real` would fit it,
-// with base, the stage's hardware and engine, and the a-priori prior(stage)
-// as the starting point), then the fitted configuration replays its
-// heavier stages. The lightest stage itself, and every stage of a
+// that stage's aggregates (as `simbench calibrate --real` would fit it on
+// base with the stage's hardware and engine: calibrate replaces the timing
+// and the request overhead with its own fit, from its own physics priors,
+// so no prior of the corpus enters), then the fitted configuration replays
+// its heavier stages. The lightest stage itself, and every stage of a
 // one-stage deployment, have no calibrated figures (zero Figures).
-func Calibrated(ctx context.Context, stages []*Stage, base sim.Config, prior func(*Stage) sim.GPUPrior,
-	opt Options) (Prediction, []Calibration, error) {
+func Calibrated(ctx context.Context, stages []*Stage, base sim.Config, opt Options) (Prediction, []Calibration, error) {
 	pred := Prediction{Name: CalibratedName, Key: calibratedKey, Figures: make([]Figures, len(stages))}
 	var cals []Calibration
 	for _, d := range Deployments(stages) {
@@ -54,7 +54,7 @@ func Calibrated(ctx context.Context, stages []*Stage, base sim.Config, prior fun
 			continue
 		}
 		light := idx[0]
-		res, err := calibrateOn(ctx, stages[light], base, prior, opt)
+		res, err := calibrateOn(ctx, stages[light], base, opt)
 		if err != nil {
 			return Prediction{}, nil, err
 		}
@@ -88,8 +88,8 @@ func stagesOf(stages []*Stage, d string) []int {
 }
 
 // calibrateOn fits the simulator on stage s's aggregates.
-func calibrateOn(ctx context.Context, s *Stage, base sim.Config, prior func(*Stage) sim.GPUPrior, opt Options) (*calibrate.Result, error) {
-	cfg, err := s.configWith(base, prior)
+func calibrateOn(ctx context.Context, s *Stage, base sim.Config, opt Options) (*calibrate.Result, error) {
+	cfg, err := s.Config(base)
 	if err != nil {
 		return nil, err
 	}

@@ -75,13 +75,13 @@ type Options struct {
 
 // Run predicts stages every way the report shows: the default prior a
 // priori (leave-one-deployment-out) and in-sample, and calibrated on each
-// deployment's lightest stage (from the a-priori prior).
+// deployment's lightest stage.
 func Run(ctx context.Context, stages []*Stage, opt Options) (*Report, error) {
 	preds, err := Predictions(ctx, stages, opt.MaxRequests)
 	if err != nil {
 		return nil, err
 	}
-	cal, cals, err := Calibrated(ctx, stages, sim.DefaultConfig(), aPriori, opt)
+	cal, cals, err := Calibrated(ctx, stages, sim.DefaultConfig(), opt)
 	if err != nil {
 		return nil, err
 	}
