@@ -112,6 +112,7 @@ func TestSweepsSaturation(t *testing.T) {
 	}{
 		{"held by both", 19.7, false, false, false},
 		{"the simulator saturates where the real server held", 15, false, true, true},
+		{"6 % short of the rate is saturated", 18.8, false, true, true},
 		{"both saturate", 15, true, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -218,6 +218,10 @@ func (r *Report) sweepTable() table {
 		notes: []string{fmt.Sprintf("Measured: the published request throughput. Simulated: the steady completion rate of the measured requests. "+
 			"SATURATES: the simulator completes under %.0f %% of the offered rate where the real server held it.", 100*holdFraction), r.keyNote()},
 		header: r.predictionHeader("stage", "offered", "measured")}
+	if r.MaxRequests > 0 {
+		t.notes = append(t.notes, "A capped replay's measured requests start on an idle server (its warmup drains first, as AIPerf's): "+
+			"their throughput is a transient's, not the steady state's. Replay every request (--max-requests 0) to judge saturation.")
+	}
 	for _, sw := range r.Sweeps {
 		for _, st := range sw.Stages {
 			row := []string{st.Stage, fmt.Sprintf("%.2f", st.Rate), ratePtr(st.Measured)}
