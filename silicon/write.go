@@ -57,7 +57,7 @@ func (r *Report) medianTable() table {
 	t := table{title: fmt.Sprintf("Median absolute error over %d stages of %d deployments", r.Stages, r.Deployments),
 		header: []string{"prediction", "stages"}}
 	if r.MaxRequests > 0 {
-		t.notes = append(t.notes, fmt.Sprintf("Every stage replayed with %d measured requests after a warmup (a steady-state replay).", r.MaxRequests))
+		t.notes = append(t.notes, fmt.Sprintf("Every stage replayed with %d measured requests, sent after a warmup that warms the prefix cache and drains first.", r.MaxRequests))
 	}
 	for _, m := range ReportMetrics {
 		t.header = append(t.header, m.Name)

@@ -19,7 +19,7 @@ func fidelityCommand() *cli.Command {
 		UsageText:   "simbench fidelity testdata/silicon [--max-requests N] [--format text|markdown|json] [--json FILE] [--png FILE]",
 		Description: help("fidelity"),
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "max-requests", Usage: "measured requests per stage (a steady-state replay after a warmup); 0 = every request, as the real run"},
+			&cli.IntFlag{Name: "max-requests", Usage: "measured requests per stage, sent after a warmup that warms the prefix cache and drains first; 0 = every request, as the real run"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "markdown", Usage: "report on stdout: text, markdown or json"},
 			&cli.StringFlag{Name: "json", Usage: "also write the report as JSON to `FILE`"},
 			&cli.StringFlag{Name: "png", Usage: "draw predicted against measured (log-log, y = x) to `FILE`"},
