@@ -81,7 +81,9 @@ func (r *Report) calibratedTable() table {
 	for _, m := range ReportMetrics {
 		t.header = append(t.header, m.Name)
 	}
-	t.header = append(t.header, Families()...)
+	for _, f := range Families() {
+		t.header = append(t.header, f+" pooled")
+	}
 	for _, p := range r.Calibrated {
 		row := []string{p.Name}
 		for _, m := range append(slices.Clone(p.Metrics), p.Families...) {
