@@ -60,16 +60,22 @@ func FoldPrior(folds []sim.GPUFold, d string) (sim.GPUPrior, bool) {
 	return sim.GPUPrior{}, false
 }
 
+// configWith is the stage's configuration over base with the prior
+// prior(s) applied, or base's own timing when prior is nil.
+func (s *Stage) configWith(base sim.Config, prior func(*Stage) sim.GPUPrior) (sim.Config, error) {
+	cfg := base
+	if prior != nil {
+		prior(s).Apply(&cfg)
+	}
+	return s.Config(cfg)
+}
+
 // Predict simulates every stage with the prior prior(stage) over base, or
 // on base's own timing when prior is nil.
 func Predict(ctx context.Context, stages []*Stage, base sim.Config, prior func(*Stage) sim.GPUPrior, maxRequests int) ([]Figures, error) {
 	out := make([]Figures, len(stages))
 	for i, s := range stages {
-		cfg := base
-		if prior != nil {
-			prior(s).Apply(&cfg)
-		}
-		cfg, err := s.Config(cfg)
+		cfg, err := s.configWith(base, prior)
 		if err != nil {
 			return nil, err
 		}
@@ -115,23 +121,31 @@ func round4(v float64) float64 {
 	return math.Round(v*s) / s
 }
 
+// inSampleKey is the key of the prediction by the prior fitted on every
+// corpus deployment: in-sample, not a prediction.
+const inSampleKey = "in_sample"
+
+// aPriori is the shipped prior that predicts stage s a priori: the fold
+// that held its deployment out, or the default prior for a deployment the
+// fit never saw.
+func aPriori(s *Stage) sim.GPUPrior {
+	if p, ok := FoldPrior(sim.GPUPriorFolds(), s.Deployment); ok {
+		return p
+	}
+	return sim.DefaultGPUPrior()
+}
+
 // Predictions are the fidelity table's rows for stages: the shipped
-// priors, each stage predicted by the fold that held its deployment out
-// (the default prior for a deployment the fit never saw: then it is the
-// a-priori prediction), and by the prior fitted on the whole corpus.
+// priors, each stage predicted a priori (aPriori), and by the prior fitted
+// on the whole corpus.
 func Predictions(ctx context.Context, stages []*Stage, maxRequests int) ([]Prediction, error) {
-	folds, all := sim.GPUPriorFolds(), sim.DefaultGPUPrior()
+	all := sim.DefaultGPUPrior()
 	rows := []struct {
-		name  string
-		prior func(*Stage) sim.GPUPrior
+		name, key string
+		prior     func(*Stage) sim.GPUPrior
 	}{
-		{"default prior, leave-one-deployment-out", func(s *Stage) sim.GPUPrior {
-			if p, ok := FoldPrior(folds, s.Deployment); ok {
-				return p
-			}
-			return all
-		}},
-		{"default prior (fitted on every corpus deployment)", func(*Stage) sim.GPUPrior { return all }},
+		{"default prior, leave-one-deployment-out", "a_priori", aPriori},
+		{"default prior (fitted on every corpus deployment)", inSampleKey, func(*Stage) sim.GPUPrior { return all }},
 	}
 	var out []Prediction
 	for _, r := range rows {
@@ -139,7 +153,7 @@ func Predictions(ctx context.Context, stages []*Stage, maxRequests int) ([]Predi
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Prediction{Name: r.name, Figures: figs})
+		out = append(out, Prediction{Name: r.name, Key: r.key, Figures: figs})
 	}
 	return out, nil
 }

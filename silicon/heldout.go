@@ -122,7 +122,7 @@ func (c *Case) Simulate(ctx context.Context, cfg sim.Config, limit int) (ITLFigu
 	if err != nil {
 		return ITLFigures{}, err
 	}
-	p, err := simulateProfile(ctx, cfg, wl)
+	p, _, err := simulateProfile(ctx, cfg, wl, 0)
 	if err != nil {
 		return ITLFigures{}, fmt.Errorf("%s: %w", c.ID, err)
 	}

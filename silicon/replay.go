@@ -1,6 +1,7 @@
 package silicon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -12,8 +13,7 @@ import (
 
 // Config is base with the stage's hardware and engine: its GPU, model,
 // tensor parallelism and dtype, and its vLLM settings. Everything else
-// (timing, frontend, engine.async_scheduling: unset, the engine's default,
-// which v0.15.1 has on) stays base's. Server metrics are off: the corpus
+// (timing, frontend) stays base's. Server metrics are off: the corpus
 // publishes none to compare.
 func (s *Stage) Config(base sim.Config) (sim.Config, error) {
 	c := base
@@ -52,31 +52,28 @@ const warmupArrivalsS = 30
 // the stage's. The unique prompts cycle in order, each one whole a prefix
 // group of its own (its full KV blocks shared by its repeats; the tokens
 // past the last full block unique to each request), as inference-perf's
-// data index cycles them.
+// data index cycles them. Its first LeadIn(maxRequests) requests are sent
+// like the rest but not measured.
 //
-// maxRequests > 0 below the stage's request count gives a shorter replay
-// of the steady state: the first cycle of unique prompts (cold prefix
-// cache) and warmupArrivalsS seconds of arrivals are sent as warmup, then
-// maxRequests measured ones. The full replay measures every request, as
-// the real run did: the cold first cycle of the first stage included; a
-// later stage is preceded by one unmeasured cycle of its prompts, the
-// prefix cache its server kept from the stage before.
+// The full replay (maxRequests 0, or not below the stage's count)
+// measures every request, as the real run did: the first stage's cold
+// first cycle included. A later stage is led in by one cycle of its
+// prompts: the stages of a deployment ran one after another on one server
+// (inference-perf's load stages), so it starts on the prefix cache the
+// stage before left, not cold.
+//
+// maxRequests > 0 below the stage's count gives a shorter replay of the
+// steady state: the first cycle of unique prompts (the cold prefix cache)
+// and warmupArrivalsS seconds of arrivals lead in, then maxRequests
+// measured ones. The lead-in is not AIPerf's warmup phase, which the
+// measured requests would wait out and then start on an idle server: it
+// is the same constant-rate stream, so the measured requests meet the
+// in-flight count of the steady state.
 func (s *Stage) Replay(maxRequests int) (*traces.Workload, error) {
 	w := s.Workload
-	measured, warm := w.Requests, 0
-	if s.Stage > 0 {
-		// The stages of a deployment ran one after another on one server
-		// (inference-perf's load stages): a later stage starts on the
-		// prefix cache the earlier one filled, not cold.
-		warm = w.UniquePrompts
-	}
-	if maxRequests > 0 && maxRequests < w.Requests {
-		measured = maxRequests
-		warm = min(w.Requests-maxRequests, w.UniquePrompts+int(math.Ceil(w.Rate*warmupArrivalsS)))
-	}
 	bs := s.Engine.BlockSize
 	spec := traces.SynthSpec{
-		Mode: traces.ModeConstant, Rate: w.Rate, RequestCount: measured, WarmupCount: warm,
+		Mode: traces.ModeConstant, Rate: w.Rate, RequestCount: s.LeadIn(maxRequests) + min(w.Requests, cmp.Or(maxRequests, w.Requests)),
 		ISL: w.ISL, OSL: w.OSL, BlockSize: bs,
 		NumPrefixGroups: w.UniquePrompts, SharedPrefixTokens: w.ISL / bs * bs,
 	}
@@ -91,6 +88,19 @@ func (s *Stage) Replay(maxRequests int) (*traces.Workload, error) {
 	return wl, nil
 }
 
+// LeadIn is how many requests lead a replay of maxRequests measured ones
+// unmeasured (see Replay).
+func (s *Stage) LeadIn(maxRequests int) int {
+	w := s.Workload
+	if maxRequests > 0 && maxRequests < w.Requests {
+		return min(w.Requests-maxRequests, w.UniquePrompts+int(math.Ceil(w.Rate*warmupArrivalsS)))
+	}
+	if s.Stage > 0 {
+		return w.UniquePrompts
+	}
+	return 0
+}
+
 // Simulate replays the stage on cfg (already the stage's: see Config) and
 // returns the simulated figures, in the terms the stage publishes.
 func (s *Stage) Simulate(ctx context.Context, cfg sim.Config, maxRequests int) (Figures, error) {
@@ -98,25 +108,38 @@ func (s *Stage) Simulate(ctx context.Context, cfg sim.Config, maxRequests int) (
 	if err != nil {
 		return Figures{}, err
 	}
-	p, err := simulateProfile(ctx, cfg, wl)
+	p, ends, err := simulateProfile(ctx, cfg, wl, s.LeadIn(maxRequests))
 	if err != nil {
 		return Figures{}, fmt.Errorf("%s: %w", s.ID, err)
 	}
-	return figuresOf(p, s.Workload.OSL), nil
+	f := figuresOf(p, s.Workload.OSL)
+	if r, ok := results.CompletionRate(ends); ok {
+		f.CompletionRate = &r
+	}
+	return f, nil
 }
 
-// simulateProfile runs wl on cfg and aggregates its records as AIPerf does.
-func simulateProfile(ctx context.Context, cfg sim.Config, wl *traces.Workload) (*results.Profile, error) {
+// simulateProfile runs wl on cfg and aggregates, as AIPerf does, the
+// records of its requests from row skip on (warmup ones aside), with the
+// completion times of those that succeeded.
+func simulateProfile(ctx context.Context, cfg sim.Config, wl *traces.Workload, skip int) (*results.Profile, []int64, error) {
 	agg := results.NewAggregator(nil)
+	var ends []int64
 	sink := func(r *results.Record) error {
+		if r.TraceRow < skip {
+			return nil
+		}
 		m := results.ComputeMetrics(r)
 		agg.Add(&m)
+		if m.Meta.BenchmarkPhase != "warmup" && m.Error == nil {
+			ends = append(ends, m.Meta.RequestEndNs)
+		}
 		return nil
 	}
 	if _, err := sim.Run(ctx, cfg, wl, sink); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return agg.Profile(), nil
+	return agg.Profile(), ends, nil
 }
 
 // figuresOf reads a profile as the corpus publishes: TTFT and E2E mean and

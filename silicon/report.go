@@ -1,8 +1,6 @@
 package silicon
 
 import (
-	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strings"
@@ -16,7 +14,13 @@ type Metric struct {
 	Get  func(Figures) *float64
 }
 
-// ReportMetrics are the figures the fidelity table scores.
+// Key is the metric's name in JSON: "TTFT mean" is ttft_mean.
+func (m Metric) Key() string { return strings.ReplaceAll(strings.ToLower(m.Name), " ", "_") }
+
+// Family is the metric's family: TTFT, ITL or E2E (its name's first word).
+func (m Metric) Family() string { return strings.Fields(m.Name)[0] }
+
+// ReportMetrics are the figures the fidelity table scores (all in ms).
 var ReportMetrics = []Metric{
 	{"TTFT mean", func(f Figures) *float64 { return f.TTFTMean }},
 	{"TTFT p90", func(f Figures) *float64 { return f.TTFTP90 }},
@@ -27,10 +31,23 @@ var ReportMetrics = []Metric{
 	{"E2E p99", func(f Figures) *float64 { return f.E2EP99 }},
 }
 
+// Families are ReportMetrics' families, in order.
+func Families() []string {
+	var out []string
+	for _, m := range ReportMetrics {
+		if !slices.Contains(out, m.Family()) {
+			out = append(out, m.Family())
+		}
+	}
+	return out
+}
+
 // Prediction is one way of predicting every stage: a name and the
-// simulated figures, in the stages' order.
+// simulated figures, in the stages' order. A stage it does not predict has
+// zero Figures.
 type Prediction struct {
 	Name    string
+	Key     string // a short name: the JSON's
 	Figures []Figures
 }
 
@@ -44,71 +61,57 @@ func errPct(got, real *float64) (float64, bool) {
 	return e, !math.IsNaN(e) && !math.IsInf(e, 0)
 }
 
-// MedianAbsErrors is each metric's median absolute error % of p over the
-// stages that publish it.
-func MedianAbsErrors(stages []*Stage, p Prediction) []float64 {
-	out := make([]float64, len(ReportMetrics))
-	for m, met := range ReportMetrics {
-		var abs []float64
+// Median is a median absolute error % over N stages; Value is absent when
+// N is 0.
+type Median struct {
+	Metric string   `json:"metric"`
+	Value  *float64 `json:"median,omitempty"`
+	N      int      `json:"n"`
+}
+
+// absErrors are p's absolute errors % on the metrics mets over the stages
+// that publish them and that p predicts.
+func absErrors(stages []*Stage, p Prediction, mets []Metric) []float64 {
+	var abs []float64
+	for _, met := range mets {
 		for i, s := range stages {
 			if e, ok := errPct(met.Get(p.Figures[i]), met.Get(s.Actual)); ok {
 				abs = append(abs, math.Abs(e))
 			}
 		}
-		out[m] = median(abs)
+	}
+	return abs
+}
+
+// medianOf is the median of v (numpy's, as every other statistic of the
+// project) named name.
+func medianOf(name string, v []float64) Median {
+	m := Median{Metric: name, N: len(v)}
+	if len(v) > 0 {
+		slices.Sort(v)
+		x := results.PercentileSorted(v, 50)
+		m.Value = &x
+	}
+	return m
+}
+
+// MedianAbsErrors is each metric's median absolute error % of p over the
+// stages that publish it.
+func MedianAbsErrors(stages []*Stage, p Prediction) []Median {
+	out := make([]Median, len(ReportMetrics))
+	for m, met := range ReportMetrics {
+		out[m] = medianOf(met.Key(), absErrors(stages, p, []Metric{met}))
 	}
 	return out
 }
 
-// median is numpy's, as every other statistic of the project.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
+// FamilyMedians is each metric family's median absolute error % of p: the
+// errors of its mean and percentiles over every stage, pooled.
+func FamilyMedians(stages []*Stage, p Prediction) []Median {
+	var out []Median
+	for _, fam := range Families() {
+		mets := slices.DeleteFunc(slices.Clone(ReportMetrics), func(m Metric) bool { return m.Family() != fam })
+		out = append(out, medianOf(strings.ToLower(fam), absErrors(stages, p, mets)))
 	}
-	slices.Sort(v)
-	return results.PercentileSorted(v, 50)
-}
-
-// WriteMarkdown writes the fidelity tables: the median absolute error of
-// each prediction per metric, then every stage's signed errors.
-func WriteMarkdown(w io.Writer, stages []*Stage, preds []Prediction) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "## Median absolute error over %d stages of %d deployments\n\n", len(stages), len(Deployments(stages)))
-	header(&b, "prediction")
-	for _, p := range preds {
-		b.WriteString("| " + p.Name)
-		for _, e := range MedianAbsErrors(stages, p) {
-			fmt.Fprintf(&b, " | %.1f %%", e)
-		}
-		b.WriteString(" |\n")
-	}
-	for _, p := range preds {
-		fmt.Fprintf(&b, "\n## %s: signed error per stage, %% ((sim − real)/real)\n\n", p.Name)
-		header(&b, "stage")
-		for i, s := range stages {
-			b.WriteString("| " + s.ID)
-			for _, met := range ReportMetrics {
-				if e, ok := errPct(met.Get(p.Figures[i]), met.Get(s.Actual)); ok {
-					fmt.Fprintf(&b, " | %+.1f", e)
-				} else {
-					b.WriteString(" | –")
-				}
-			}
-			b.WriteString(" |\n")
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func header(b *strings.Builder, first string) {
-	b.WriteString("| " + first)
-	for _, m := range ReportMetrics {
-		b.WriteString(" | " + m.Name)
-	}
-	b.WriteString(" |\n|---")
-	for range ReportMetrics {
-		b.WriteString("|---:")
-	}
-	b.WriteString("|\n")
+	return out
 }

@@ -3,8 +3,11 @@
 // constant request rate, measured by others) with its hardware, engine,
 // workload and measured figures; the simulator configuration and workload
 // that replay it; the GPU timing priors fitted across the corpus with
-// leave-one-deployment-out cross-validation; and the fidelity table that
-// puts the predictions beside the measurements.
+// leave-one-deployment-out cross-validation; the prediction calibrated on
+// each deployment's lightest stage (sim/calibrate, from the stage's
+// aggregates); and the fidelity report that puts the predictions beside
+// the measurements: errors per stage and metric, medians, each load
+// sweep's throughput and saturation, as text, markdown, JSON and a PNG.
 package silicon
 
 import (
@@ -105,6 +108,11 @@ type Figures struct {
 	E2EP99            *float64 `json:"e2e_p99,omitempty"`
 	ITLMean           *float64 `json:"itl_mean,omitempty"`
 	RequestThroughput *float64 `json:"request_throughput,omitempty"`
+	// CompletionRate is a simulation's steady completion rate
+	// (results.CompletionRate of its measured requests), requests/s: what
+	// the simulated server achieved at the stage's rate however short the
+	// replay. The corpus does not publish it.
+	CompletionRate *float64 `json:"-"`
 }
 
 // Flags mark a stage's standing: a saturated server, or a stage that a
