@@ -34,7 +34,7 @@ func inputConfig(dir string, wl *traces.Workload, cfg *loadgen.Config, o Options
 			CustomEndpoint: endpointPath(ep), Streaming: ep.Streaming, URL: ep.URL},
 		Input:    input,
 		Loadgen:  loadgenConfig(o, full),
-		Output:   &results.OutputConfig{ArtifactDirectory: dir},
+		Output:   &results.OutputConfig{ArtifactDirectory: results.PublishedPath(dir)},
 		Simbench: o.Shard.simbenchSection(wl, startLate),
 		Workload: workloadInfo(full),
 	}

@@ -236,7 +236,7 @@ func mergedConfig(shards []*shardDir, records int, out string) *results.InputCon
 	cfg := shards[0].config
 	if cfg.Output != nil {
 		o := *cfg.Output
-		o.ArtifactDirectory = out
+		o.ArtifactDirectory = results.PublishedPath(out)
 		cfg.Output = &o
 	}
 	merged := &results.MergedInfo{Count: len(shards), Records: records, Shards: make([]results.MergedShard, 0, len(shards))}

@@ -49,7 +49,7 @@ var ErrOutputBusy = errors.New("another simbench process is writing it")
 // staging directory. Commit or Abort ends it.
 type OutputDir struct {
 	path     string // the output directory as given
-	abs      string
+	clean    string
 	staging  string
 	lock     *lockFile
 	warnings []string
@@ -66,7 +66,8 @@ func OpenOutputDir(path string) (*OutputDir, error) {
 	if wd, err := os.Getwd(); err == nil && (wd == abs || isWithin(wd, abs)) {
 		return nil, fmt.Errorf("%s: %w: it holds the working directory, which would be replaced", path, ErrNotOutputDir)
 	}
-	parent, name := filepath.Dir(abs), filepath.Base(abs)
+	clean := filepath.Clean(path) // relative stays relative: the paths printed are the ones given
+	parent, name := filepath.Dir(clean), filepath.Base(clean)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, err
 	}
@@ -75,8 +76,8 @@ func OpenOutputDir(path string) (*OutputDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	d := &OutputDir{path: path, abs: abs, lock: lock}
-	if err := checkOutputDir(path, abs); err != nil {
+	d := &OutputDir{path: path, clean: clean, lock: lock}
+	if err := checkOutputDir(path, clean); err != nil {
 		return nil, errors.Join(err, lock.release())
 	}
 	if d.staging, err = os.MkdirTemp(parent, "."+name+stagingInfix+"*"); err != nil {
@@ -120,14 +121,14 @@ func (d *OutputDir) Commit() error {
 func (d *OutputDir) swap() error {
 	old := d.staging + "-old"
 	hadOld := true
-	if err := os.Rename(d.abs, old); errors.Is(err, os.ErrNotExist) {
+	if err := os.Rename(d.clean, old); errors.Is(err, os.ErrNotExist) {
 		hadOld = false
 	} else if err != nil {
 		return fmt.Errorf("%s: moving the previous output aside: %w", d.path, err)
 	}
-	if err := os.Rename(d.staging, d.abs); err != nil {
+	if err := os.Rename(d.staging, d.clean); err != nil {
 		if hadOld {
-			err = errors.Join(err, os.Rename(old, d.abs))
+			err = errors.Join(err, os.Rename(old, d.clean))
 		}
 		return fmt.Errorf("%s: %w (the new files are in %s)", d.path, err, d.staging)
 	}
@@ -210,8 +211,8 @@ func stagingName(base string) (string, bool) {
 
 // checkOutputDir accepts an absent or empty directory and a simbench
 // output.
-func checkOutputDir(path, abs string) error {
-	st, err := os.Stat(abs)
+func checkOutputDir(path, clean string) error {
+	st, err := os.Stat(clean)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
@@ -220,15 +221,16 @@ func checkOutputDir(path, abs string) error {
 	case !st.IsDir():
 		return fmt.Errorf("%s: not a directory", path)
 	}
-	entries, err := os.ReadDir(abs)
+	entries, err := os.ReadDir(clean)
 	if err != nil {
 		return err
 	}
-	if len(entries) == 0 || hasMarker(abs, entries) {
+	if len(entries) == 0 || hasMarker(clean, entries) {
 		return nil
 	}
-	return fmt.Errorf("%s: %w: it holds %s and no %s: write to a new or empty directory",
-		path, ErrNotOutputDir, entries[0].Name(), strings.Join(outputMarkers, ", "))
+	n := len(outputMarkers)
+	return fmt.Errorf("%s: %w: it holds %s and no %s or %s: write to a new or empty directory",
+		path, ErrNotOutputDir, entries[0].Name(), strings.Join(outputMarkers[:n-1], ", "), outputMarkers[n-1])
 }
 
 // hasMarker reports whether the directory dir (its entries) or one of its

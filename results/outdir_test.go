@@ -89,6 +89,11 @@ func TestOutputDirRefusesForeignDirectory(t *testing.T) {
 	_, err = OpenOutputDir(file)
 	assert.ErrorContains(t, err, file+": not a directory")
 
+	t.Chdir(out)
+	_, err = OpenOutputDir(".")
+	require.ErrorIs(t, err, ErrNotOutputDir, "the working directory is never replaced")
+	assert.ErrorContains(t, err, "it holds the working directory")
+
 	empty := t.TempDir()
 	require.NoError(t, WriteOutput(empty, nil, DropPartial, func(dir string) error {
 		writeFiles(t, dir, RecordsName)

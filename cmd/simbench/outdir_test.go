@@ -1,0 +1,99 @@
+package main
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simbench/simbench/loadgen/openaitest"
+	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
+	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/traces"
+)
+
+// dirNames lists dir's entries.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestReusedOutputDirIsReplaced: `sim -o D` then `run -o D` kept the sim's
+// server_metrics_export.*, ttft_breakdown.json and sim_summary.json, and
+// compare D read "candidate: dynamo, 50 requests" for a 6-request run;
+// `sim --repeat 4 -o X` then `--repeat 2 -o X` kept run_0003/run_0004.
+func TestReusedOutputDirIsReplaced(t *testing.T) {
+	ts := httptest.NewServer(&openaitest.Server{ITL: time.Millisecond})
+	defer ts.Close()
+	root := t.TempDir()
+	d := filepath.Join(root, "d")
+	code, _, errOut := runSim(t, "--trace", simSlice, "--limit", "50", "--quiet", "-o", d)
+	require.Equal(t, 0, code, errOut)
+	require.FileExists(t, filepath.Join(d, servermetrics.TTFTBreakdownName))
+	code, _, errOut = runCmdLine("run", "--url", ts.URL, "-m", "M", "--concurrency", "2", "--request-count", "6",
+		"--isl", "10", "--osl", "4", "--quiet", "-o", d)
+	require.Equal(t, 0, code, errOut)
+	assert.ElementsMatch(t, []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName, traces.WorkloadFile},
+		dirNames(t, d), "nothing of the simulated run stays")
+	assert.NotContains(t, dirNames(t, d), sim.SummaryName)
+	run, err := results.LoadRun(d)
+	require.NoError(t, err)
+	n, _ := run.Profile.Value(results.TagRequestCount, "avg")
+	assert.EqualValues(t, 6, n)
+	requireOnlyEntry(t, d)
+
+	x := filepath.Join(root, "x")
+	for _, repeat := range []string{"4", "2"} {
+		code, _, errOut = runSim(t, "--trace", simSlice, "--limit", "5", "--repeat", repeat, "--quiet", "-o", x)
+		require.Equal(t, 0, code, errOut)
+	}
+	assert.Equal(t, []string{"run_0001", "run_0002"}, dirNames(t, x), "a --repeat 2 after a --repeat 4 leaves 2 runs")
+}
+
+// TestOutputDirNotARun: a -o holding other files was written into; now it
+// is a usage error naming the directory and a file in it, and nothing in
+// it changes.
+func TestOutputDirNotARun(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
+	code, _, errOut := runSim(t, "--trace", simSlice, "--limit", "5", "--quiet", "-o", dir)
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, dir+": not empty and not a simbench output: it holds notes.txt and no profile_export_aiperf.json")
+	assert.Equal(t, []string{"notes.txt"}, dirNames(t, dir))
+}
+
+// TestConcurrentWritersRefused: two runs writing one -o at once tore each
+// other's JSONL lines and both exited 0. The second is refused at start.
+func TestConcurrentWritersRefused(t *testing.T) {
+	ts := httptest.NewServer(&openaitest.Server{TTFT: 100 * time.Millisecond, ITL: 20 * time.Millisecond, Tokens: 20})
+	defer ts.Close()
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	args := []string{"run", "--url", ts.URL, "-m", "M", "--concurrency", "2", "--request-count", "20", "--isl", "10", "--osl", "20",
+		"--quiet", "-o", out}
+	first := startCLI(t, nil, args...)
+	lock := filepath.Join(root, ".out.simbench.lock")
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(lock)
+		return err == nil && len(b) > 0
+	}, 30*time.Second, time.Millisecond, "the first run holds the lock")
+	code, _, errOut := runCmdLine(args...)
+	assert.Equal(t, exitFailure, code, errOut)
+	assert.Contains(t, errOut, out+": another simbench process is writing it (pid ")
+	require.NoError(t, first.cmd.Wait(), first.err.String())
+	recs, err := results.LoadJSONL(filepath.Join(out, results.RecordsName))
+	require.NoError(t, err, "the first run's records are whole")
+	assert.Len(t, recs, 20)
+	requireOnlyEntry(t, out)
+}
