@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -96,4 +97,29 @@ func TestConcurrentWritersRefused(t *testing.T) {
 	require.NoError(t, err, "the first run's records are whole")
 	assert.Len(t, recs, 20)
 	requireOnlyEntry(t, out)
+}
+
+// TestValidateArmsReplaced: a validation into an OUTPUT an earlier one
+// wrote kept the earlier arms' files beside the new runs (another arm's
+// run_NNNN, a simulated run's summary in the silicon arm); each arm is
+// now written whole, and OUTPUT's history still grows.
+func TestValidateArmsReplaced(t *testing.T) {
+	ts, _ := validateServer(t, http.StatusOK)
+	out := filepath.Join(t.TempDir(), "artifacts")
+	stale := []string{filepath.Join(out, "real", sim.SummaryName), filepath.Join(out, "sim", "run_0003", results.ProfileJSONName)}
+	for _, f := range append(stale, filepath.Join(out, "real", results.ProfileJSONName)) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
+		require.NoError(t, os.WriteFile(f, []byte("{}"), 0o644))
+	}
+	p := writePipeline(t, ts.URL, "compare:\n  fail_above: [inter_token_latency.avg=5000%]\n  plots: false\n")
+	for range 2 {
+		code, _, stderr := validateCLI("--config", p, "-o", out, "--quiet")
+		require.Equal(t, 0, code, stderr)
+	}
+	for _, f := range stale {
+		assert.NoFileExists(t, f)
+	}
+	assert.FileExists(t, filepath.Join(out, "real", results.RecordsName))
+	assert.Len(t, readHistoryT(t, filepath.Join(out, "history.jsonl")), 2, "OUTPUT itself is not replaced")
+	assert.NotContains(t, dirNames(t, out), ".real.simbench.lock")
 }
