@@ -1,10 +1,13 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +31,22 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// waitStagedRecords waits until a command writing the output directory
+// out has records in its staging directory, and returns that directory.
+func waitStagedRecords(t *testing.T, out string) (staging string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".simbench-*", results.RecordsName))
+		if len(m) == 0 {
+			return false
+		}
+		st, err := os.Stat(m[0])
+		staging = filepath.Dir(m[0])
+		return err == nil && st.Size() > 0
+	}, 60*time.Second, time.Millisecond, "records are written as they finish, into the staging directory")
+	return staging
 }
 
 // TestReusedOutputDirIsReplaced: `sim -o D` then `run -o D` kept the sim's
@@ -122,4 +141,33 @@ func TestValidateArmsReplaced(t *testing.T) {
 	assert.FileExists(t, filepath.Join(out, "real", results.RecordsName))
 	assert.Len(t, readHistoryT(t, filepath.Join(out, "history.jsonl")), 2, "OUTPUT itself is not replaced")
 	assert.NotContains(t, dirNames(t, out), ".real.simbench.lock")
+}
+
+// TestRunInterruptCommitsItsFiles: a run written beside its -o must still
+// keep the README's promise after SIGINT: exit 130 with complete files in
+// -o (the partial run is committed, no request it finished is lost). Not
+// parallel: the signal goes to the whole test process.
+func TestRunInterruptCommitsItsFiles(t *testing.T) {
+	ts := httptest.NewServer(&openaitest.Server{TTFT: 10 * time.Millisecond, ITL: 20 * time.Millisecond})
+	defer ts.Close()
+	out := filepath.Join(t.TempDir(), "out")
+	done := make(chan struct{})
+	var code int
+	var errb strings.Builder
+	go func() {
+		defer close(done)
+		code = run([]string{"simbench", "run", "--url", ts.URL, "-m", "M", "--concurrency", "2", "--request-count", "40",
+			"--isl", "10", "--osl", "30", "--quiet", "-o", out}, io.Discard, &errb)
+	}()
+	waitStagedRecords(t, out)
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
+	<-done
+	assert.Equal(t, exitInterrupted, code, errb.String())
+	recs, err := results.LoadJSONL(filepath.Join(out, results.RecordsName))
+	require.NoError(t, err)
+	assert.NotEmpty(t, recs)
+	prof, err := results.LoadProfileJSON(filepath.Join(out, results.ProfileJSONName))
+	require.NoError(t, err)
+	assert.True(t, prof.WasCancelled)
+	requireOnlyEntry(t, out)
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -254,16 +253,7 @@ func startLongSim(t *testing.T, out string, n int, code *int, errb *bytes.Buffer
 		*code = run([]string{"simbench", "sim", "--concurrency", "64", "--request-count", strconv.Itoa(n), "--isl", "200", "--osl", "50",
 			"-q", "-o", out}, io.Discard, errb)
 	}()
-	require.Eventually(t, func() bool {
-		m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".simbench-*", results.RecordsName))
-		if len(m) == 0 {
-			return false
-		}
-		st, err := os.Stat(m[0])
-		staging = filepath.Dir(m[0])
-		return err == nil && st.Size() > 0
-	}, 60*time.Second, time.Millisecond, "the simulation writes records as it goes, into its staging directory")
-	return staging, done
+	return waitStagedRecords(t, out), done
 }
 
 // requireOnlyEntry checks that out is the only entry of its parent: no
