@@ -171,3 +171,24 @@ func TestRunInterruptCommitsItsFiles(t *testing.T) {
 	assert.True(t, prof.WasCancelled)
 	requireOnlyEntry(t, out)
 }
+
+// TestOutputDirHoldingAnInput: with outputs replaced whole, `merge out/s0
+// out/s1 -o out` would have removed the shards it read, and `sim --trace
+// D/t.jsonl -o D` the trace: both are usage errors, the inputs untouched.
+func TestOutputDirHoldingAnInput(t *testing.T) {
+	root := t.TempDir()
+	shards := []string{filepath.Join(root, "s0"), filepath.Join(root, "s1")}
+	for _, s := range shards {
+		code, _, errOut := runSim(t, "--trace", simSlice, "--limit", "3", "--quiet", "-o", s)
+		require.Equal(t, 0, code, errOut)
+	}
+	code, _, errOut := runCmdLine("merge", shards[0], shards[1], "-o", root)
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "-o "+root+" holds an input ("+shards[0]+"), which the output would replace")
+	trace := filepath.Join(shards[1], traces.WorkloadFile)
+	code, _, errOut = runSim(t, "--trace", trace, "--quiet", "-o", shards[1])
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "holds an input ("+trace+")")
+	assert.ElementsMatch(t, []string{"s0", "s1"}, dirNames(t, root))
+	assert.FileExists(t, trace)
+}
