@@ -21,8 +21,8 @@ import (
 //     over, with a warning naming what it left);
 //   - it refuses a directory that is neither empty nor a simbench output
 //     (ErrNotOutputDir): a simbench output holds profile_export_aiperf.json,
-//     profile_export.jsonl or sweep_summary.json, itself or in one of its
-//     subdirectories;
+//     profile_export.jsonl or sweep_summary.json, or holds only
+//     subdirectories that do (run_NNNN of --repeat);
 //   - the writer writes into a staging directory beside it,
 //     .NAME.simbench-DIGITS, and Commit swaps that in for the old output
 //     (renamed aside, then removed): nothing of an earlier run stays, and a
@@ -225,40 +225,35 @@ func checkOutputDir(path, clean string) error {
 	if err != nil {
 		return err
 	}
-	if len(entries) == 0 || hasMarker(clean, entries) {
+	foreign := notOutput(clean, entries)
+	if foreign == "" {
 		return nil
 	}
 	n := len(outputMarkers)
 	return fmt.Errorf("%s: %w: it holds %s and no %s or %s: write to a new or empty directory",
-		path, ErrNotOutputDir, entries[0].Name(), strings.Join(outputMarkers[:n-1], ", "), outputMarkers[n-1])
+		path, ErrNotOutputDir, foreign, strings.Join(outputMarkers[:n-1], ", "), outputMarkers[n-1])
 }
 
-// hasMarker reports whether the directory dir (its entries) or one of its
-// subdirectories holds an output marker.
-func hasMarker(dir string, entries []os.DirEntry) bool {
-	for _, e := range entries {
-		if !e.IsDir() && isMarker(e.Name()) {
-			return true
-		}
+// notOutput is "" when the directory dir (its entries) is empty, holds an
+// output marker, or holds only subdirectories that do; else the name of an
+// entry that is not a run.
+func notOutput(dir string, entries []os.DirEntry) string {
+	if slices.ContainsFunc(entries, isMarkerFile) {
+		return ""
 	}
 	for _, e := range entries {
 		if !e.IsDir() {
-			continue
+			return e.Name()
 		}
 		sub, err := os.ReadDir(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		for _, s := range sub {
-			if !s.IsDir() && isMarker(s.Name()) {
-				return true
-			}
+		if err != nil || !slices.ContainsFunc(sub, isMarkerFile) {
+			return e.Name()
 		}
 	}
-	return false
+	return ""
 }
 
-func isMarker(name string) bool { return slices.Contains(outputMarkers, name) }
+func isMarkerFile(e os.DirEntry) bool { return !e.IsDir() && slices.Contains(outputMarkers, e.Name()) }
 
 // isWithin reports whether path lies under dir (both absolute, clean).
 func isWithin(path, dir string) bool {

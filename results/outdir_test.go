@@ -84,6 +84,12 @@ func TestOutputDirRefusesForeignDirectory(t *testing.T) {
 	assert.Contains(t, err.Error(), out+": not empty and not a simbench output: it holds data and no profile_export_aiperf.json")
 	assert.Equal(t, []string{"data/raw.csv", "notes.txt"}, tree(t, out), "untouched")
 
+	runs := t.TempDir()
+	writeFiles(t, runs, "run_0001/"+ProfileJSONName, "notes.txt")
+	_, err = OpenOutputDir(runs)
+	require.ErrorIs(t, err, ErrNotOutputDir, "a run below is not enough: everything in it must be runs")
+	assert.ErrorContains(t, err, "it holds notes.txt and no")
+
 	file := filepath.Join(t.TempDir(), "f")
 	writeFiles(t, filepath.Dir(file), "f")
 	_, err = OpenOutputDir(file)
