@@ -4,6 +4,7 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -25,7 +26,7 @@ func acquireLock(path string) (l *lockFile, prev string, err error) {
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				return nil, "", busyError(path, rec)
 			}
-			return nil, "", err
+			return nil, "", fmt.Errorf("cannot lock %s (does its filesystem support flock?): %w", path, err)
 		}
 		// The holder before us may have removed the file between our open
 		// and our lock: then what we hold is no longer the lock; again.
