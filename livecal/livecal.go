@@ -17,6 +17,7 @@ import (
 
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/calibrate"
 	"github.com/simbench/simbench/traces"
@@ -94,8 +95,12 @@ func run(ctx context.Context, opts Options, pr calibrate.PlanRun) (string, error
 	if !opts.Quiet {
 		fmt.Fprintf(opts.Log, "calibration run %s → %s\n", pr.Name, dir)
 	}
-	r, err := realrun.WriteRun(ctx, dir, wl, realrun.Options{Config: opts.Config, Spec: specOf(pr.Spec),
-		Log: opts.Log, Quiet: true})
+	var r *realrun.Result
+	err = results.WriteOutput(dir, opts.Log, results.KeepPartial, func(stage string) (err error) {
+		r, err = realrun.WriteRun(ctx, stage, wl, realrun.Options{Config: opts.Config, Spec: specOf(pr.Spec),
+			Log: opts.Log, Quiet: true})
+		return err
+	})
 	if err != nil {
 		return "", fmt.Errorf("calibration run %s: %w", pr.Name, err)
 	}

@@ -13,7 +13,7 @@ import (
 // inputConfig is AIPerf's input_config for the run (never the API key).
 // A shard describes the whole run in "loadgen" and "workload" and itself
 // under "simbench".
-func inputConfig(dir string, wl *traces.Workload, cfg *loadgen.Config, o Options, startLate time.Duration) *results.InputConfig {
+func inputConfig(dir string, wl *traces.Workload, cfg *loadgen.Config, o Options, startLate time.Duration) (*results.InputConfig, error) {
 	ep := &cfg.Endpoint
 	extra := make([][2]any, 0, len(ep.Extra))
 	for _, x := range ep.Extra {
@@ -37,15 +37,19 @@ func inputConfig(dir string, wl *traces.Workload, cfg *loadgen.Config, o Options
 			OutputTokens: results.TokenSpec{Mean: float64(orInt(s.OSL, d.OSL)), Stddev: float64(orInt(s.OSLStddev, 0))}}
 	}
 	full := o.Shard.full(wl)
+	wi, err := workloadInfo(full, o.Spec)
+	if err != nil {
+		return nil, err
+	}
 	return &results.InputConfig{
 		Endpoint: &results.EndpointConfig{ModelNames: []string{ep.Model}, Type: ep.Type,
 			CustomEndpoint: endpointPath(ep), Streaming: ep.Streaming, URL: ep.URL},
 		Input:    input,
 		Loadgen:  loadgenConfig(o, full),
-		Output:   &results.OutputConfig{ArtifactDirectory: dir},
+		Output:   &results.OutputConfig{ArtifactDirectory: results.PublishedPath(dir)},
 		Simbench: o.Shard.simbenchSection(wl, startLate),
-		Workload: workloadInfo(full),
-	}
+		Workload: wi,
+	}, nil
 }
 
 func endpointPath(ep *loadgen.Endpoint) string {

@@ -20,14 +20,19 @@ type Merged struct {
 	Dir     string
 	Records int
 	Profile *results.Profile
-	shards  []*shardDir
+	// NoWorkload says why the merged run has no workload.jsonl ("" when
+	// it has one).
+	NoWorkload string
+	shards     []*shardDir
 }
 
 // Merge checks that dirs are the N shard directories of one run (same
 // workload digest, same configuration, same N, every index exactly once, no
 // request twice) and writes out: every shard's records in send order and
 // the aggregates computed once over all of them, with input_config listing
-// the shards under simbench.merged.
+// the shards under simbench.merged, and the whole workload the shards' parts
+// came from (workload.jsonl, built again from their spec and checked
+// against their digest; see Merged.NoWorkload).
 func Merge(dirs []string, out string) (*Merged, error) {
 	shards, err := loadShards(dirs)
 	if err != nil {
@@ -49,7 +54,35 @@ func Merge(dirs []string, out string) (*Merged, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Merged{Dir: out, Records: len(recs), Profile: p, shards: shards}, nil
+	why, err := writeMergedWorkload(shards[0], out)
+	if err != nil {
+		return nil, err
+	}
+	return &Merged{Dir: out, Records: len(recs), Profile: p, NoWorkload: why, shards: shards}, nil
+}
+
+// writeMergedWorkload writes out/workload.jsonl: the whole workload, built
+// again from the shard's input_config.workload.spec (every shard has the
+// same) and checked against the shards' digest. It returns why it wrote
+// none when the workload cannot be built here or is not the shards'.
+func writeMergedWorkload(s *shardDir, out string) (string, error) {
+	wi := s.config.Workload
+	if wi == nil || len(wi.Spec) == 0 {
+		return "the shards do not record how their workload was built (input_config.workload.spec: written by an older simbench)", nil
+	}
+	fill := 0.0
+	if lg := s.config.Loadgen; lg != nil {
+		fill = lg.BenchmarkDuration
+	}
+	wl, err := traces.BuildJSON(wi.Spec, fill)
+	if err != nil {
+		return fmt.Sprintf("the shards' workload cannot be built again here: %v", err), nil
+	}
+	if wl.Digest != s.digest {
+		return fmt.Sprintf("the workload built again from the shards' spec (digest %s) is not theirs (%s): has %s changed?",
+			wl.Digest, s.digest, wl.Source), nil
+	}
+	return "", traces.WriteWorkloadFile(out, wl)
 }
 
 // shardDir is one shard's run directory.
@@ -236,7 +269,7 @@ func mergedConfig(shards []*shardDir, records int, out string) *results.InputCon
 	cfg := shards[0].config
 	if cfg.Output != nil {
 		o := *cfg.Output
-		o.ArtifactDirectory = out
+		o.ArtifactDirectory = results.PublishedPath(out)
 		cfg.Output = &o
 	}
 	merged := &results.MergedInfo{Count: len(shards), Records: records, Shards: make([]results.MergedShard, 0, len(shards))}
@@ -271,7 +304,14 @@ func (m *Merged) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "warning: %s was interrupted: the merged run misses its unsent requests\n", s.dir)
 		}
 	}
-	for _, name := range []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName} {
+	if m.NoWorkload != "" {
+		fmt.Fprintf(w, "warning: no %s in %s (calibrate --real cannot replay this run): %s\n", traces.WorkloadFile, out, m.NoWorkload)
+	}
+	names := []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName}
+	if m.NoWorkload == "" {
+		names = append(names, traces.WorkloadFile)
+	}
+	for _, name := range names {
 		fmt.Fprintf(w, "wrote %s\n", filepath.Join(out, name))
 	}
 }

@@ -73,8 +73,13 @@ func (plan Shard) simbenchSection(wl *traces.Workload, startLate time.Duration) 
 }
 
 // workloadInfo is input_config's "workload" section: the whole workload
-// (every shard's), whose digest identifies the run.
-func workloadInfo(full *traces.Workload) *results.WorkloadInfo {
+// (every shard's), whose digest identifies the run, and the spec that
+// built it (every transform of the trace), so it can be built again.
+func workloadInfo(full *traces.Workload, spec traces.Spec) (*results.WorkloadInfo, error) {
+	b, err := spec.JSON()
+	if err != nil {
+		return nil, err
+	}
 	return &results.WorkloadInfo{Source: full.Source, Digest: full.Digest, Requests: len(full.Requests),
-		BlockSize: full.BlockSize, Concurrency: full.Concurrency}
+		BlockSize: full.BlockSize, Concurrency: full.Concurrency, Spec: b}, nil
 }

@@ -82,10 +82,10 @@ func WriteRun(ctx context.Context, dir string, wl *traces.Workload, opts Options
 	if rep == nil {
 		rep = &loadgen.Report{}
 	}
-	ic := inputConfig(dir, wl, &cfg, opts, rep.StartLate)
+	ic, icErr := inputConfig(dir, wl, &cfg, opts, rep.StartLate) // on error the records are still closed and aggregated
 	p, err := rw.Close(results.RunMeta{InputConfig: ic, StartNs: rep.StartNs, EndNs: rep.EndNs, WasCancelled: rep.Interrupted})
-	if runErr != nil {
-		return nil, runErr
+	if runErr != nil || icErr != nil {
+		return nil, errors.Join(runErr, icErr)
 	}
 	bd := sm.finish(dir, rep.StartNs, ic)
 	if err != nil {

@@ -16,4 +16,9 @@
 //
 // AIPerf's own per-request exports enter at the second level, so summarizing
 // an AIPerf JSONL and summarizing simbench's go through the same code.
+//
+// Every output directory (a run, a parent of runs, a sweep) is written
+// whole through OpenOutputDir (or WriteOutput): locked against a second
+// writer, written beside itself and swapped in, so no file of an earlier
+// run stays among the new ones.
 package results

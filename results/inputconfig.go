@@ -103,13 +103,17 @@ type OutputConfig struct {
 }
 
 // WorkloadInfo is input_config.workload: the whole workload a run (or
-// every shard of it) replays. Digest is the workload's identity.
+// every shard of it) replays. Digest is the workload's identity. Spec,
+// when present, is how it was made: the workload flags as given (the
+// trace and every transform of it, or the synthetic keys; traces.Spec's
+// keys), enough to build it again.
 type WorkloadInfo struct {
-	BlockSize   int    `json:"block_size"`
-	Concurrency int    `json:"concurrency"`
-	Digest      string `json:"digest"`
-	Requests    int    `json:"requests"`
-	Source      string `json:"source"`
+	BlockSize   int             `json:"block_size"`
+	Concurrency int             `json:"concurrency"`
+	Digest      string          `json:"digest"`
+	Requests    int             `json:"requests"`
+	Source      string          `json:"source"`
+	Spec        json.RawMessage `json:"spec,omitempty"`
 }
 
 // SimbenchInfo is input_config.simbench: where and when a real run ran,

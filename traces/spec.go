@@ -24,36 +24,36 @@ var DefaultSynth = SynthSpec{RequestCount: 10, GammaShape: 1, ISL: 550, OSL: 256
 // and error messages name the flags, so a CLI, a pipeline file and this
 // struct describe one workload in one vocabulary.
 type Spec struct {
-	Trace              *string  `yaml:"trace"`
-	StartOffsetMs      *float64 `yaml:"start_offset_ms"`
-	EndOffsetMs        *float64 `yaml:"end_offset_ms"`
-	AutoOffset         *bool    `yaml:"auto_offset"`
-	Speedup            *float64 `yaml:"speedup"`
-	Limit              *int     `yaml:"limit"`
-	MaxTotalTokens     *int     `yaml:"max_total_tokens"`
-	MaxISL             *int     `yaml:"max_isl"`
-	MaxOSL             *int     `yaml:"max_osl"`
-	ScaleLengths       *float64 `yaml:"scale_lengths"`
-	Concurrency        *int     `yaml:"concurrency"`
-	RequestCount       *int     `yaml:"request_count"`
-	WarmupRequestCount *int     `yaml:"warmup_request_count"`
-	RequestRate        *float64 `yaml:"request_rate"`
-	ArrivalPattern     *string  `yaml:"arrival_pattern"`
-	GammaShape         *float64 `yaml:"gamma_shape"`
-	ISL                *int     `yaml:"isl"`
-	ISLStddev          *int     `yaml:"isl_stddev"`
-	OSL                *int     `yaml:"osl"`
-	OSLStddev          *int     `yaml:"osl_stddev"`
-	SharedPrefixTokens *int     `yaml:"shared_prefix_tokens"`
-	NumPrefixGroups    *int     `yaml:"num_prefix_groups"`
+	Trace              *string  `yaml:"trace" json:"trace,omitempty"`
+	StartOffsetMs      *float64 `yaml:"start_offset_ms" json:"start_offset_ms,omitempty"`
+	EndOffsetMs        *float64 `yaml:"end_offset_ms" json:"end_offset_ms,omitempty"`
+	AutoOffset         *bool    `yaml:"auto_offset" json:"auto_offset,omitempty"`
+	Speedup            *float64 `yaml:"speedup" json:"speedup,omitempty"`
+	Limit              *int     `yaml:"limit" json:"limit,omitempty"`
+	MaxTotalTokens     *int     `yaml:"max_total_tokens" json:"max_total_tokens,omitempty"`
+	MaxISL             *int     `yaml:"max_isl" json:"max_isl,omitempty"`
+	MaxOSL             *int     `yaml:"max_osl" json:"max_osl,omitempty"`
+	ScaleLengths       *float64 `yaml:"scale_lengths" json:"scale_lengths,omitempty"`
+	Concurrency        *int     `yaml:"concurrency" json:"concurrency,omitempty"`
+	RequestCount       *int     `yaml:"request_count" json:"request_count,omitempty"`
+	WarmupRequestCount *int     `yaml:"warmup_request_count" json:"warmup_request_count,omitempty"`
+	RequestRate        *float64 `yaml:"request_rate" json:"request_rate,omitempty"`
+	ArrivalPattern     *string  `yaml:"arrival_pattern" json:"arrival_pattern,omitempty"`
+	GammaShape         *float64 `yaml:"gamma_shape" json:"gamma_shape,omitempty"`
+	ISL                *int     `yaml:"isl" json:"isl,omitempty"`
+	ISLStddev          *int     `yaml:"isl_stddev" json:"isl_stddev,omitempty"`
+	OSL                *int     `yaml:"osl" json:"osl,omitempty"`
+	OSLStddev          *int     `yaml:"osl_stddev" json:"osl_stddev,omitempty"`
+	SharedPrefixTokens *int     `yaml:"shared_prefix_tokens" json:"shared_prefix_tokens,omitempty"`
+	NumPrefixGroups    *int     `yaml:"num_prefix_groups" json:"num_prefix_groups,omitempty"`
 	// PrefixPromptLength is AIPerf's --prefix-prompt-length: a shared
 	// prefix of this many tokens before the ISL tokens of a first turn
 	// (SharedPrefixTokens counts its prefix within them).
-	PrefixPromptLength *int     `yaml:"prefix_prompt_length"`
-	BlockSize          *int     `yaml:"block_size"`
-	RandomSeed         *int64   `yaml:"random_seed"`
-	Turns              *int     `yaml:"turns"`
-	TurnDelayMs        *float64 `yaml:"turn_delay_ms"`
+	PrefixPromptLength *int     `yaml:"prefix_prompt_length" json:"prefix_prompt_length,omitempty"`
+	BlockSize          *int     `yaml:"block_size" json:"block_size,omitempty"`
+	RandomSeed         *int64   `yaml:"random_seed" json:"random_seed,omitempty"`
+	Turns              *int     `yaml:"turns" json:"turns,omitempty"`
+	TurnDelayMs        *float64 `yaml:"turn_delay_ms" json:"turn_delay_ms,omitempty"`
 }
 
 // SpecError is a mistake in a Spec (a key that does not fit the others, a

@@ -2,10 +2,12 @@ package validate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/simbench/simbench/compare"
+	"github.com/simbench/simbench/results"
 )
 
 // The arms of a validation are the silicon run and the simulated run.
@@ -61,33 +63,81 @@ func schedule(arms, repeat int) []scheduledRun {
 
 // runDir is where a scheduled run writes: OUTPUT/ARM for a single round,
 // OUTPUT/warmup/ARM for the warm-up, OUTPUT/ARM/run_000K for round K-1.
+// While the arms run, OUTPUT/NAME is its staging directory.
 func (v *validation) runDir(s scheduledRun) string {
 	switch {
 	case v.p.Repeat <= 1:
-		return filepath.Join(v.out, armNames[s.Arm])
+		return v.armRoot(armNames[s.Arm])
 	case s.Round == warmupRound:
-		return filepath.Join(v.out, "warmup", armNames[s.Arm])
+		return filepath.Join(v.armRoot(warmupDir), armNames[s.Arm])
 	}
-	return filepath.Join(v.out, armNames[s.Arm], compare.RepeatDirName(s.Round))
+	return filepath.Join(v.armRoot(armNames[s.Arm]), compare.RepeatDirName(s.Round))
 }
 
-// runArms runs the schedule. The first silicon run (the single one, or
-// the warm-up round's, which always runs first) is the calibration run
-// when the simulator is calibrated on this pipeline's silicon.
+// warmupDir holds the warm-up round's runs.
+const warmupDir = "warmup"
+
+// armRoot is OUTPUT/name, or its staging directory while the arms run.
+func (v *validation) armRoot(name string) string {
+	if d, ok := v.staged[name]; ok {
+		return d
+	}
+	return filepath.Join(v.out, name)
+}
+
+// runArms runs the schedule, each arm directory written whole. The first
+// silicon run (the single one, or the warm-up round's, which always runs
+// first) is the calibration run when the simulator is calibrated on this
+// pipeline's silicon.
 func (v *validation) runArms(ctx context.Context) error {
-	for i, s := range schedule(len(armNames), v.p.Repeat) {
-		dir := v.runDir(s)
-		v.logf("%s run%s → %s", armNames[s.Arm], v.roundLabel(s.Round), dir)
-		if err := v.runOne(ctx, s, dir); err != nil {
-			return err
-		}
-		if i == 0 && v.p.Sim.Calibrate && v.p.Sim.CalibrateFrom == CalibrateFromSilicon {
-			if err := v.calibrateOn(ctx, dir); err != nil {
+	names := armNames
+	if v.p.Repeat > 1 {
+		names = append(names[:len(names):len(names)], warmupDir)
+	}
+	return v.writeArms(names, func() error {
+		for i, s := range schedule(len(armNames), v.p.Repeat) {
+			dir := v.runDir(s)
+			v.logf("%s run%s → %s", armNames[s.Arm], v.roundLabel(s.Round), results.PublishedPath(dir))
+			if err := v.runOne(ctx, s, dir); err != nil {
 				return err
 			}
+			if i == 0 && v.p.Sim.Calibrate && v.p.Sim.CalibrateFrom == CalibrateFromSilicon {
+				if err := v.calibrateOn(ctx, dir); err != nil {
+					return err
+				}
+			}
 		}
+		return nil
+	})
+}
+
+// writeArms runs write with the arm directories OUTPUT/NAME open through
+// results.OpenOutputDir (locked, staged: nothing of an earlier validation
+// stays in them) and commits them when it returns, also after a failure:
+// the silicon runs' records are never lost.
+func (v *validation) writeArms(names []string, write func() error) error {
+	var dirs []*results.OutputDir
+	var err error
+	v.staged = map[string]string{}
+	for _, n := range names {
+		d, oerr := results.OpenOutputDir(filepath.Join(v.out, n))
+		if oerr != nil {
+			err = oerr
+			break
+		}
+		for _, w := range d.Warnings() {
+			fmt.Fprintf(v.opts.Log, "warning: %s\n", w)
+		}
+		dirs, v.staged[n] = append(dirs, d), d.Dir()
 	}
-	return nil
+	if err == nil {
+		err = write()
+	}
+	for _, d := range dirs {
+		err = errors.Join(err, d.Commit())
+	}
+	v.staged = nil
+	return err
 }
 
 func (v *validation) roundLabel(r int) string {

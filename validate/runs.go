@@ -31,7 +31,7 @@ const (
 func (v *validation) runOne(ctx context.Context, s scheduledRun, dir string) error {
 	if s.Arm == armReal {
 		if err := v.writeLog(v.logName(s), func(w io.Writer) error { return v.realRun(ctx, dir, w) }); err != nil {
-			return fmt.Errorf("silicon run %s: %w", dir, err)
+			return fmt.Errorf("silicon run %s: %w", results.PublishedPath(dir), err)
 		}
 		return nil
 	}
@@ -45,7 +45,7 @@ func (v *validation) runOne(ctx context.Context, s scheduledRun, dir string) err
 		seed = &base
 	}
 	if err := v.writeLog(v.logName(s), func(w io.Writer) error { return v.simRun(dir, seed, w) }); err != nil {
-		return fmt.Errorf("simulated run %s: %w", dir, err)
+		return fmt.Errorf("simulated run %s: %w", results.PublishedPath(dir), err)
 	}
 	return nil
 }
@@ -164,6 +164,7 @@ func (v *validation) simRun(dir string, seed *int64, log io.Writer) error {
 	if err != nil || v.opts.Quiet {
 		return err
 	}
+	files.Dir = results.PublishedPath(dir)
 	return files.WriteText(log, cfg)
 }
 
@@ -288,7 +289,7 @@ func (v *validation) calibrateLive(ctx context.Context) error {
 // calibrate does, on sim.config as base when given) into OUTPUT/sim.yaml;
 // the fit report goes to OUTPUT/logs/calibrate.txt.
 func (v *validation) calibrateOn(ctx context.Context, dir string) error {
-	v.logf("calibrating the simulator on %s → %s", dir, v.simConfigPath())
+	v.logf("calibrating the simulator on %s → %s", results.PublishedPath(dir), v.simConfigPath())
 	err := v.writeLog("calibrate", func(w io.Writer) error {
 		base, err := v.baseConfig()
 		if err != nil {
@@ -312,7 +313,7 @@ func (v *validation) calibrateOn(ctx context.Context, dir string) error {
 		return res.WriteText(w)
 	})
 	if err != nil {
-		return fmt.Errorf("calibration on %s: %w", dir, err)
+		return fmt.Errorf("calibration on %s: %w", results.PublishedPath(dir), err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/simbench/simbench/internal/usage"
 	"github.com/simbench/simbench/loadsweep"
 	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 )
 
@@ -97,7 +98,9 @@ func (v *validation) runSweeps(ctx context.Context) error {
 			ctx, stop = v.opts.Interrupt(ctx)
 			defer stop()
 		}
-		return writeSweepText(w)(loadsweep.Run(ctx, real, plan, v.p.workload(), loadsweep.Real(opts, 0), w))
+		return results.WriteOutput(real, v.opts.Log, results.KeepPartial, func(dir string) error {
+			return writeSweepText(w)(loadsweep.Run(ctx, dir, plan, v.p.workload(), loadsweep.Real(opts, 0), w))
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("silicon sweep %s: %w", real, err)
@@ -115,7 +118,9 @@ func (v *validation) runSweeps(ctx context.Context) error {
 			return err
 		}
 		runner := loadsweep.Sim(cfg, w, sim.WithSLOs(plan.SLOs))
-		return writeSweepText(w)(loadsweep.Run(context.Background(), simDir, plan, v.p.workload(), runner, w))
+		return results.WriteOutput(simDir, v.opts.Log, results.KeepPartial, func(dir string) error {
+			return writeSweepText(w)(loadsweep.Run(context.Background(), dir, plan, v.p.workload(), runner, w))
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("simulated sweep %s: %w", simDir, err)

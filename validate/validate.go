@@ -40,6 +40,9 @@ type validation struct {
 	out     string
 	history string
 	prompts *loadgen.Prompts // the runs' prompts, with target.tokenizer loaded
+	// staged maps an arm directory's name (real, sim, warmup) to its
+	// staging directory while the arms run (see writeArms).
+	staged map[string]string
 }
 
 // Run checks the pipeline's local inputs (a usage error writes nothing and

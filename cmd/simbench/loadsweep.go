@@ -71,7 +71,11 @@ func runLoadSweep(c *cli.Context) (bool, error) {
 	defer stop()
 	opts := realrun.Options{Config: cfg, BenchmarkDuration: c.Float64("benchmark-duration"), ServerMetrics: sm,
 		SLOs: plan.SLOs, Log: c.App.ErrWriter, Quiet: c.Bool("quiet")}
-	sum, err := loadsweep.Run(ctx, c.String("output-dir"), plan, workloadSpec(c), loadsweep.Real(opts, opts.BenchmarkDuration), c.App.ErrWriter)
+	var sum *capacity.Summary
+	err = writeOutputDir(c, c.String("output-dir"), results.KeepPartial, func(dir string) (err error) {
+		sum, err = loadsweep.Run(ctx, dir, plan, workloadSpec(c), loadsweep.Real(opts, opts.BenchmarkDuration), c.App.ErrWriter)
+		return err
+	})
 	return sweepDone(c, sum, err, false)
 }
 
@@ -82,7 +86,11 @@ func simLoadSweep(c *cli.Context, cfg sim.Config, dir string) (bool, error) {
 	if plan == nil || err != nil {
 		return err != nil, err
 	}
-	sum, err := loadsweep.Run(c.Context, dir, plan, workloadSpec(c), loadsweep.Sim(cfg, c.App.ErrWriter, sim.WithSLOs(plan.SLOs)), c.App.ErrWriter)
+	var sum *capacity.Summary
+	err = writeOutputDir(c, dir, results.KeepPartial, func(stage string) (err error) {
+		sum, err = loadsweep.Run(c.Context, stage, plan, workloadSpec(c), loadsweep.Sim(cfg, c.App.ErrWriter, sim.WithSLOs(plan.SLOs)), c.App.ErrWriter)
+		return err
+	})
 	return sweepDone(c, sum, err, c.Bool("quiet"))
 }
 

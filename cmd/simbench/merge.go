@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sweep"
 )
 
@@ -32,25 +33,35 @@ func mergeAction(c *cli.Context) error {
 		return err
 	}
 	if sweep.IsSweep(dirs[0]) {
-		written, err := sweep.Merge(dirs, out)
+		var written []string
+		err := writeOutputDir(c, out, results.DropPartial, func(stage string) (err error) {
+			written, err = sweep.Merge(dirs, stage)
+			return err
+		})
 		printWritten(c, written)
 		return err
 	}
-	m, err := realrun.Merge(dirs, out)
+	var m *realrun.Merged
+	err := writeOutputDir(c, out, results.DropPartial, func(stage string) (err error) {
+		m, err = realrun.Merge(dirs, stage)
+		return err
+	})
 	if err != nil {
 		return err
 	}
+	m.Dir = out
 	if !c.Bool("quiet") {
 		m.WriteText(c.App.Writer)
 	}
 	return nil
 }
 
-// printWritten prints a "wrote FILE" line per file unless --quiet.
+// printWritten prints a "wrote FILE" line per file unless --quiet, each
+// under its published path (not the staging directory's).
 func printWritten(c *cli.Context, files []string) {
 	for _, f := range files {
 		if !c.Bool("quiet") {
-			fmt.Fprintf(c.App.Writer, "wrote %s\n", f)
+			fmt.Fprintf(c.App.Writer, "wrote %s\n", results.PublishedPath(f))
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/simbench/simbench/internal/usage"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -92,10 +93,15 @@ func runAction(c *cli.Context) error {
 	}
 	ctx, stop := interrupt.Context(c.Context, c.App.ErrWriter, os.Exit)
 	defer stop()
-	res, err := realrun.WriteRun(ctx, c.String("output-dir"), wl, opts)
+	var res *realrun.Result
+	err = writeOutputDir(c, c.String("output-dir"), results.KeepPartial, func(dir string) (err error) {
+		res, err = realrun.WriteRun(ctx, dir, wl, opts)
+		return err
+	})
 	if err != nil {
 		return err
 	}
+	res.Dir = c.String("output-dir")
 	if err := res.WriteText(c.App.Writer); err != nil {
 		return err
 	}

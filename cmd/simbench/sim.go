@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -114,7 +113,7 @@ func simInto(c *cli.Context, cfg sim.Config, dir string) error {
 	if name := firstSet(c, []string{"shard", "shard-index", "shard-count"}); name != "" {
 		return usagef("--%s splits a --sweep: it needs --sweep", name)
 	}
-	return simRun(c, cfg, wl, input, dir)
+	return writeOutputDir(c, dir, results.DropPartial, func(stage string) error { return simRun(c, cfg, wl, input, stage) })
 }
 
 // printConfig prints the effective configuration as YAML.
@@ -127,6 +126,8 @@ func printConfig(w io.Writer, cfg sim.Config) error {
 	return err
 }
 
+// simRun simulates wl into dir, a staging directory (or a run directory
+// inside one), and prints what it wrote under the published path.
 func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.InputConfig, dir string) error {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		// A simulation allocates fast and keeps little: collecting less often
@@ -153,15 +154,16 @@ func simRun(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *results.
 	if bar != nil {
 		bar.Finish()
 	}
-	if err != nil && ctx.Err() != nil { // WriteRun removed the partial files: a simulated run is written whole
-		return cli.Exit(fmt.Sprintf("interrupted: the simulation stopped and its partial files in %s were removed", dir), interrupt.ExitCode)
+	if err != nil && ctx.Err() != nil { // the staging directory is removed: a simulated run is written whole
+		return cli.Exit(fmt.Sprintf("interrupted: the simulation stopped and its partial files in %s were removed", results.PublishedPath(dir)), interrupt.ExitCode)
 	}
 	if err != nil {
 		return err
 	}
-	if err := traces.WriteWorkloadFile(dir, wl); err != nil { // after: a failed run leaves none
-		return errors.Join(err, sim.DiscardRun(dir))
+	if err := traces.WriteWorkloadFile(dir, wl); err != nil { // a failed run's staging directory is removed
+		return err
 	}
+	files.Dir = results.PublishedPath(dir)
 	if !c.Bool("quiet") {
 		return files.WriteText(c.App.Writer, cfg)
 	}

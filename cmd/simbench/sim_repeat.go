@@ -22,11 +22,13 @@ func simRepeat(c *cli.Context, cfg sim.Config, wl *traces.Workload, input *resul
 		return usagef("--repeat must be >= 1, got %d", n)
 	}
 	base := cfg.Seed
-	for i := range n {
-		cfg.Seed = base + int64(i)
-		if err := simRun(c, cfg, wl, input, filepath.Join(dir, compare.RepeatDirName(i))); err != nil {
-			return err
+	return writeOutputDir(c, dir, results.DropPartial, func(stage string) error { // DIR is the unit: no run_NNNN of an earlier --repeat stays
+		for i := range n {
+			cfg.Seed = base + int64(i)
+			if err := simRun(c, cfg, wl, input, filepath.Join(stage, compare.RepeatDirName(i))); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -241,20 +242,49 @@ func TestIntegerFlagsAreDecimal(t *testing.T) {
 	assert.Contains(t, errOut, `invalid value "0x10" for flag -concurrency: not a decimal integer`)
 }
 
+// startLongSim starts a simulation of n requests into out and returns its staging
+// directory once records are being written there, and a channel closed
+// with the exit code set when the command returns.
+func startLongSim(t *testing.T, out string, n int, code *int, errb *bytes.Buffer) (staging string, done chan struct{}) {
+	t.Helper()
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		*code = run([]string{"simbench", "sim", "--concurrency", "64", "--request-count", strconv.Itoa(n), "--isl", "200", "--osl", "50",
+			"-q", "-o", out}, io.Discard, errb)
+	}()
+	return waitStagedRecords(t, out), done
+}
+
+// requireOnlyEntry checks that out is the only entry of its parent: no
+// staging directory or lock file is left.
+func requireOnlyEntry(t *testing.T, out string) {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Dir(out))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no staging directory or lock file is left")
+	assert.Equal(t, filepath.Base(out), entries[0].Name())
+}
+
 // TestSimLateFailureDiscardsTheRun: a sim whose workload.jsonl could not be
-// written (here a directory of that name; in the field, a full disk) left a
-// complete-looking run directory and exited 1.
+// written (in the field, a full disk; here a directory of that name put in
+// its way) left a complete-looking run directory and exited 1. Now the run
+// is written beside its output directory and a late failure removes it:
+// the earlier run stays as it was.
 func TestSimLateFailureDiscardsTheRun(t *testing.T) {
-	dir := t.TempDir()
-	blocker := filepath.Join(dir, traces.WorkloadFile, "x")
-	require.NoError(t, os.MkdirAll(blocker, 0o755))
-	code, _, errOut := runSim(t, "--trace", simSlice, "--limit", "5", "--quiet", "-o", dir)
-	assert.Equal(t, 1, code, errOut)
-	assert.Contains(t, errOut, traces.WorkloadFile)
-	for _, name := range []string{results.ProfileJSONName, results.RecordsName, sim.SummaryName} {
-		assert.NoFileExists(t, filepath.Join(dir, name))
-	}
-	assert.DirExists(t, blocker, "what was there before stays")
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, errOut := runSim(t, "--trace", simSlice, "--limit", "5", "--quiet", "-o", out)
+	require.Equal(t, 0, code, errOut)
+	before := readAll(t, filepath.Join(out, results.ProfileJSONName), filepath.Join(out, results.RecordsName))
+	var errb bytes.Buffer
+	staging, done := startLongSim(t, out, 50000, &code, &errb)
+	require.NoError(t, os.MkdirAll(filepath.Join(staging, traces.WorkloadFile, "x"), 0o755))
+	<-done
+	assert.Equal(t, 1, code, errb.String())
+	assert.Contains(t, errb.String(), traces.WorkloadFile)
+	assert.Equal(t, before, readAll(t, filepath.Join(out, results.ProfileJSONName), filepath.Join(out, results.RecordsName)),
+		"the earlier run stays whole")
+	requireOnlyEntry(t, out)
 }
 
 // TestSimInterruptLeavesNoPartialRun: SIGINT killed sim mid-write (a torn
@@ -264,25 +294,17 @@ func TestSimLateFailureDiscardsTheRun(t *testing.T) {
 // whole test process.
 func TestSimInterruptLeavesNoPartialRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	done := make(chan struct{})
 	var code int
-	var out, errb bytes.Buffer
-	go func() {
-		defer close(done)
-		code = run([]string{"simbench", "sim", "--concurrency", "64", "--request-count", "300000", "--isl", "200", "--osl", "50",
-			"-q", "-o", dir}, &out, &errb)
-	}()
-	records := filepath.Join(dir, results.RecordsName)
-	require.Eventually(t, func() bool {
-		st, err := os.Stat(records)
-		return err == nil && st.Size() > 0
-	}, 60*time.Second, time.Millisecond, "the simulation writes records as it goes")
+	var errb bytes.Buffer
+	_, done := startLongSim(t, dir, 300000, &code, &errb)
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
 	<-done
 	assert.Equal(t, exitInterrupted, code, errb.String())
 	assert.Contains(t, errb.String(), "interrupted: the simulation stopped and its partial files in "+dir+" were removed")
-	assert.NoFileExists(t, records, "no torn JSONL is left to be mistaken for a run")
-	assert.NoFileExists(t, filepath.Join(dir, results.ProfileJSONName))
+	assert.NoDirExists(t, dir, "no torn JSONL is left to be mistaken for a run")
+	entries, err := os.ReadDir(filepath.Dir(dir))
+	require.NoError(t, err)
+	assert.Empty(t, entries, "no staging directory or lock file is left")
 }
 
 // --timing's help names every timing model the simulator has.

@@ -54,7 +54,11 @@ func simSweep(c *cli.Context, base sim.Config, wl *traces.Workload, input *resul
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400)) // as simRun
 	}
-	written, err := sweep.Run(context.Background(), dir, o)
+	var written []string
+	err = writeOutputDir(c, dir, results.DropPartial, func(stage string) (err error) {
+		written, err = sweep.Run(context.Background(), stage, o)
+		return err
+	})
 	printWritten(c, written)
 	return err
 }

@@ -11,15 +11,45 @@ import (
 )
 
 // RunWorkload rebuilds the workload a run directory replayed: the exact
-// workload.jsonl simbench keeps beside its files, else the synthetic
-// workload AIPerf's input_config describes (concurrency or rate, ISL/OSL
-// mean and stddev, request and warmup counts, seed), else the trace file it
-// names.
+// workload.jsonl simbench keeps beside its files, else the workload spec
+// simbench records (input_config.workload.spec: the trace and every
+// transform, or the synthetic keys), else the synthetic workload AIPerf's
+// input_config describes (concurrency or rate, ISL/OSL mean and stddev,
+// request and warmup counts, seed), else the trace file it names. A run
+// that records its workload's digest (simbench's) must get that workload
+// back: any other is an error, not a fit to other requests.
 func RunWorkload(dir string, p *results.Profile) (*traces.Workload, error) {
 	ic, err := results.ParseInputConfig(p.InputConfig)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
+	wl, from, err := rebuildWorkload(dir, ic)
+	if err != nil {
+		return nil, err
+	}
+	if want := recordedDigest(ic); want != "" && wl.Digest != want {
+		return nil, fmt.Errorf("%s: the workload rebuilt from %s (digest %s) is not the one the run replayed "+
+			"(input_config digest %s): calibrating on it would fit other requests than the ones measured", dir, from, wl.Digest, want)
+	}
+	return wl, nil
+}
+
+// recordedDigest is the digest of the workload the run directory itself
+// replayed: a shard's own part, else input_config.workload's ("" when the
+// run records none, as AIPerf's).
+func recordedDigest(ic results.InputConfig) string {
+	switch {
+	case ic.Simbench != nil && ic.Simbench.Shard != nil:
+		return ic.Simbench.Shard.Digest
+	case ic.Workload != nil:
+		return ic.Workload.Digest
+	}
+	return ""
+}
+
+// rebuildWorkload builds the workload again (see RunWorkload) and says
+// from what.
+func rebuildWorkload(dir string, ic results.InputConfig) (*traces.Workload, string, error) {
 	var lg results.LoadgenConfig
 	if ic.Loadgen != nil {
 		lg = *ic.Loadgen
@@ -31,23 +61,31 @@ func RunWorkload(dir string, p *results.Profile) (*traces.Workload, error) {
 	if path := filepath.Join(dir, traces.WorkloadFile); fileExists(path) {
 		wl, _, err := traces.LoadMooncakeBlocks(path, hashBlockSize(ic))
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		wl.Concurrency = lg.Concurrency
-		return wl, nil
+		return wl, path, nil
+	}
+	if ic.Workload != nil && len(ic.Workload.Spec) > 0 {
+		wl, err := traces.BuildJSON(ic.Workload.Spec, lg.BenchmarkDuration)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: rebuilding the workload from input_config.workload.spec: %w", dir, err)
+		}
+		return wl, "input_config.workload.spec", nil
 	}
 	if in.Prompt != nil {
-		return synthesized(lg, in)
+		wl, err := synthesized(lg, in)
+		return wl, "input_config.input.prompt", err
 	}
 	if in.File != "" && fileExists(in.File) {
 		wl, _, err := traces.LoadMooncake(in.File)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		wl.Concurrency = lg.Concurrency
-		return wl, nil
+		return wl, in.File, nil
 	}
-	return nil, fmt.Errorf("%s: cannot rebuild the workload: no %s, and input_config names neither a synthetic prompt nor a readable trace file", dir, traces.WorkloadFile)
+	return nil, "", fmt.Errorf("%s: cannot rebuild the workload: no %s, and input_config names neither a synthetic prompt nor a readable trace file", dir, traces.WorkloadFile)
 }
 
 // hashBlockSize is the tokens per hash_ids block of the workload a run
