@@ -26,7 +26,7 @@ const maxBody = 64 << 20
 // Options are a server's settings beside the simulator's config.
 type Options struct {
 	Model   string  // the model served; requests naming another get 404 ("" = DefaultModel)
-	Speedup float64 // virtual seconds a wall second (0 = 1)
+	Speedup float64 // virtual seconds a wall second (> 0)
 }
 
 // Server answers OpenAI-compatible requests with the simulator's timing.
@@ -43,9 +43,6 @@ type Server struct {
 func New(cfg sim.Config, opts Options) (*Server, error) {
 	if opts.Model == "" {
 		opts.Model = DefaultModel
-	}
-	if opts.Speedup == 0 {
-		opts.Speedup = 1
 	}
 	eng, err := newEngine(cfg, opts.Speedup, time.Now)
 	if err != nil {

@@ -12,6 +12,7 @@ func commands() []*cli.Command {
 		compareCommand(),
 		plotCommand(),
 		simCommand(),
+		serveCommand(),
 		runCommand(),
 		mergeCommand(),
 		validateCommand(),
