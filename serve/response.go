@@ -49,7 +49,8 @@ func tokenText(k int) string { return " " + promptwords.Word(byte(k%promptwords.
 // answer builds one request's chunks.
 type answer struct {
 	p       parsed
-	isl     int // prompt tokens as the simulator counts them (with the template's)
+	sent    []int64 // wall ns each streamed token's write began
+	isl     int     // prompt tokens as the simulator counts them (with the template's)
 	id      string
 	created int64
 	model   string

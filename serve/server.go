@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,10 @@ const maxBody = 64 << 20
 type Options struct {
 	Model   string  // the model served; requests naming another get 404 ("" = DefaultModel)
 	Speedup float64 // virtual seconds a wall second (> 0)
+	// Truth, when set, gets every finished request's true server-side
+	// times (see truth), also of a request whose client left. It is called
+	// from the requests' goroutines, one at a time.
+	Truth func(*results.Record) error
 }
 
 // Server answers OpenAI-compatible requests with the simulator's timing.
@@ -37,6 +42,10 @@ type Server struct {
 	template int
 	eng      *engine
 	ids      atomic.Int64
+	truthFn  func(*results.Record) error
+	truthMu  sync.Mutex
+	truthErr error          // the first error of truthFn
+	pending  sync.WaitGroup // requests whose client left, until they finish
 }
 
 // New is a server of the cluster cfg describes; its virtual time 0 is now.
@@ -48,7 +57,7 @@ func New(cfg sim.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{model: opts.Model, template: cfg.Frontend.TemplateTokens, eng: eng}, nil
+	return &Server{model: opts.Model, template: cfg.Frontend.TemplateTokens, eng: eng, truthFn: opts.Truth}, nil
 }
 
 // Handler is the server's routes. The simulator only advances while Run
@@ -85,14 +94,50 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 		err = hs.Shutdown(context.Background())
 	}
+	s.pending.Wait()
 	stopEng()
 	if engErr := <-engDone; engErr != nil {
 		return engErr
 	}
 	if errors.Is(err, http.ErrServerClosed) {
-		return nil
+		err = nil
 	}
-	return err
+	return errors.Join(err, s.TruthErr())
+}
+
+// TruthErr is the first error Options.Truth returned, if any.
+func (s *Server) TruthErr() error {
+	s.truthMu.Lock()
+	defer s.truthMu.Unlock()
+	return s.truthErr
+}
+
+// record hands a finished request's truth to Options.Truth.
+func (s *Server) record(rec *results.Record, sent []int64, id, corr string) {
+	if s.truthFn == nil {
+		return
+	}
+	t := s.truth(rec, sent, id, corr)
+	s.truthMu.Lock()
+	defer s.truthMu.Unlock()
+	if err := s.truthFn(t); err != nil && s.truthErr == nil {
+		s.truthErr = err
+	}
+}
+
+// settle records a request whose handler returned before its end (the
+// client left): in the background, once the simulator finishes it.
+func (s *Server) settle(l *listener, id, corr string) {
+	s.pending.Add(1)
+	go func() {
+		defer s.pending.Done()
+		for ev := range l.ev {
+			if ev.rec != nil {
+				s.record(ev.rec, nil, id, corr)
+				return
+			}
+		}
+	}()
 }
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
@@ -147,15 +192,35 @@ func (s *Server) completions(chat bool) http.HandlerFunc {
 			return
 		}
 		a := &answer{p: p, isl: p.isl + s.template, id: s.newID(chat), created: s.eng.now().Unix(), model: s.model}
+		id, corr := requestIDs(r, a.id)
+		var rec *results.Record
 		if p.stream {
-			err = s.stream(r.Context(), w, a, l)
+			rec, err = s.stream(r.Context(), w, a, l)
 		} else {
-			err = s.whole(r.Context(), w, a, l)
+			rec, err = s.whole(r.Context(), w, a, l)
+		}
+		if rec != nil {
+			s.record(rec, a.sent, id, corr)
+		} else {
+			s.settle(l, id, corr)
 		}
 		if err != nil && r.Context().Err() == nil {
 			panic(http.ErrAbortHandler) // the answer cannot be finished: cut it, never end it as if whole
 		}
 	}
+}
+
+// requestIDs are the client's X-Request-ID (else the response id) and
+// X-Correlation-ID (else the request id).
+func requestIDs(r *http.Request, respID string) (id, corr string) {
+	id, corr = r.Header.Get("X-Request-ID"), r.Header.Get("X-Correlation-ID")
+	if id == "" {
+		id = respID
+	}
+	if corr == "" {
+		corr = id
+	}
+	return id, corr
 }
 
 func (s *Server) newID(chat bool) string {
@@ -168,26 +233,29 @@ func (s *Server) newID(chat bool) string {
 
 // stream writes each token when the simulated engine emits it. The headers
 // go with the first token (a request the simulator rejects gets an error
-// status instead), as an engine answers once its first output is ready.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer, l *listener) error {
+// status instead), as an engine answers once its first output is ready. It
+// returns the request's record once it has ended (nil if the stream
+// stopped before).
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer, l *listener) (*results.Record, error) {
 	var buf []byte
 	n := 0
 	for {
 		ev, err := l.next(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ev.rec != nil {
-			return end(w, buf[:0], a, ev.rec)
+			return ev.rec, end(w, buf[:0], a, ev.rec)
 		}
 		if err := s.sleepUntil(ctx, s.eng.wall(ev.at)); err != nil {
-			return err
+			return nil, err
 		}
 		if buf, err = s.tokenEvents(w, buf[:0], a, n); err != nil {
-			return err
+			return nil, err
 		}
+		a.sent = append(a.sent, s.eng.now().UnixNano())
 		if err := write(w, buf); err != nil {
-			return err
+			return nil, err
 		}
 		n++
 	}
@@ -226,12 +294,13 @@ func (s *Server) tokenEvents(w http.ResponseWriter, buf []byte, a *answer, k int
 	return sseEvent(buf, a.tokenChunk(k, a.p.osl, a.isl))
 }
 
-// whole answers at the last token.
-func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer, l *listener) error {
+// whole answers at the last token; it returns the request's record (nil
+// if the client left before its end).
+func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer, l *listener) (*results.Record, error) {
 	for {
 		ev, err := l.next(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rec := ev.rec
 		if rec == nil {
@@ -239,13 +308,13 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer, l 
 		}
 		if rec.Error != nil {
 			writeError(w, rec.Error.Code, rec.Error.Message)
-			return nil
+			return rec, nil
 		}
 		if err := s.sleepUntil(ctx, s.eng.wall(rec.EndNs-sim.Epoch)); err != nil {
-			return err
+			return rec, err
 		}
 		writeJSON(w, http.StatusOK, a.whole(rec.InputTokens, rec.OutputTokens))
-		return nil
+		return rec, nil
 	}
 }
 

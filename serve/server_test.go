@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 )
 
@@ -182,5 +183,35 @@ func TestShutdownCompletesStreams(t *testing.T) {
 		require.NoError(t, err)
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after the stream ended")
+	}
+}
+
+// TestTruthOfALeftRequest: a request whose client leaves mid-stream is
+// still recorded, once the simulator has finished it, with the client's
+// ids and every token.
+func TestTruthOfALeftRequest(t *testing.T) {
+	t.Parallel()
+	got := make(chan *results.Record, 1)
+	ts := start(t, linearCfg(10), Options{Speedup: 1, Truth: func(r *results.Record) error { got <- r; return nil }})
+	req, err := http.NewRequest(http.MethodPost, ts.URL+"/v1/completions",
+		strings.NewReader(`{"prompt":"a b","max_tokens":5,"stream":true}`))
+	require.NoError(t, err)
+	req.Header.Set("X-Request-ID", "r1")
+	req.Header.Set("X-Correlation-ID", "c1")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, err = io.ReadFull(resp.Body, make([]byte, 1))
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close()) // gone after the first token
+	select {
+	case r := <-got:
+		assert.Equal(t, "r1", r.ID)
+		assert.Equal(t, "c1", r.CorrelationID)
+		assert.Len(t, r.Chunks, 5)
+		assert.Nil(t, r.Error)
+		assert.Greater(t, r.Chunks[0].AtNs, r.StartNs)
+		assert.Equal(t, r.Chunks[4].AtNs, r.EndNs)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no record of the request")
 	}
 }
