@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/simbench/simbench/internal/interrupt"
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/serve"
 	"github.com/simbench/simbench/sim"
 )
@@ -23,6 +25,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8000", Usage: "`HOST:PORT` to listen on (port 0: any free port)"},
 			&cli.StringFlag{Name: "model", DefaultText: "the config's hardware.model", Usage: "model `NAME` served; requests naming another get 404"},
 			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "virtual seconds a wall second: 10 answers ten times faster than the simulated engine"},
+			&cli.StringFlag{Name: "truth", Usage: "write each finished request's true server-side times to `FILE` (AIPerf's per-request JSONL, a line as each ends)"},
 		},
 		Action: serveAction,
 	}
@@ -46,7 +49,17 @@ func serveAction(c *cli.Context) error {
 	if model == "" {
 		model = cfg.Hardware.Model
 	}
-	s, err := serve.New(cfg, serve.Options{Model: model, Speedup: c.Float64("speedup")})
+	opts := serve.Options{Model: model, Speedup: c.Float64("speedup")}
+	var truth *os.File
+	if path := c.String("truth"); path != "" {
+		var err error
+		if truth, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
+			return usagef("--truth: %v (it is never overwritten)", err)
+		}
+		defer truth.Close() // after the Close below: closes nothing, on early returns the file
+		opts.Truth = truthWriter(results.NewJSONLWriter(truth))
+	}
+	s, err := serve.New(cfg, opts)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -58,5 +71,18 @@ func serveAction(c *cli.Context) error {
 	defer stop()
 	fmt.Fprintf(c.App.ErrWriter, "serving %s on http://%s (speedup %g); SIGINT or SIGTERM stops it once the streams in flight end\n",
 		model, ln.Addr(), c.Float64("speedup"))
-	return s.Serve(ctx, ln)
+	err = s.Serve(ctx, ln)
+	if truth != nil {
+		err = errors.Join(err, truth.Close())
+	}
+	return err
+}
+
+// truthWriter appends each truth record to w as a line of AIPerf's
+// per-request export.
+func truthWriter(w *results.JSONLWriter) func(*results.Record) error {
+	return func(r *results.Record) error {
+		m := results.ComputeMetrics(r)
+		return w.Write(&m)
+	}
 }

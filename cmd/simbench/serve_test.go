@@ -23,6 +23,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"argument", []string{"serve", "x"}, `serve takes no arguments, got "x"`},
 		{"config", []string{"serve", "--config", bad}, "--config " + bad},
 		{"speedup", []string{"serve", "--speedup", "0", "--addr", "127.0.0.1:0"}, "serve: speedup 0: want a finite number > 0"},
+		{"truth exists", []string{"serve", "--truth", bad, "--addr", "127.0.0.1:0"}, "--truth: open " + bad + ": file exists (it is never overwritten)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
