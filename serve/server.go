@@ -131,7 +131,8 @@ func (s *Server) settle(l *listener, id, corr string) {
 	s.pending.Add(1)
 	go func() {
 		defer s.pending.Done()
-		for ev := range l.ev {
+		for {
+			ev, _ := l.next(context.Background()) // never cancelled: the simulator finishes every request
 			if ev.rec != nil {
 				s.record(ev.rec, nil, id, corr)
 				return
@@ -153,20 +154,46 @@ type event struct {
 	rec *results.Record
 }
 
-// listener passes a request's events from the simulator to its handler;
-// its buffer holds them all, so the simulator never waits on a client.
-type listener struct{ ev chan event }
+// listener passes a request's events from the simulator to its handler.
+// Its queue grows as events come (never more than the tokens made so far),
+// so the simulator never waits on a client.
+type listener struct {
+	mu    sync.Mutex
+	queue []event
+	ready chan struct{} // a signal that the queue has grown
+}
 
-func (l *listener) Token(at int64)           { l.ev <- event{at: at} }
-func (l *listener) Done(rec *results.Record) { l.ev <- event{rec: rec} }
+func newListener() *listener { return &listener{ready: make(chan struct{}, 1)} }
+
+func (l *listener) Token(at int64)           { l.push(event{at: at}) }
+func (l *listener) Done(rec *results.Record) { l.push(event{rec: rec}) }
+
+func (l *listener) push(ev event) {
+	l.mu.Lock()
+	l.queue = append(l.queue, ev)
+	l.mu.Unlock()
+	select {
+	case l.ready <- struct{}{}:
+	default:
+	}
+}
 
 // next waits for the request's next event.
 func (l *listener) next(ctx context.Context) (event, error) {
-	select {
-	case ev := <-l.ev:
-		return ev, nil
-	case <-ctx.Done():
-		return event{}, ctx.Err()
+	for {
+		l.mu.Lock()
+		if len(l.queue) > 0 {
+			ev := l.queue[0]
+			l.queue = l.queue[1:]
+			l.mu.Unlock()
+			return ev, nil
+		}
+		l.mu.Unlock()
+		select {
+		case <-l.ready:
+		case <-ctx.Done():
+			return event{}, ctx.Err()
+		}
 	}
 }
 
@@ -186,7 +213,7 @@ func (s *Server) completions(chat bool) http.HandlerFunc {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("model: %q is not served here (%q is)", p.model, s.model))
 			return
 		}
-		l := &listener{ev: make(chan event, p.osl+1)}
+		l := newListener()
 		if err := s.eng.submit(traces.Request{InputLength: p.isl, OutputLength: p.osl}, l); err != nil {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return

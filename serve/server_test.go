@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -214,4 +215,16 @@ func TestTruthOfALeftRequest(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no record of the request")
 	}
+}
+
+// TestHugeMaxTokensCostsNothing: a request the simulator rejects for its
+// max_tokens gets its 400 without the server reserving room for its tokens.
+func TestHugeMaxTokensCostsNothing(t *testing.T) {
+	ts := start(t, linearCfg(5), Options{Speedup: 100})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, body := post(t, ts.URL+"/v1/completions", `{"prompt":"x","max_tokens":100000000,"stream":true}`)
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, http.StatusBadRequest, code, body)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated")
 }
