@@ -72,10 +72,10 @@ func (t *tally) add(ch *chunk, tk *tokenizer.Tokenizer) int {
 func (t *tally) approx(ch *chunk) int {
 	out, rsn := 0, 0
 	if len(ch.content) > 0 {
-		out = ApproxTokens(ch.content)
+		out = tokenizer.Approx(ch.content)
 	}
 	if len(ch.reasoning) > 0 {
-		rsn = ApproxTokens(ch.reasoning)
+		rsn = tokenizer.Approx(ch.reasoning)
 	}
 	t.out += out
 	t.rsn += rsn

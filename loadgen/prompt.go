@@ -137,7 +137,7 @@ func (p Prompts) Tokens(r *traces.Request) int {
 		return p.Tokenizer.Count([]byte(r.TextInput))
 	}
 	if r.TextInput != "" {
-		return ApproxTokens([]byte(r.TextInput))
+		return tokenizer.Approx([]byte(r.TextInput))
 	}
 	return r.InputLength
 }

@@ -16,6 +16,13 @@
 // allows (see package pacer for the workload semantics, shared with the load
 // generator), then starts a step on every idle worker that has work.
 //
+// # Online mode
+//
+// Online (see NewOnline) runs the same loop with requests submitted while
+// it runs, for simbench serve: the caller holds virtual time to its clock
+// and hears of every token as it is emitted. A request submitted at its
+// send time gives the record Run gives it (TestOnlineMatchesRun).
+//
 // # Randomness
 //
 // Five kinds of random stream, each a PCG seeded with Config.Seed and a

@@ -113,6 +113,9 @@ type simulator struct {
 	dirty           []bool
 	sink            Sink
 	err             error
+	// onToken, online only, hears of each token as it is emitted: the
+	// request's index and when it reaches the client (virtual ns).
+	onToken func(wi int32, atNs int64)
 
 	done int
 	sum  tally
@@ -164,6 +167,11 @@ func newSimulator(cfg Config, wl *traces.Workload, sink Sink, opts []Option) (*s
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
+	return build(cfg, wl, pc, sink, opts)
+}
+
+// build assembles a simulator of a validated cfg; pc nil is online mode.
+func build(cfg Config, wl *traces.Workload, pc *pacer.Pacer, sink Sink, opts []Option) (*simulator, error) {
 	s := &simulator{cfg: cfg, wl: wl, sink: sink, pacer: pc, stale: true,
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
 		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
@@ -221,24 +229,37 @@ func (s *simulator) loop(ctx context.Context) error {
 		if n&1023 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		t := s.events.peek().t
-		if s.metrics != nil {
-			s.metrics.catchUp(t)
+		if err := s.instant(); err != nil {
+			return err
 		}
-		s.now = t
-		for s.events.len() > 0 && s.events.peek().t == s.now {
-			s.handle(s.events.pop())
-		}
-		if s.err != nil {
-			return s.err
-		}
-		s.dispatch()
-		s.kick()
 	}
 	if s.done != len(s.wl.Requests) {
 		return fmt.Errorf("sim: internal error: %d of %d requests finished", s.done, len(s.wl.Requests))
 	}
 	s.reportProgress(true)
+	return s.err
+}
+
+// instant runs every event at the agenda's earliest time, then the sends
+// they allow, then a new step on every idle worker that has work.
+func (s *simulator) instant() error {
+	if err := s.handleAt(s.events.peek().t); err != nil {
+		return err
+	}
+	s.dispatch()
+	s.kick()
+	return nil
+}
+
+// handleAt moves virtual time to t and runs every event due at it.
+func (s *simulator) handleAt(t int64) error {
+	if s.metrics != nil {
+		s.metrics.catchUp(t)
+	}
+	s.now = t
+	for s.events.len() > 0 && s.events.peek().t == s.now {
+		s.handle(s.events.pop())
+	}
 	return s.err
 }
 
@@ -276,6 +297,9 @@ func (s *simulator) handle(e event) {
 // event for the next one when it is due later. The pacer's answer changes
 // only when a request is sent or completes, so only then is it asked again.
 func (s *simulator) dispatch() {
+	if s.pacer == nil { // online: requests are sent as they are submitted
+		return
+	}
 	for s.release(); len(s.sendQueue) > 0; s.release() {
 		s.flushSends() // a send can complete at once (rejected) and free the pacer
 	}
@@ -659,6 +683,9 @@ func (s *simulator) token(r *request, now int64) {
 		}
 	}
 	r.chunks = append(r.chunks, results.Chunk{AtNs: Epoch + now + s.respOv, Tokens: 1})
+	if s.onToken != nil {
+		s.onToken(r.wi, now+s.respOv)
+	}
 }
 
 // complete hands a finished request to the sink and frees its client slot
@@ -707,8 +734,10 @@ func (s *simulator) clientDone(idx int32) {
 	r := s.live[idx]
 	s.live[idx] = nil
 	s.done++
-	s.pacer.Complete(r.pace, time.Duration(s.now))
-	s.stale = true
+	if s.pacer != nil {
+		s.pacer.Complete(r.pace, time.Duration(s.now))
+		s.stale = true
+	}
 	s.reportProgress(false)
 }
 

@@ -13,6 +13,7 @@ func commands() []*cli.Command {
 		plotCommand(),
 		reportCommand(),
 		simCommand(),
+		serveCommand(),
 		runCommand(),
 		mergeCommand(),
 		validateCommand(),

@@ -41,7 +41,7 @@ type Server struct {
 	// "" = max_completion_tokens, else max_tokens.
 	Tokens int
 	// Token is each token's text (default " tok", one token by
-	// loadgen.ApproxTokens).
+	// tokenizer.Approx).
 	Token string
 	// Ollama reproduces Ollama's quirks: the role in every chat delta, a
 	// zero usage object in every completions chunk, and max_completion_tokens

@@ -1,9 +1,10 @@
-package loadgen
+package tokenizer
 
-// ApproxTokens estimates how many tokens a common BPE or SentencePiece
-// tokenizer makes of text, without a vocabulary. It is what the client
-// counts when the server's usage is not used (--use-server-token-count) and
-// no tokenizer is available.
+// Approx estimates how many tokens a common BPE or SentencePiece
+// tokenizer makes of text, without a vocabulary: the one word-count rule of
+// simbench. The load generator counts with it when the server's usage is not
+// used (--use-server-token-count) and no tokenizer is available; simbench
+// serve counts a text prompt with it.
 //
 // The rule follows what the GPT-style pre-tokenizers split on:
 //   - a run of letters (any byte >= 0x80 counts as a letter), with the
@@ -15,7 +16,7 @@ package loadgen
 // So " the" is 1, " understanding" 2, "Hello, world!" 4, "2024" 2. Any
 // non-empty text counts at least 1: servers stream about one token per
 // chunk, and a content chunk always carries at least one.
-func ApproxTokens(text []byte) int {
+func Approx(text []byte) int {
 	n, run, kind := 0, 0, byte(0)
 	for _, c := range text {
 		k := byteClass[c]
