@@ -19,10 +19,10 @@ func TestUsageMistakesExitTwo(t *testing.T) {
 		want string
 	}{
 		{"unknown command", []string{"nosuch"}, "simbench: unknown command \"nosuch\": want one of summarize, calibrate, " +
-			"trace, compare, plot, report, sim, run, merge, validate, fidelity\n"},
+			"trace, compare, plot, report, sim, serve, run, merge, validate, fidelity\n"},
 		{"misspelt command", []string{"comapre", "a", "b"}, "simbench: unknown command \"comapre\" (did you mean \"compare\"?); see 'simbench --help'\n"},
 		{"help of no command", []string{"help", "nosuch"}, "simbench: unknown command \"nosuch\": want one of summarize, calibrate, " +
-			"trace, compare, plot, report, sim, run, merge, validate, fidelity\n"},
+			"trace, compare, plot, report, sim, serve, run, merge, validate, fidelity\n"},
 		{"unknown global flag", []string{"--nosuch"}, "simbench: unknown flag --nosuch; see 'simbench --help'\n"},
 		{"unknown flag", []string{"run", "--nosuch"}, "simbench: run: unknown flag --nosuch; see 'simbench run --help'\n"},
 		{"misspelt flag", []string{"run", "--max-eror-rate", "1"},
