@@ -29,8 +29,11 @@ func without(stages []*Stage, d string) []*Stage {
 }
 
 // FitFolds fits the prior on every stage, then once per deployment on
-// every other deployment (leave-one-deployment-out), each fold starting
-// from the whole fit.
+// every other deployment (leave-one-deployment-out). Each fold starts
+// where the whole fit started: the fit is a local search that stops when
+// a step gains little, so a fold started from the whole fit (which saw
+// the held-out deployment) would mostly keep it, and its error would be
+// the in-sample one under another name.
 func FitFolds(ctx context.Context, stages []*Stage, base sim.Config, start sim.GPUPrior, opt FitOptions,
 	progress func(string)) (FitResult, []sim.GPUFold, error) {
 	all, err := FitPrior(ctx, stages, base, start, opt)
@@ -40,7 +43,7 @@ func FitFolds(ctx context.Context, stages []*Stage, base sim.Config, start sim.G
 	progress(fmt.Sprintf("all %d stages: rms %.4f, %s", len(stages), all.RMSLog, describePrior(all.Prior)))
 	var folds []sim.GPUFold
 	for _, d := range Deployments(stages) {
-		r, err := FitPrior(ctx, without(stages, d), base, all.Prior, opt)
+		r, err := FitPrior(ctx, without(stages, d), base, start, opt)
 		if err != nil {
 			return FitResult{}, nil, fmt.Errorf("fold %s: %w", d, err)
 		}

@@ -264,3 +264,56 @@ func TestCappedReplayMeetsTheSteadyState(t *testing.T) {
 	require.NoError(t, err)
 	assert.InEpsilon(t, *full.ITLMean, *capped.ITLMean, 0.07)
 }
+
+// TestFoldIgnoresItsHeldOutDeployment: a leave-one-deployment-out fold is
+// the same whatever its held-out deployment measured, so its prediction of
+// that deployment is a prediction (a fold started from the whole fit
+// would carry the held-out figures in through its start).
+func TestFoldIgnoresItsHeldOutDeployment(t *testing.T) {
+	all, err := Load(corpus)
+	require.NoError(t, err)
+	const held = "train-llama-2-7b-tp1-general"
+	pick := func(scale float64) []*Stage {
+		var out []*Stage
+		for _, s := range all {
+			if s.Deployment != held && s.Deployment != "tv-60-llama-3-1-70b-tp4-general-lite-4-1" {
+				continue
+			}
+			c := *s
+			if s.Deployment == held {
+				c.Actual = scaledFigures(s.Actual, scale)
+			}
+			out = append(out, &c)
+		}
+		return out
+	}
+	opt := FitOptions{MaxRequests: 40, MaxIter: 2, Fixed: []int{pMemory, pKV, pCompute, pSeq, pPrefill, pRequest}}
+	fold := func(scale float64) (sim.GPUPrior, sim.GPUPrior) {
+		whole, folds, err := FitFolds(context.Background(), pick(scale), sim.DefaultConfig(), sim.DefaultGPUPrior(), opt, func(string) {})
+		require.NoError(t, err)
+		p, ok := FoldPrior(folds, held)
+		require.True(t, ok)
+		return whole.Prior, p
+	}
+	whole1, fold1 := fold(1)
+	whole2, fold2 := fold(2)
+	require.NotEqual(t, whole1, whole2, "the whole fit sees the held-out deployment's figures")
+	assert.Equal(t, fold1, fold2, "the fold that held it out does not")
+}
+
+// scaledFigures are f with every latency multiplied by k.
+func scaledFigures(f Figures, k float64) Figures {
+	scale := func(v *float64) *float64 {
+		if v == nil {
+			return nil
+		}
+		x := *v * k
+		return &x
+	}
+	out := f
+	for _, p := range []**float64{&out.TTFTMean, &out.TTFTP50, &out.TTFTP90, &out.TTFTP99, &out.E2EMean, &out.E2EP50,
+		&out.E2EP90, &out.E2EP99, &out.ITLMean} {
+		*p = scale(*p)
+	}
+	return out
+}
