@@ -38,13 +38,15 @@ const (
 
 // Calibrated is the prediction calibrated on each deployment's lightest
 // stage: for every deployment with two or more stages, calibrate.Fit on
-// that stage's aggregates (as `simbench calibrate --real` would fit it on
-// base with the stage's hardware and engine: calibrate replaces the timing
-// and the request overhead with its own fit, from its own physics priors,
-// so no prior of the corpus enters), then the fitted configuration replays
-// its heavier stages. The lightest stage itself, and every stage of a
-// one-stage deployment, have no calibrated figures (zero Figures).
-func Calibrated(ctx context.Context, stages []*Stage, base sim.Config, opt Options) (Prediction, []Calibration, error) {
+// that stage's aggregates, as `simbench calibrate --real` would fit it on
+// base with the stage's hardware and engine and prior(stage)'s timing
+// (calibrate's priors centre on the configuration's physics timing: pass
+// the leave-one-deployment-out prior, aPriori, so that no figure of the
+// deployment enters but its lightest stage's), then the fitted
+// configuration replays its heavier stages. The lightest stage itself, and
+// every stage of a one-stage deployment, have no calibrated figures (zero
+// Figures).
+func Calibrated(ctx context.Context, stages []*Stage, base sim.Config, prior func(*Stage) sim.GPUPrior, opt Options) (Prediction, []Calibration, error) {
 	pred := Prediction{Name: CalibratedName, Key: calibratedKey, Figures: make([]Figures, len(stages))}
 	var cals []Calibration
 	for _, d := range Deployments(stages) {
@@ -54,7 +56,9 @@ func Calibrated(ctx context.Context, stages []*Stage, base sim.Config, opt Optio
 			continue
 		}
 		light := idx[0]
-		res, err := calibrateOn(ctx, stages[light], base, opt)
+		b := base
+		prior(stages[light]).Apply(&b)
+		res, err := calibrateOn(ctx, stages[light], b, opt)
 		if err != nil {
 			return Prediction{}, nil, err
 		}

@@ -81,7 +81,7 @@ func Run(ctx context.Context, stages []*Stage, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	cal, cals, err := Calibrated(ctx, stages, sim.DefaultConfig(), opt)
+	cal, cals, err := Calibrated(ctx, stages, sim.DefaultConfig(), aPriori, opt)
 	if err != nil {
 		return nil, err
 	}

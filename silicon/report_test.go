@@ -76,7 +76,7 @@ func TestCalibratedOnLightestStage(t *testing.T) {
 	stages[0], stages[1] = stages[1], stages[0] // the heavier stage first, as a corpus may order them
 	light, heavy := stages[1], stages[0]
 	require.Equal(t, 2.5, light.Workload.Rate)
-	pred, cals, err := Calibrated(context.Background(), stages, sim.DefaultConfig(), Options{MaxRequests: 40, Seeds: 1})
+	pred, cals, err := Calibrated(context.Background(), stages, sim.DefaultConfig(), aPriori, Options{MaxRequests: 40, Seeds: 1})
 	require.NoError(t, err)
 	require.Len(t, cals, 2)
 	assert.Equal(t, light.ID, cals[0].On)

@@ -132,7 +132,8 @@ func (r *Report) stageTable(p int) table {
 func (r *Report) calibrationTable() table {
 	t := table{title: "Calibration on each deployment's lightest stage",
 		notes: []string{"Fitted from the lightest stage's aggregates (Little's law batch), as `simbench calibrate --real` fits " +
-			"an aggregate-only run (from its own physics priors: no prior fitted on the corpus enters); the fit then predicts the heavier stages. " +
+			"an aggregate-only run, its priors centred on the leave-one-deployment-out prior (no other figure of the deployment enters); " +
+			"the fit then predicts the heavier stages. " +
 			"A deployment with one stage has no calibrated prediction."},
 		header: []string{"deployment", "calibrated on", "predicts", "pinned by the data"}}
 	for _, c := range r.Calibration {

@@ -43,6 +43,11 @@ type physicsBasis struct {
 	phys *sim.Physics
 	gemm bool
 	view sim.KVView // the engine's, as the simulator applies it
+	// start is the physics timing the prior centres on: the base
+	// configuration's own on a GPU (the priors fitted on public GPU runs,
+	// unless the configuration sets others), nil for the hand-set physics
+	// priors (a CPU engine, or a base whose timing is not physics).
+	start *sim.PhysicsConfig
 }
 
 func (physicsBasis) model() string { return "physics" }
@@ -63,9 +68,38 @@ func (b physicsBasis) features(s sim.StepShape, dst []float64) {
 // traffic as the weights', unless the data (long prompts' prefills, long
 // contexts' decodes) say otherwise; a multi-token step costs no more than
 // its terms until decodes of one and of several sequences say it does.
-func (physicsBasis) prior() (mean, sd []float64) {
-	return []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs, 1 / priorComputeEff, 1 / priorMemoryEff, 0, 0},
-		[]float64{2, 1, 1e4, 1, 8, 8, priorMultiTokenSD, priorPrefillSD}
+// On a GPU the means are the base configuration's physics timing (start):
+// what a run's data cannot see (one load cannot tell the weights' time
+// from the per-step cost) stays at what the simulator already predicts,
+// not at round numbers that predict public GPU runs worse.
+func (b physicsBasis) prior() (mean, sd []float64) {
+	sd = []float64{2, 1, 1e4, 1, 8, 8, priorMultiTokenSD, priorPrefillSD}
+	if p := b.start; p != nil {
+		attn := effOr(p.AttentionEfficiency, p.ComputeEfficiency)
+		kv := effOr(p.KVEfficiency, p.MemoryEfficiency)
+		return []float64{1 / p.ComputeEfficiency, 1 / p.MemoryEfficiency, p.StepOverheadMs, p.SeqOverheadMs, 1 / attn, 1 / kv,
+			p.MultiTokenOverheadMs, p.PrefillOverheadMs}, sd
+	}
+	return []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs, 1 / priorComputeEff, 1 / priorMemoryEff, 0, 0}, sd
+}
+
+// effOr is e, or fallback when e is unset (0).
+func effOr(e, fallback float64) float64 {
+	if e > 0 {
+		return e
+	}
+	return fallback
+}
+
+// physicsStart is the physics timing a GPU configuration's calibration
+// starts from (physicsBasis.start): its own, when it times with physics
+// and names no CPU.
+func physicsStart(c sim.Config) *sim.PhysicsConfig {
+	p := c.Timing.Physics
+	if c.Timing.Model != "physics" || c.Hardware.CPU != "" || p.ComputeEfficiency <= 0 || p.MemoryEfficiency <= 0 {
+		return nil
+	}
+	return &p
 }
 
 // priorMultiTokenSD is the prior sd (ms) of multi_token_overhead_ms, of the
@@ -195,7 +229,7 @@ func newBasis(opts Options) (basis, error) {
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: physics timing: %w", err)
 		}
-		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine)}, nil
+		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine), start: physicsStart(opts.Base)}, nil
 	}
 	return nil, fmt.Errorf("calibrate: unknown timing basis %q (physics, linear or auto)", kind)
 }

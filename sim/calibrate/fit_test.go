@@ -493,6 +493,9 @@ func TestRecoverCPUShare(t *testing.T) {
 	c4 := simulateTarget(t, "c4", truth, wl(4))
 	base := sim.DefaultConfig()
 	base.Hardware.GPU, base.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
+	// The priors centre on the base's timing (physicsStart): the truth's
+	// efficiencies, which two loads of one prompt length cannot pin.
+	base.Timing.Physics = sim.HandSetPrior().Physics
 	opts := Options{Base: base, HostNoise: true} // a GPU config: only when asked for
 	res, err := Fit(context.Background(), []Target{c1}, opts)
 	require.NoError(t, err)
@@ -949,4 +952,34 @@ func TestPeakWarnings(t *testing.T) {
 	assert.Empty(t, peakWarnings(ps))
 	ps[0].Pinned, ps[0].Value = true, maxEfficiency // a cost the data made vanish
 	assert.Empty(t, peakWarnings(ps))
+}
+
+// A GPU configuration's calibration centres its priors on its own physics
+// timing (by default the priors fitted on public GPU runs); a CPU engine's,
+// and a configuration timed otherwise, on the hand-set ones.
+func TestPhysicsPriorCentresOnTheConfig(t *testing.T) {
+	gpu := gpuTruth()
+	gpu.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.8, MemoryEfficiency: 0.9, KVEfficiency: 0.6,
+		StepOverheadMs: 1.5, SeqOverheadMs: 0.01, PrefillOverheadMs: 0.3, Combine: "sum"}
+	cpu := gpu
+	cpu.Hardware.CPU = "x86-64-v3-2vcpu"
+	poly := gpu
+	poly.Timing.Model = "poly"
+	handSet := []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs, 1 / priorComputeEff, 1 / priorMemoryEff, 0, 0}
+	for _, tc := range []struct {
+		name string
+		cfg  sim.Config
+		want []float64
+	}{
+		{"gpu", gpu, []float64{1 / 0.8, 1 / 0.9, 1.5, 0.01, 1 / 0.8, 1 / 0.6, 0, 0.3}},
+		{"cpu", cpu, handSet},
+		{"timed otherwise", poly, handSet},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := newBasis(Options{Base: tc.cfg, Basis: "physics"})
+			require.NoError(t, err)
+			mean, _ := b.prior()
+			assert.InDeltaSlice(t, tc.want, mean, 1e-12)
+		})
+	}
 }
