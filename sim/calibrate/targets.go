@@ -50,9 +50,9 @@ func rename(ts []Target, dirs []string, name func(dir string) string) {
 }
 
 // WriteConfig writes the fitted configuration as a simbench sim --config
-// YAML file.
+// YAML file, with only the timing model it fitted.
 func WriteConfig(path string, cfg sim.Config) error {
-	b, err := cfg.YAML()
+	b, err := cfg.UsedTimingYAML()
 	if err != nil {
 		return err
 	}
