@@ -37,7 +37,7 @@ type Options struct {
 	Basis     string // calibrate.Options.Basis
 	Seeds     int    // calibrate.Options.Seeds
 	MaxEvals  int    // calibrate.Options.MaxEvals
-	HostNoise bool   // calibrate.Options.HostNoise
+	FitNoise  bool   // calibrate.Options.FitNoise
 	Log       io.Writer
 	Quiet     bool
 }
@@ -77,7 +77,7 @@ func Calibrate(ctx context.Context, opts Options) (*Result, error) {
 		res.Dirs, targets = append(res.Dirs, dir), append(targets, t)
 	}
 	fit, err := calibrate.Fit(ctx, targets, calibrate.Options{Base: base, Basis: opts.Basis, Seeds: opts.Seeds, MaxEvals: opts.MaxEvals,
-		HostNoise: opts.HostNoise})
+		FitNoise: opts.FitNoise})
 	if err != nil {
 		return nil, err
 	}

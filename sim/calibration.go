@@ -36,6 +36,11 @@ type CalibratedParam struct {
 	Prior  float64 `yaml:"prior" json:"prior"`   // the physics prior's value
 	Pinned bool    `yaml:"pinned" json:"pinned"` // the data decided it (posterior sd < half the prior's)
 	Source string  `yaml:"source" json:"source"` // what decided it: token gaps, TTFT, prior
+	// NoCost is an efficiency whose cost the runs do not show at all: its
+	// term is off (timing.physics writes the largest efficiency) and Value
+	// is 0, not a number to read.
+	NoCost bool   `yaml:"no_cost,omitempty" json:"no_cost,omitempty"`
+	Layer  string `yaml:"layer,omitempty" json:"layer,omitempty"` // model | server | noise (see calibrate.Layers)
 }
 
 // RangeWarnings says where wl leaves the range cfg was calibrated on; nil

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -668,10 +669,20 @@ func scalars(n *yaml.Node) bool {
 }
 
 // YAML returns the configuration as a commented YAML document.
-func (c Config) YAML() ([]byte, error) {
+func (c Config) YAML() ([]byte, error) { return c.yaml(false) }
+
+// UsedTimingYAML is YAML with only the timing model timing.model names:
+// the others' sections, which the simulator does not use, are left to
+// their defaults (a written, calibrated sim.yaml).
+func (c Config) UsedTimingYAML() ([]byte, error) { return c.yaml(true) }
+
+func (c Config) yaml(usedTiming bool) ([]byte, error) {
 	var doc yaml.Node
 	if err := doc.Encode(c); err != nil {
 		return nil, err
+	}
+	if usedTiming {
+		dropUnusedTiming(mappingValue(&doc, "timing"), c.Timing.Model)
 	}
 	annotate(&doc, "")
 	var buf bytes.Buffer
@@ -684,6 +695,23 @@ func (c Config) YAML() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// dropUnusedTiming removes from the timing mapping t the sections of the
+// timing models other than model.
+func dropUnusedTiming(t *yaml.Node, model string) {
+	if t == nil {
+		return
+	}
+	keep := t.Content[:0]
+	for i := 0; i+1 < len(t.Content); i += 2 {
+		k := t.Content[i].Value
+		if k != model && slices.Contains(TimingModels(), k) {
+			continue
+		}
+		keep = append(keep, t.Content[i], t.Content[i+1])
+	}
+	t.Content = keep
 }
 
 // Validate checks every value; the error names the offending key.

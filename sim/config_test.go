@@ -276,3 +276,25 @@ func TestConfigJSONKeysAreYAMLKeys(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, fromYAML, back)
 }
+
+// TestUsedTimingYAML: a written config holds only the timing model it uses
+// (the others' sections are their defaults on reading), and reads back as
+// the same configuration.
+func TestUsedTimingYAML(t *testing.T) {
+	for _, model := range []string{"physics", "linear", "poly"} {
+		cfg := DefaultConfig()
+		cfg.Timing.Model = model
+		cfg.Timing.Linear.BaseMs = 3
+		b, err := cfg.UsedTimingYAML()
+		require.NoError(t, err)
+		for _, m := range TimingModels() {
+			assert.Equal(t, m == model, strings.Contains(string(b), "\n  "+m+":"), "%s in the %s config:\n%s", m, model, b)
+		}
+		back, err := ParseConfig(b)
+		require.NoError(t, err)
+		if model != "linear" {
+			back.Timing.Linear.BaseMs = 3 // not written: the default
+		}
+		assert.Equal(t, cfg, back, model)
+	}
+}

@@ -4,6 +4,26 @@
 // records a real run produces, so AIPerf files and comparisons need nothing
 // special.
 //
+// # Reading guide
+//
+// Start with sim.go: Run, the simulator struct and its event loop (loop,
+// instant, handle), then a request's way through it: send (the client's
+// send, after the pacer lets it go), the frontend (frontendDone for the
+// handlers, loopJoin for a shared event loop, slotGate for
+// frontend.hold_for_slot), arrive (routing, router.go), complete and
+// clientDone (the client's gap and stalls, clientgap.go, before the slot's
+// next send). Then worker.go: one engine step at a time, startStep asks
+// the engine's scheduler (engines.go: planVLLM, planSGLang, planLlamaCpp)
+// for the step's work and the timing model (timing.go; physics.go for the
+// default, presets.go and device.go for its hardware) for its duration,
+// stretched by jitter.go and drift.go; endStep stamps the step's tokens.
+// The KV cache and prefix cache are kv.go and hashtable.go; disaggregated
+// prefill/decode pools are pool.go and disagg.go. config.go is every key,
+// its default (DefaultConfig), its documentation (configDocs) and its
+// check (Validate); record.go and write.go turn finished requests into
+// AIPerf's files; servermetrics.go and scrape.go the simulated /metrics;
+// online.go the same loop for simbench serve.
+//
 // # Event loop
 //
 // Time is virtual: int64 nanoseconds from the start of the schedule, mapped to

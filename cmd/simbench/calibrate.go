@@ -28,7 +28,7 @@ func calibrateCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-evals", Value: calibrate.DefaultMaxEvals, Usage: "simulator runs that may fit the frontend overhead"},
 			&cli.IntFlag{Name: "sim-seeds", Value: calibrate.DefaultSeeds, Usage: "simulator seeds every fitted run is simulated with; the fit matches the median of their statistics"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "fit report on stdout: text or json"},
-			&cli.BoolFlag{Name: "host-noise", Usage: "fit the host's noise (step stalls, drift, client stalls, arrival stall, frontend CPU share) on a GPU config too; always on with hardware.cpu"},
+			&cli.BoolFlag{Name: "fit-noise", Usage: "fit the noise layer (step jitter, host stalls, drift, arrival stall, frontend CPU share, the client's gaps, stalls and tie order) on a GPU config too; always on with hardware.cpu"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "--url: no plan or progress on stderr"},
 		}, endpointFlags(false)...),
 		Action: calibrateAction,
@@ -68,7 +68,7 @@ func fitFromFlags(c *cli.Context, base sim.Config) (*calibrate.Result, error) {
 			return nil, err
 		}
 		return calibrate.Fit(c.Context, targets, calibrate.Options{Base: base, MaxEvals: c.Int("max-evals"), Basis: basis,
-			Seeds: c.Int("sim-seeds"), HostNoise: c.Bool("host-noise")})
+			Seeds: c.Int("sim-seeds"), FitNoise: c.Bool("fit-noise")})
 	}
 	ep, err := endpointFromFlags(c)
 	if err != nil {
@@ -76,7 +76,7 @@ func fitFromFlags(c *cli.Context, base sim.Config) (*calibrate.Result, error) {
 	}
 	res, err := livecal.Calibrate(c.Context, livecal.Options{Base: base, Config: loadgen.Config{Endpoint: ep, Spin: -1},
 		Artifacts: c.String("artifacts"), Plan: calibrate.PlanOptions{Requests: c.Int("plan-requests"), Seed: 1}, Basis: basis,
-		Seeds: c.Int("sim-seeds"), MaxEvals: c.Int("max-evals"), HostNoise: c.Bool("host-noise"), Log: c.App.ErrWriter, Quiet: c.Bool("quiet")})
+		Seeds: c.Int("sim-seeds"), MaxEvals: c.Int("max-evals"), FitNoise: c.Bool("fit-noise"), Log: c.App.ErrWriter, Quiet: c.Bool("quiet")})
 	if err != nil {
 		return nil, err
 	}

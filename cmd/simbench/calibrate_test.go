@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -86,14 +87,16 @@ func TestCalibrateRefusesNoSeeds(t *testing.T) {
 	assert.Contains(t, errOut.String(), "--sim-seeds must be >= 1, got 0")
 }
 
-// TestCalibrateHostNoiseOnlyWhenAsked: on a GPU config the host's noise
-// (here the AIPerf client's 3 s stalls, a drift, the CPU share) is neither
-// in the report nor in the config; --host-noise asks for it.
-func TestCalibrateHostNoiseOnlyWhenAsked(t *testing.T) {
+// TestCalibrateNoiseOnlyWhenAsked: on a GPU config the noise layer (here
+// the AIPerf client's gaps and 3 s stalls, the step jitter, a drift, the
+// CPU share) is neither in the report nor in the config, and the report
+// says it was not fitted; --fit-noise asks for it (and the old
+// --host-noise still does, with a note).
+func TestCalibrateNoiseOnlyWhenAsked(t *testing.T) {
 	for _, tc := range []struct {
 		flags []string
 		want  bool
-	}{{nil, false}, {[]string{"--host-noise"}, true}} {
+	}{{nil, false}, {[]string{"--fit-noise"}, true}, {[]string{"--host-noise"}, true}} {
 		cfgPath := filepath.Join(t.TempDir(), "sim.yaml")
 		var out, errOut bytes.Buffer
 		args := append([]string{"simbench", "calibrate", "--real", "../../testdata/aiperf/qwen_concurrency1",
@@ -103,8 +106,38 @@ func TestCalibrateHostNoiseOnlyWhenAsked(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, cfg.Frontend.ClientStallMs > 0, "%v", tc.flags)
 		assert.Equal(t, tc.want, cfg.Frontend.CPUShare > 0, "%v", tc.flags)
-		for _, row := range []string{"client_stall_ms", "cpu_share", "drift_cv", "stall_ms", "arrival_stall_ms"} {
+		assert.Equal(t, tc.want, cfg.Timing.Jitter > 0, "%v", tc.flags)
+		assert.Equal(t, tc.want, len(cfg.Frontend.ClientGapSamplesMs) > 0, "%v", tc.flags)
+		assert.Equal(t, tc.want, cfg.Frontend.TieOrder == sim.TieOrderRandom, "%v", tc.flags)
+		for _, row := range []string{"client_stall_ms", "cpu_share", "drift_cv", "stall_ms", "arrival_stall_ms", "jitter", "client_gap_ms"} {
 			assert.Equal(t, tc.want, bytes.Contains(out.Bytes(), []byte("  "+row+" ")), "%v: row %s in\n%s", tc.flags, row, out.String())
 		}
+		assert.Equal(t, !tc.want, strings.Contains(out.String(), "noise: what spreads the figures (step jitter, host stalls, drift, the client)\n  not fitted (a GPU engine)"), out.String())
+		assert.Equal(t, tc.flags != nil && tc.flags[0] == "--host-noise", strings.Contains(errOut.String(), "--host-noise is deprecated: use --fit-noise"), errOut.String())
 	}
+}
+
+// TestCalibrateReportLayers: the report on the bundled GPU run prints the
+// model, server and noise layers apart, in that order, each parameter in
+// its own, and no sentinel: the KV cost the runs do not show is said.
+func TestCalibrateReportLayers(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"simbench", "calibrate", "--real", "../../testdata/aiperf/qwen_concurrency1",
+		"--config", "../../testdata/sim/qwen3-0.6b-rtx-6000-ada.yaml", "-o", filepath.Join(t.TempDir(), "sim.yaml")}, &out, &errOut), errOut.String())
+	rep := out.String()
+	model, server, noise := strings.Index(rep, "\nmodel: "), strings.Index(rep, "\nserver: "), strings.Index(rep, "\nnoise: ")
+	require.True(t, 0 < model && model < server && server < noise, rep)
+	in := func(name string, lo, hi int) {
+		i := strings.Index(rep, "\n  "+name+" ")
+		assert.True(t, lo < i && i < hi, "%s between %d and %d in\n%s", name, lo, hi, rep)
+	}
+	for _, p := range []string{"compute_efficiency", "memory_efficiency", "attention_efficiency", "kv_efficiency"} {
+		in(p, model, server)
+	}
+	for _, p := range []string{"step_overhead_ms", "seq_overhead_ms", "prefill_overhead_ms", "request_overhead_ms"} {
+		in(p, server, noise)
+	}
+	assert.Regexp(t, `\n  kv_efficiency +– +0\.7 +no KV cost visible in these runs`, rep)
+	assert.NotContains(t, rep, "1000")
+	assert.NotContains(t, rep, "at its bound")
 }

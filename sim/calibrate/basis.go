@@ -133,17 +133,24 @@ func efficiency(k float64) float64 {
 
 func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
 	mean, sd := b.prior()
-	inv := func(i int, name string) sim.CalibratedParam {
+	inv := func(i int, name, cost string) sim.CalibratedParam {
 		p := param(post, i, name, mean, sd)
 		k := post.Beta[i]
 		p.Value, p.Prior = efficiency(k), 1/mean[i]
 		if k > 0 {
 			p.SD = post.SD[i] / (k * k) // delta method
 		}
+		if k <= 1/maxEfficiency {
+			// The cost multiplier is at its bound 0: the efficiency is no
+			// number, the term is off.
+			p.Value, p.SD, p.NoCost, p.Pinned = 0, 0, true, true
+			p.Source = "no " + cost + " cost visible in these runs"
+		}
 		return p
 	}
-	ps := []sim.CalibratedParam{inv(0, "compute_efficiency"), inv(1, "memory_efficiency"), inv(4, "attention_efficiency"),
-		inv(5, "kv_efficiency"), param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
+	ps := []sim.CalibratedParam{inv(0, "compute_efficiency", "compute"), inv(1, "memory_efficiency", "weight-streaming"),
+		inv(4, "attention_efficiency", "attention"), inv(5, "kv_efficiency", "KV"),
+		param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
 	if b.gemm {
 		ps = append(ps, param(post, 6, "multi_token_overhead_ms", mean, sd))
 	} else {
@@ -199,7 +206,7 @@ func param(post *posterior, i int, name string, mean, sd []float64) sim.Calibrat
 	p := sim.CalibratedParam{Name: name, Value: post.Beta[i], SD: post.SD[i], Prior: mean[i]}
 	switch {
 	case post.Fixed[i]:
-		p.Source, p.Pinned = "token gaps (at its bound 0)", true
+		p.Source, p.Pinned = "token gaps: no such cost in these runs", true
 	case post.SD[i] < sd[i]/2:
 		p.Source, p.Pinned = "token gaps", true
 	default:

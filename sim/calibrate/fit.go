@@ -73,20 +73,9 @@ type Options struct {
 	// sends, and the frontend overhead fitted on one draw moved by ±10 %
 	// from seed to seed on the CPU engine's plan.
 	Seeds int
-	// HostNoise fits the host's noise on a GPU config too (see
-	// hostNoise); a CPU config (hardware.cpu) always has it fitted.
-	HostNoise bool
-}
-
-// hostNoise is whether Fit models the noise of a host that shares its CPU
-// with the engine and the client: the step stalls, the drift of the
-// device's speed, the client's stalls, the arrival stall and the frontend
-// event loop's CPU share. A CPU engine (hardware.cpu) has it, and the CPU
-// e2e tier's fit needs it; on a GPU those parameters would model the
-// machine a run was made on, not the engine, so they are neither fitted
-// nor written unless asked for (Options.HostNoise, --host-noise).
-func hostNoise(opts Options) bool {
-	return opts.HostNoise || opts.Base.Hardware.CPU != ""
+	// FitNoise fits the noise layer on a GPU config too (see fitsNoise);
+	// a CPU config (hardware.cpu) always has it fitted.
+	FitNoise bool
 }
 
 // DefaultSeeds is Options.Seeds' default: odd, so the median is a draw.
@@ -118,171 +107,298 @@ type Result struct {
 	StepResidualMs float64              `json:"step_residual_ms"`
 	Range          sim.CalibrationRange `json:"range"`
 	Warnings       []string             `json:"warnings,omitempty"`
+	// Noise is whether the noise layer was fitted (fitsNoise); without it
+	// the written config has none.
+	Noise bool `json:"noise_fitted"`
 }
 
-// Fit calibrates the step-time model on targets in two stages. First a
-// Bayesian linear regression of the engine steps recovered from every
-// target's token gaps (ExtractSteps) on the basis' features, with a prior
-// per coefficient: what the data pin, they decide; what they cannot see
-// (one load cannot tell the per-step from the per-sequence cost) stays at
-// its physics prior, and the report says which is which. Then the frontend
-// request overhead: simulated TTFT minus real TTFT, iterated on the
-// simulator, since TTFT is the only place it shows. Everything is
-// deterministic.
+// Fit calibrates the simulator on targets, layer by layer, in the named
+// stages of fitter.stages: the step model (the model layer's efficiencies
+// and the server layer's overheads) by a Bayesian linear regression of the
+// engine steps recovered from every target's token gaps (ExtractSteps) and
+// of the idle requests' TTFTs, with a prior per coefficient (what the data
+// pin, they decide; what they cannot see stays at its prior, and the
+// report says which is which); then the request overhead on the simulator,
+// since TTFT is the only place it shows; then, when fitsNoise, the noise
+// layer. Everything is deterministic.
 func Fit(ctx context.Context, targets []Target, opts Options) (*Result, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("calibrate: no real run to fit")
 	}
-	opts = withDefaults(opts)
+	f, err := newFitter(targets, withDefaults(opts))
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range f.stages() {
+		if err := st.run(ctx); err != nil {
+			return nil, err
+		}
+	}
+	f.res.Params = layered(f.res.Params)
+	f.res.Noise = f.noise
+	f.cfg.Calibration = &sim.Calibration{Model: f.res.Model, FittedOn: targetNames(f.targets), Range: f.res.Range, Parameters: f.res.Params}
+	f.res.Config = f.cfg
+	return f.res, nil
+}
+
+// fitter is one calibration under way: what each stage reads and leaves
+// for the next.
+type fitter struct {
+	targets []Target
+	opts    Options
+	noise   bool // the noise layer is fitted (fitsNoise)
+	b       basis
+	sopts   StepsOptions
+	obs     observations
+	// The regression: its design, the priors (the basis' coefficients,
+	// then the request overhead's and the arrival stall's: p and p+1) and
+	// the posterior.
+	x        [][]float64
+	y        []float64
+	nSteps   int
+	mean, sd []float64
+	p        int
+	ovSD     float64
+	post     *posterior
+	cfg      sim.Config // the fitted config so far
+	idle     sim.CalibratedParam
+	res      *Result
+}
+
+// newFitter sets up the fit of targets; without the noise layer neither
+// the base's noise nor the targets' client enter it.
+func newFitter(targets []Target, opts Options) (*fitter, error) {
 	b, err := newBasis(opts)
 	if err != nil {
 		return nil, err
 	}
-	sopts := stepsOptions(opts.Base)
-	noise := hostNoise(opts)
-	obs, warnings := collect(targets, sopts)
-	x, y, nSteps := obs.design(b, noise)
-	mean, sd := b.prior()
-	p := len(mean)
+	f := &fitter{targets: targets, opts: opts, noise: fitsNoise(opts), b: b, sopts: stepsOptions(opts.Base),
+		res: &Result{Model: b.model()}}
+	if !f.noise {
+		f.opts.Base = withoutNoise(opts.Base)
+		f.targets = withoutClient(targets)
+	}
+	return f, nil
+}
+
+// stage is one named step of Fit.
+type stage struct {
+	name string
+	run  func(context.Context) error
+}
+
+// stages are Fit's steps in order; each reads what those before it left.
+func (f *fitter) stages() []stage {
+	st := []stage{
+		{"model and server: regress the step model on the token gaps and the idle TTFTs", f.regressSteps},
+		{"model and server: settle aggregate-only runs' mean steps on the simulator; the request overhead from the idle TTFTs", f.settleAggregates},
+		{"server: the template tokens", f.templateTokens},
+	}
+	if f.noise {
+		st = append(st, stage{"noise: step jitter, host stalls and the arrival stall around the step model", f.stepNoise},
+			stage{"noise: the client's gaps, stalls and tie order", f.client})
+	}
+	st = append(st, stage{"server: the request overhead on the simulator", f.requestOverhead})
+	if f.noise {
+		st = append(st, stage{"noise: the frontend's CPU share on the simulator", f.cpuShare},
+			stage{"noise: the device's drift on the simulator", f.drift})
+	}
+	return append(st, stage{"score: the fitted runs simulated", f.score})
+}
+
+// regressSteps fits the step model and the request overhead (and, with
+// the noise layer, the arrival stall) on the steps and idle prefills.
+func (f *fitter) regressSteps(context.Context) error {
+	f.obs, f.res.Warnings = collect(f.targets, f.sopts)
+	f.x, f.y, f.nSteps = f.obs.design(f.b, f.noise)
+	f.mean, f.sd = f.b.prior()
+	f.p = len(f.mean)
 	// The frontend's request overhead, and the stall the server's work on
 	// a request puts on the engine's steps beside it (0 unless the data
 	// show it).
-	ovMean, ovSD := ackOverheadPrior(opts.Base, obs.prefills)
-	mean, sd = append(mean, ovMean, 0), append(sd, ovSD, priorStallSD)
-	post, err := regress(x, y, mean, sd)
-	if err != nil {
-		return nil, fmt.Errorf("calibrate: %w", err)
+	ovMean, ovSD := ackOverheadPrior(f.opts.Base, f.obs.prefills)
+	f.mean, f.sd, f.ovSD = append(f.mean, ovMean, 0), append(f.sd, ovSD, priorStallSD), ovSD
+	if err := f.regress(); err != nil {
+		return err
 	}
 	// That work lasts the request overhead from the send: spread over the
 	// steps beside it, as the simulator spreads it, once the overhead is
 	// known.
-	if ov := post.Beta[p]; ov > 0 && post.Beta[p+1] > 0 {
-		sopts.FrontendMs = ov
-		obs, _ = collect(targets, sopts)
-		x, y, nSteps = obs.design(b, noise)
-		if post, err = regress(x, y, mean, sd); err != nil {
-			return nil, fmt.Errorf("calibrate: %w", err)
+	if ov := f.post.Beta[f.p]; ov > 0 && f.post.Beta[f.p+1] > 0 {
+		f.sopts.FrontendMs = ov
+		f.obs, _ = collect(f.targets, f.sopts)
+		if err := f.regress(); err != nil {
+			return err
 		}
 	}
-	apply := func() sim.Config {
-		c := b.apply(opts.Base, post.Beta[:p])
-		c.Timing.Speedup = 1
-		return c
-	}
-	// An aggregate's mean step is a model of the steps behind its ITL: the
-	// simulator says how far off it is.
-	var res0 Result
-	if err := settleAggregates(ctx, &obs, targets, opts, &res0.Evals, func() (sim.Config, error) {
-		x, y, nSteps = obs.design(b, noise)
-		post, err = regress(x, y, mean, sd)
-		if err != nil {
-			return sim.Config{}, fmt.Errorf("calibrate: %w", err)
-		}
-		return apply(), nil
-	}); err != nil {
-		return nil, err
-	}
-	cfg := apply()
-	cfg.Timing.Jitter = jitterOf(opts.Jitter, post, x[nSteps:], y[nSteps:], y)
-	// Host stalls are the rest of the step noise: fitted unless the noise
-	// is turned off, and never the base's.
-	stalls := stallFit{}
-	if opts.Jitter >= 0 && noise {
-		stalls = fitStalls(obs.decodeSteps(b, post.Beta))
-	}
-	cfg.Timing.StallMs, cfg.Timing.StallCV, cfg.Timing.StallsPerStep = stalls.Ms, stalls.CV, stalls.PerStep
-	// So is the drift, measured below: never the base's.
-	cfg.Timing.DriftCV, cfg.Timing.DriftPeriodMs = 0, 0
-	cfg.Frontend.ArrivalStallMs = 0
-	if noise {
-		cfg.Frontend.ArrivalStallMs = post.Beta[p+1]
-	}
-	// The token gaps and TTFTs are of the prompts the engine computed,
-	// template included; the simulated targets must compute them too.
-	tmpl, nTmpl := templateTokens(targets)
-	cfg.Frontend.TemplateTokens = tmpl
-	// The runs were made by a real client, whose simultaneous sends reach
-	// the server in the order of a race.
-	cfg.Frontend.TieOrder = sim.TieOrderRandom
-	res := &Result{Model: b.model(), Params: relabel(b.params(post), obs), Steps: nSteps, StepResidualMs: post.Sigma,
-		Warnings: warnings, Evals: res0.Evals}
-	if noise {
-		res.Params = append(res.Params, param(post, p+1, "arrival_stall_ms", mean, sd))
-	}
-	fe := sim.CalibratedParam{Name: "request_overhead_ms", Value: post.Beta[p], SD: post.SD[p], Pinned: true,
-		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(obs.prefills))}
-	if ovSD < flatSD {
-		fe.Source += fmt.Sprintf(", at least their response headers (%.3g ms) and a %g ± %g ms hand-off", ovMean-priorHandoffMs, priorHandoffMs, priorHandoffSD)
-	}
-	cfg.Frontend.RequestOverheadMs = fe.Value
-	loop := noise && sharesLoop(cfg)
-	if !noise {
-		cfg.Frontend.CPUShare = 0
-	}
-	if loop {
-		cfg.Frontend.CPUShare = priorCPUShare
-	}
-	// With one event loop, the runs of one request at a time settle the
-	// overhead and the others the share, which only they show.
-	idle, alone := fe, targets
-	if loop {
-		alone = slices.DeleteFunc(slices.Clone(targets), showsLoop)
-		if len(alone) == 0 {
-			alone = targets
-		}
-	}
-	if fe, err = settleOverhead(ctx, &cfg, alone, idle, len(obs.prefills), opts, &res.Evals); err != nil {
-		return nil, err
-	}
-	res.Params = append(res.Params, fe)
-	if loop {
-		cs, err := fitCPUShare(ctx, &cfg, targets, opts, &res.Evals)
-		if err != nil {
-			return nil, err
-		}
-		res.Params = append(res.Params, cs)
-	}
-	if opts.Jitter >= 0 && noise {
-		res.Params = append(res.Params, stallParams(stalls)...)
-	}
-	// The device's slow drift is what per-request ITL spreads beyond the
-	// steps' noise, so it is measured on the fitted steps and overhead.
-	if opts.Jitter >= 0 && noise {
-		df, n, err := fitDrift(ctx, cfg, targets, opts.Seeds)
-		if err != nil {
-			return nil, err
-		}
-		res.Evals += n
-		cfg.Timing.DriftCV, cfg.Timing.DriftPeriodMs = df.CV, df.PeriodMs
-		res.Params = append(res.Params, driftParams(df)...)
-	}
-	if tmpl > 0 {
-		res.Params = append(res.Params, sim.CalibratedParam{Name: "template_tokens", Value: float64(tmpl), Pinned: true,
-			Source: fmt.Sprintf("usage.prompt_tokens − ISL of %d requests", nTmpl)})
-	}
-	res.Rows, res.Loss, err = evaluate(ctx, cfg, targets, opts.Terms, opts.Seeds)
+	return nil
+}
+
+// regress fits the posterior on the observations' design.
+func (f *fitter) regress() error {
+	f.x, f.y, f.nSteps = f.obs.design(f.b, f.noise)
+	post, err := regress(f.x, f.y, f.mean, f.sd)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("calibrate: %w", err)
 	}
-	res.Evals += len(targets) * opts.Seeds
-	res.Warnings = append(res.Warnings, missWarnings(res.Rows, len(targets))...)
-	res.Warnings = append(res.Warnings, peakWarnings(res.Params)...)
-	res.Range = calibrationRange(targets, obs.steps)
-	cfg.Frontend.ClientGapMs = targets[0].ClientGapMs
-	cfg.Frontend.ClientGapSamplesMs = gapSamples(pooledGaps(targets))
-	cfg.Frontend.ClientStallMs, cfg.Frontend.ClientStallEveryMs = 0, 0
-	if noise {
-		cfg.Frontend.ClientStallMs, cfg.Frontend.ClientStallEveryMs = pooledStalls(targets)
+	f.post = post
+	return nil
+}
+
+// apply is the base with the fitted step model.
+func (f *fitter) apply() sim.Config {
+	c := f.b.apply(f.opts.Base, f.post.Beta[:f.p])
+	c.Timing.Speedup = 1
+	return c
+}
+
+// settleAggregates: an aggregate's mean step is a model of the steps
+// behind its ITL, and the simulator says how far off it is.
+func (f *fitter) settleAggregates(ctx context.Context) error {
+	err := settleAggregates(ctx, &f.obs, f.targets, f.opts, &f.res.Evals, func() (sim.Config, error) {
+		if err := f.regress(); err != nil {
+			return sim.Config{}, err
+		}
+		return f.apply(), nil
+	})
+	if err != nil {
+		return err
 	}
-	if cfg.Frontend.ClientStallMs > 0 {
+	f.cfg = f.apply()
+	f.res.Params = relabel(f.b.params(f.post), f.obs)
+	f.idle = sim.CalibratedParam{Name: "request_overhead_ms", Value: f.post.Beta[f.p], SD: f.post.SD[f.p], Pinned: true,
+		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(f.obs.prefills))}
+	if f.ovSD < flatSD {
+		f.idle.Source += fmt.Sprintf(", at least their response headers (%.3g ms) and a %g ± %g ms hand-off",
+			f.mean[f.p]-priorHandoffMs, priorHandoffMs, priorHandoffSD)
+	}
+	f.cfg.Frontend.RequestOverheadMs = f.idle.Value
+	return nil
+}
+
+// templateTokens: the token gaps and TTFTs are of the prompts the engine
+// computed, template included; the simulated targets must compute them
+// too.
+func (f *fitter) templateTokens(context.Context) error {
+	tmpl, n := templateTokens(f.targets)
+	f.cfg.Frontend.TemplateTokens = tmpl
+	if tmpl > 0 {
+		f.res.Params = append(f.res.Params, sim.CalibratedParam{Name: "template_tokens", Value: float64(tmpl), Pinned: true,
+			Source: fmt.Sprintf("usage.prompt_tokens − ISL of %d requests", n)})
+	}
+	return nil
+}
+
+// stepNoise: the step jitter from the residuals, host stalls as the rest
+// of the decode steps' noise (never the base's), and the arrival stall the
+// regression fitted.
+func (f *fitter) stepNoise(context.Context) error {
+	t := &f.cfg.Timing
+	var src string
+	t.Jitter, src = jitterOf(f.opts.Jitter, f.post, f.x[f.nSteps:], f.y[f.nSteps:], f.y)
+	stalls := stallFit{}
+	if f.opts.Jitter >= 0 {
+		stalls = fitStalls(f.obs.decodeSteps(f.b, f.post.Beta))
+	}
+	t.StallMs, t.StallCV, t.StallsPerStep = stalls.Ms, stalls.CV, stalls.PerStep
+	t.DriftCV, t.DriftPeriodMs = 0, 0 // measured on the simulator later: never the base's
+	f.cfg.Frontend.ArrivalStallMs = f.post.Beta[f.p+1]
+	f.res.Params = append(f.res.Params, param(f.post, f.p+1, "arrival_stall_ms", f.mean, f.sd))
+	if f.opts.Jitter >= 0 {
+		f.res.Params = append(f.res.Params, sim.CalibratedParam{Name: "jitter", Value: t.Jitter, Pinned: t.Jitter > 0, Source: src})
+		f.res.Params = append(f.res.Params, stallParams(stalls)...)
+	}
+	return nil
+}
+
+// client: the runs were made by a real client, whose gaps and stalls are
+// simulated, and whose simultaneous sends reach the server in the order of
+// a race.
+func (f *fitter) client(context.Context) error {
+	fe := &f.cfg.Frontend
+	fe.TieOrder = sim.TieOrderRandom
+	fe.ClientGapMs = f.targets[0].ClientGapMs
+	gaps := pooledGaps(f.targets)
+	fe.ClientGapSamplesMs = gapSamples(gaps)
+	fe.ClientStallMs, fe.ClientStallEveryMs = pooledStalls(f.targets)
+	f.res.Params = append(f.res.Params, clientParam(*fe, len(gaps)))
+	if fe.ClientStallMs > 0 {
 		src := "the client's gaps beyond 3.5 robust sds above their median, counted by the runs' mean gap"
-		res.Params = append(res.Params,
-			sim.CalibratedParam{Name: "client_stall_ms", Value: cfg.Frontend.ClientStallMs, Pinned: true, Source: src},
-			sim.CalibratedParam{Name: "client_stall_every_ms", Value: cfg.Frontend.ClientStallEveryMs, Pinned: true, Source: src})
+		f.res.Params = append(f.res.Params,
+			sim.CalibratedParam{Name: "client_stall_ms", Value: fe.ClientStallMs, Pinned: true, Source: src},
+			sim.CalibratedParam{Name: "client_stall_every_ms", Value: fe.ClientStallEveryMs, Pinned: true, Source: src})
 	}
-	cfg.Calibration = &sim.Calibration{Model: res.Model, FittedOn: targetNames(targets), Range: res.Range, Parameters: res.Params}
-	res.Config = cfg
-	return res, nil
+	return nil
+}
+
+// requestOverhead settles the request overhead on the simulator. With one
+// event loop (the noise layer's CPU share), the runs of one request at a
+// time settle it and the others the share, which only they show.
+func (f *fitter) requestOverhead(ctx context.Context) error {
+	alone := f.targets
+	if f.sharesLoop() {
+		f.cfg.Frontend.CPUShare = priorCPUShare
+		alone = slices.DeleteFunc(slices.Clone(f.targets), showsLoop)
+		if len(alone) == 0 {
+			alone = f.targets
+		}
+	}
+	fe, err := settleOverhead(ctx, &f.cfg, alone, f.idle, len(f.obs.prefills), f.opts, &f.res.Evals)
+	if err != nil {
+		return err
+	}
+	f.res.Params = append(f.res.Params, fe)
+	return nil
+}
+
+// sharesLoop is whether the fit sets the frontend's CPU share.
+func (f *fitter) sharesLoop() bool { return f.noise && sharesLoop(f.cfg) }
+
+// cpuShare fits the frontend's CPU share, when its event loop is the
+// frontend's discipline.
+func (f *fitter) cpuShare(ctx context.Context) error {
+	if !f.sharesLoop() {
+		return nil
+	}
+	cs, err := fitCPUShare(ctx, &f.cfg, f.targets, f.opts, &f.res.Evals)
+	if err != nil {
+		return err
+	}
+	f.res.Params = append(f.res.Params, cs)
+	return nil
+}
+
+// drift: the device's slow drift is what per-request ITL spreads beyond
+// the steps' noise, so it is measured on the fitted steps and overhead.
+func (f *fitter) drift(ctx context.Context) error {
+	if f.opts.Jitter < 0 {
+		return nil
+	}
+	df, n, err := fitDrift(ctx, f.cfg, f.targets, f.opts.Seeds)
+	if err != nil {
+		return err
+	}
+	f.res.Evals += n
+	f.cfg.Timing.DriftCV, f.cfg.Timing.DriftPeriodMs = df.CV, df.PeriodMs
+	f.res.Params = append(f.res.Params, driftParams(df)...)
+	return nil
+}
+
+// score simulates the fitted runs with the fitted config: the report's
+// rows, its loss and its warnings, and the workload range the runs cover.
+func (f *fitter) score(ctx context.Context) error {
+	r := f.res
+	var err error
+	r.Rows, r.Loss, err = evaluate(ctx, f.cfg, f.targets, f.opts.Terms, f.opts.Seeds)
+	if err != nil {
+		return err
+	}
+	r.Evals += len(f.targets) * f.opts.Seeds
+	r.Warnings = append(r.Warnings, missWarnings(r.Rows, len(f.targets))...)
+	r.Warnings = append(r.Warnings, peakWarnings(r.Params)...)
+	r.Steps, r.StepResidualMs = f.nSteps, f.post.Sigma
+	r.Range = calibrationRange(f.targets, f.obs.steps)
+	return nil
 }
 
 // MissLimitPct is how far (%) the fit may miss the average TTFT, ITL or
@@ -509,19 +625,19 @@ const maxJitter = 0.5
 // minJitterPrefills is how many idle prefills measure the step jitter.
 const minJitterPrefills = 5
 
-// jitterOf is the step-time coefficient of variation to simulate: opt when
-// set; else the relative spread of the idle prefills around the fit (each
-// a whole number of engine steps, timed by the client from send to first
-// token, so the delivery bursts that scatter single token gaps — tokens
-// queued while the engine's threads hold the CPU — do not inflate it);
-// else, without enough of them, the token-gap residual sd over the mean
-// step.
-func jitterOf(opt float64, post *posterior, px [][]float64, py, y []float64) float64 {
+// jitterOf is the step-time coefficient of variation to simulate, and
+// what decided it: opt when set; else the relative spread of the idle
+// prefills around the fit (each a whole number of engine steps, timed by
+// the client from send to first token, so the delivery bursts that
+// scatter single token gaps — tokens queued while the engine's threads
+// hold the CPU — do not inflate it); else, without enough of them, the
+// token-gap residual sd over the mean step.
+func jitterOf(opt float64, post *posterior, px [][]float64, py, y []float64) (float64, string) {
 	switch {
 	case opt > 0:
-		return opt
+		return opt, "set by the caller"
 	case opt < 0 || len(y) == 0:
-		return 0
+		return 0, "none: no step to measure it on"
 	}
 	if len(py) >= minJitterPrefills {
 		ss := 0.0
@@ -533,7 +649,7 @@ func jitterOf(opt float64, post *posterior, px [][]float64, py, y []float64) flo
 			r := (py[i] - fit) / max(py[i], 1e-9)
 			ss += r * r
 		}
-		return min(math.Sqrt(ss/float64(len(py))), maxJitter)
+		return min(math.Sqrt(ss/float64(len(py))), maxJitter), fmt.Sprintf("relative spread of %d idle TTFTs around the fit", len(py))
 	}
 	m := 0.0
 	for _, v := range y {
@@ -541,9 +657,9 @@ func jitterOf(opt float64, post *posterior, px [][]float64, py, y []float64) flo
 	}
 	m /= float64(len(y))
 	if m <= 0 {
-		return 0
+		return 0, "none: no step to measure it on"
 	}
-	return min(post.Sigma/m, maxJitter)
+	return min(post.Sigma/m, maxJitter), "token gaps: the residual sd over the mean step"
 }
 
 // fitOverhead finds the frontend request overhead that makes the

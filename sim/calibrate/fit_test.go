@@ -347,33 +347,41 @@ func TestAckOverheadPrior(t *testing.T) {
 // TestFitAIPerfRun calibrates on the real GPU run: the physics basis from
 // the named hardware, the step overhead pinned by the token gaps, the
 // per-sequence cost left to its prior (one load), and the run reproduced.
-// The host's noise takes no part in it unless asked for: the client's
-// 3 s stalls, the drift, the step stalls, the arrival stall and the
-// frontend's CPU share are neither fitted nor written, not even the base
-// config's.
+// The noise layer takes no part in it unless asked for: the client's gaps
+// and 3 s stalls, the tie order, the step jitter, the drift, the step
+// stalls, the arrival stall and the frontend's CPU share are neither
+// fitted, simulated nor written, not even the base config's. The KV cost
+// the token gaps do not show is said, not written as an efficiency of 1000.
 func TestFitAIPerfRun(t *testing.T) {
 	tg, err := LoadTarget("../../testdata/aiperf/qwen_concurrency1")
 	require.NoError(t, err)
 	base := sim.DefaultConfig()
 	base.Hardware.GPU, base.Hardware.Model = "rtx-6000-ada", "qwen3-0.6b"
 	noisy := base
-	noisy.Timing.DriftCV, noisy.Timing.DriftPeriodMs = 0.1, 500
+	noisy.Timing.Jitter, noisy.Timing.DriftCV, noisy.Timing.DriftPeriodMs = 0.05, 0.1, 500
 	noisy.Timing.StallMs, noisy.Timing.StallsPerStep = 5, 0.01
 	noisy.Frontend.CPUShare, noisy.Frontend.ClientStallMs, noisy.Frontend.ClientStallEveryMs = 0.7, 100, 1000
+	noisy.Frontend.TieOrder, noisy.Frontend.ClientGapSamplesMs = sim.TieOrderRandom, []float64{1, 2}
 	quiet, err := Fit(context.Background(), []Target{tg}, Options{Base: noisy})
 	require.NoError(t, err)
+	assert.False(t, quiet.Noise)
 	for _, p := range quiet.Params {
-		assert.NotContains(t, hostNoiseParams, p.Name)
+		assert.NotEqual(t, LayerNoise, p.Layer, p.Name)
+		assert.Contains(t, []string{LayerModel, LayerServer}, p.Layer, p.Name)
 	}
-	assert.Equal(t, sim.FrontendConfig{}, hostNoiseOf(quiet.Config), "nothing of the host's noise is written")
-	assert.Equal(t, sim.TimingConfig{}, timingNoiseOf(quiet.Config))
+	assert.Equal(t, withoutNoise(quiet.Config), quiet.Config, "nothing of the noise layer is written")
+	kv := paramByName(quiet.Params, "kv_efficiency")
+	assert.True(t, kv.NoCost)
+	assert.Zero(t, kv.Value)
+	assert.Equal(t, "no KV cost visible in these runs", kv.Source)
 	for _, r := range quiet.Rows {
 		if r.Stat == "avg" && r.Metric != results.TagOutputThroughput {
 			assert.InDelta(t, 0, r.ErrorPct, 2, "%s.%s", r.Metric, r.Stat)
 		}
 	}
-	res, err := Fit(context.Background(), []Target{tg}, Options{Base: base, HostNoise: true})
+	res, err := Fit(context.Background(), []Target{tg}, Options{Base: base, FitNoise: true})
 	require.NoError(t, err)
+	assert.True(t, res.Noise)
 	assert.Equal(t, "physics", res.Model)
 	assert.True(t, paramByName(res.Params, "step_overhead_ms").Pinned)
 	assert.False(t, paramByName(res.Params, "seq_overhead_ms").Pinned)
@@ -385,36 +393,36 @@ func TestFitAIPerfRun(t *testing.T) {
 	}
 	assert.Empty(t, res.Warnings)
 	cs := paramByName(res.Params, "cpu_share")
-	assert.Equal(t, sim.CalibratedParam{Name: "cpu_share", Value: 0.5, SD: 0.29, Prior: 0.5,
+	assert.Equal(t, sim.CalibratedParam{Name: "cpu_share", Value: 0.5, SD: 0.29, Prior: 0.5, Layer: LayerNoise,
 		Source: "prior: no run had two requests in the frontend at once"}, cs, "one request at a time cannot show it")
 	cfg := res.Config
 	assert.Equal(t, 0.5, cfg.Frontend.CPUShare)
 	assert.InDelta(t, 3065.713334, paramByName(res.Params, "client_stall_ms").Value, 1e-6)
 	assert.InDelta(t, 36228.770, cfg.Frontend.ClientStallEveryMs, 0.01)
+	assert.Equal(t, sim.TieOrderRandom, cfg.Frontend.TieOrder)
+	assert.Equal(t, cfg.Timing.Jitter, paramByName(res.Params, "jitter").Value)
+	assert.Greater(t, cfg.Timing.Jitter, 0.0)
+	assert.InDelta(t, 3.1288, paramByName(res.Params, "client_gap_ms").Value, 1e-3, "the deck's mean")
 	require.NoError(t, cfg.Validate())
 	b, err := cfg.YAML()
 	require.NoError(t, err)
 	back, err := sim.ParseConfig(b)
 	require.NoError(t, err)
 	assert.Equal(t, cfg.Calibration.Range, back.Calibration.Range)
+	assert.Equal(t, cfg.Calibration.Parameters, back.Calibration.Parameters)
 }
 
-// hostNoiseParams are the parameters of the host's noise (see hostNoise).
-var hostNoiseParams = []string{"arrival_stall_ms", "cpu_share", "stall_ms", "stall_cv", "stalls_per_step",
-	"drift_cv", "drift_period_ms", "client_stall_ms", "client_stall_every_ms"}
-
-// hostNoiseOf is the frontend's host-noise fields of c, the rest zero.
-func hostNoiseOf(c sim.Config) sim.FrontendConfig {
-	f := c.Frontend
-	return sim.FrontendConfig{CPUShare: f.CPUShare, ArrivalStallMs: f.ArrivalStallMs, ClientStallMs: f.ClientStallMs,
-		ClientStallEveryMs: f.ClientStallEveryMs}
-}
-
-// timingNoiseOf is the timing's host-noise fields of c, the rest zero.
-func timingNoiseOf(c sim.Config) sim.TimingConfig {
-	t := c.Timing
-	return sim.TimingConfig{StallMs: t.StallMs, StallCV: t.StallCV, StallsPerStep: t.StallsPerStep,
-		DriftCV: t.DriftCV, DriftPeriodMs: t.DriftPeriodMs}
+// TestLayered: every parameter is labelled with its layer and the list is
+// ordered model, server, noise, keeping the order within a layer.
+func TestLayered(t *testing.T) {
+	ps := layered([]sim.CalibratedParam{{Name: "jitter"}, {Name: "step_overhead_ms"}, {Name: "compute_efficiency"},
+		{Name: "request_overhead_ms"}, {Name: "drift_cv"}, {Name: "kv_efficiency"}, {Name: "context_token_ms"}, {Name: "base_ms"}})
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.Layer+" "+p.Name)
+	}
+	assert.Equal(t, []string{"model compute_efficiency", "model kv_efficiency", "model context_token_ms",
+		"server step_overhead_ms", "server request_overhead_ms", "server base_ms", "noise jitter", "noise drift_cv"}, got)
 }
 
 // The AIPerf export's client: eight gaps of 2.5–3.9 ms and one of 3 s in
@@ -496,7 +504,7 @@ func TestRecoverCPUShare(t *testing.T) {
 	// The priors centre on the base's timing (physicsStart): the truth's
 	// efficiencies, which two loads of one prompt length cannot pin.
 	base.Timing.Physics = sim.HandSetPrior().Physics
-	opts := Options{Base: base, HostNoise: true} // a GPU config: only when asked for
+	opts := Options{Base: base, FitNoise: true} // a GPU config: only when asked for
 	res, err := Fit(context.Background(), []Target{c1}, opts)
 	require.NoError(t, err)
 	assert.False(t, paramByName(res.Params, "cpu_share").Pinned)
@@ -604,11 +612,17 @@ func TestJitterOf(t *testing.T) {
 	py := []float64{110, 90, 110, 90, 100} // relative residuals ±1/11, ±1/9, 0
 	steps := []float64{4, 6}
 	want := math.Sqrt((2/121.0 + 2/81.0) / 5)
-	assert.InDelta(t, want, jitterOf(0, post, px, py, append(steps, py...)), 1e-12)
-	assert.InDelta(t, 2/5.0, jitterOf(0, post, px[:2], py[:2], steps), 1e-12)
-	assert.Equal(t, 0.3, jitterOf(0.3, post, px, py, steps))
-	assert.Equal(t, 0.0, jitterOf(-1, post, px, py, steps))
-	assert.Equal(t, maxJitter, jitterOf(0, &posterior{Beta: []float64{1}, Sigma: 50}, nil, nil, steps))
+	j := func(opt float64, post *posterior, px [][]float64, py, y []float64) float64 {
+		v, _ := jitterOf(opt, post, px, py, y)
+		return v
+	}
+	assert.InDelta(t, want, j(0, post, px, py, append(steps, py...)), 1e-12)
+	assert.InDelta(t, 2/5.0, j(0, post, px[:2], py[:2], steps), 1e-12)
+	assert.Equal(t, 0.3, j(0.3, post, px, py, steps))
+	assert.Equal(t, 0.0, j(-1, post, px, py, steps))
+	assert.Equal(t, maxJitter, j(0, &posterior{Beta: []float64{1}, Sigma: 50}, nil, nil, steps))
+	_, src := jitterOf(0, post, px, py, append(steps, py...))
+	assert.Equal(t, "relative spread of 5 idle TTFTs around the fit", src)
 }
 
 // templateTokens: records that count 12 tokens more than the workload's

@@ -50,9 +50,9 @@ func rename(ts []Target, dirs []string, name func(dir string) string) {
 }
 
 // WriteConfig writes the fitted configuration as a simbench sim --config
-// YAML file.
+// YAML file, with only the timing model it fitted.
 func WriteConfig(path string, cfg sim.Config) error {
-	b, err := cfg.YAML()
+	b, err := cfg.UsedTimingYAML()
 	if err != nil {
 		return err
 	}
@@ -69,12 +69,7 @@ func WriteConfig(path string, cfg sim.Config) error {
 func (r *Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "fitted %s timing on %d engine steps (residual sd %.3g ms) and %d simulations (loss %.3g):\n",
 		r.Model, r.Steps, r.StepResidualMs, r.Evals, r.Loss)
-	pw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(pw, "  parameter\tvalue\t± sd\tprior\tdecided by\t")
-	for _, p := range r.Params {
-		fmt.Fprintf(pw, "  %s\t%.4g\t± %.2g\t%.4g\t%s\t\n", p.Name, p.Value, p.SD, p.Prior, p.Source)
-	}
-	if err := pw.Flush(); err != nil {
+	if err := r.writeLayers(w); err != nil {
 		return err
 	}
 	rg := r.Range
@@ -91,4 +86,43 @@ func (r *Result) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%.4f\t%+.2f\t\n", row.Target, row.Metric, row.Stat, row.Real, row.Sim, row.ErrorPct)
 	}
 	return tw.Flush()
+}
+
+// layerTitles say what each layer of the report holds.
+var layerTitles = map[string]string{
+	LayerModel:  "model: the engine's work at the device's peaks",
+	LayerServer: "server: the fixed costs around the work (per step, sequence, prompt step, request)",
+	LayerNoise:  "noise: what spreads the figures (step jitter, host stalls, drift, the client)",
+}
+
+// writeLayers prints the parameters layer by layer, in one table so that
+// the columns line up; a layer Fit did not fit says so.
+func (r *Result) writeLayers(w io.Writer) error {
+	pw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, layer := range Layers {
+		fmt.Fprintf(pw, "%s\n", layerTitles[layer])
+		if layer == LayerNoise && !r.Noise {
+			fmt.Fprintf(pw, "  %s\n", noiseNote)
+			continue
+		}
+		n := 0
+		for _, p := range r.Params {
+			if p.Layer != layer {
+				continue
+			}
+			if n == 0 {
+				fmt.Fprintln(pw, "  parameter\tvalue\t± sd\tprior\tdecided by\t")
+			}
+			n++
+			value, sd := fmt.Sprintf("%.4g", p.Value), fmt.Sprintf("± %.2g", p.SD)
+			if p.NoCost {
+				value, sd = "–", ""
+			}
+			fmt.Fprintf(pw, "  %s\t%s\t%s\t%.4g\t%s\t\n", p.Name, value, sd, p.Prior, p.Source)
+		}
+		if n == 0 {
+			fmt.Fprintln(pw, "  none")
+		}
+	}
+	return pw.Flush()
 }
