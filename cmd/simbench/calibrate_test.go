@@ -137,7 +137,7 @@ func TestCalibrateReportLayers(t *testing.T) {
 	for _, p := range []string{"step_overhead_ms", "seq_overhead_ms", "prefill_overhead_ms", "request_overhead_ms"} {
 		in(p, server, noise)
 	}
-	assert.Regexp(t, `\n  kv_efficiency +– +0\.7 +no KV cost visible in these runs`, rep)
+	assert.Regexp(t, `\n  kv_efficiency +– +[0-9.]+ +no KV cost visible in these runs`, rep)
 	assert.NotContains(t, rep, "1000")
 	assert.NotContains(t, rep, "at its bound")
 }
