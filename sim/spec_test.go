@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -314,4 +317,30 @@ func TestSpecServerMetrics(t *testing.T) {
 	// Off, the families are absent.
 	_, _, _, off := runMetrics(t, metricsCfg("vllm", 1), longRequests(2, 100, 20))
 	assert.NotContains(t, off.Metrics, "vllm:spec_decode_num_drafts")
+}
+
+// sim's text report and sim_summary.json give the acceptance; without
+// speculative decoding neither mentions it.
+func TestSpecReported(t *testing.T) {
+	wl := longRequests(3, 200, 100)
+	for _, on := range []bool{true, false} {
+		cfg := specCfg(SpecEagle3, 4, 0.7)
+		if !on {
+			cfg.Engine.SpeculativeConfig = nil
+		}
+		dir := filepath.Join(t.TempDir(), "run")
+		files, err := WriteRun(t.Context(), dir, cfg, wl, nil)
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		require.NoError(t, files.WriteText(&buf, cfg))
+		b, err := os.ReadFile(filepath.Join(dir, SummaryName))
+		require.NoError(t, err)
+		if on {
+			assert.Contains(t, buf.String(), "speculative decoding eagle3, 4 draft tokens: acceptance rate ")
+			assert.Contains(t, string(b), `"mean_accepted_length"`)
+		} else {
+			assert.NotContains(t, buf.String(), "speculative")
+			assert.NotContains(t, string(b), "speculative")
+		}
+	}
 }
