@@ -344,3 +344,54 @@ func TestSpecReported(t *testing.T) {
 		}
 	}
 }
+
+// Under disaggregation the decode workers draft; the prefill workers
+// compute prompts only, and a request's first token (its decode worker's
+// first step) is one token.
+func TestSpecDisaggregated(t *testing.T) {
+	cfg := specCfg(SpecEagle, 3, 0.7)
+	cfg.Disaggregation = DefaultDisaggregation()
+	cfg.Disaggregation.PrefillWorkers, cfg.Disaggregation.DecodeWorkers = 1, 2
+	cfg.Workers = 3
+	wl := randomWorkload(11, 80, false)
+	s, err := newSimulator(cfg, wl, nil, []Option{noSpecLeak(t)})
+	require.NoError(t, err)
+	recs := make([]*results.Record, len(wl.Requests))
+	s.sink = func(r *results.Record) error { recs[r.TraceRow] = r; return nil }
+	sum, err := s.run(t.Context())
+	require.NoError(t, err)
+	for i, r := range recs {
+		require.NotNil(t, r)
+		require.Nil(t, r.Error)
+		assert.Equal(t, 1, r.Chunks[0].Tokens, "request %d", i)
+		n := 0
+		for _, c := range r.Chunks {
+			n += c.Tokens
+		}
+		assert.Equal(t, wl.Requests[i].OutputLength, n)
+	}
+	assert.Zero(t, s.workers[0].stats.spec.drafts, "the prefill worker drafts nothing")
+	assert.Positive(t, s.workers[1].stats.spec.drafts+s.workers[2].stats.spec.drafts)
+	require.NotNil(t, sum.Speculative)
+	assert.Equal(t, s.workers[1].stats.spec.accepted+s.workers[2].stats.spec.accepted, sum.Speculative.AcceptedTokens)
+}
+
+// A pool's override of speculative_config is its own: the top level's
+// stays as the document gives it.
+func TestSpecPoolOverride(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`engine:
+  speculative_config: {method: eagle, num_speculative_tokens: 2, acceptance_rate: 0.5}
+disaggregation:
+  prefill_workers: 1
+  decode_workers: 1
+  decode:
+    engine:
+      speculative_config: {num_speculative_tokens: 5, acceptance_rate: [0.9, 0.8, 0.7, 0.6, 0.5]}
+`))
+	require.NoError(t, err)
+	require.NoError(t, cfg.Validate())
+	assert.Equal(t, &SpeculativeConfig{Method: SpecEagle, NumSpeculativeTokens: 2, AcceptanceRate: AcceptanceRate{0.5}}, cfg.Engine.SpeculativeConfig)
+	dec := cfg.PoolConfig(RoleDecode).Engine.SpeculativeConfig
+	assert.Equal(t, &SpeculativeConfig{Method: SpecEagle, NumSpeculativeTokens: 5, AcceptanceRate: AcceptanceRate{0.9, 0.8, 0.7, 0.6, 0.5}}, dec)
+	assert.Equal(t, cfg.Engine.SpeculativeConfig, cfg.PoolConfig(RolePrefill).Engine.SpeculativeConfig)
+}
