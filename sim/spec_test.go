@@ -220,6 +220,20 @@ func noSpecLeak(t *testing.T) Option {
 	})
 }
 
+// runChecked simulates wl under noSpecLeak and returns the simulator (its
+// workers' state at the end), the records by workload index and the
+// summary.
+func runChecked(t *testing.T, cfg Config, wl *traces.Workload) (*simulator, []*results.Record, *Summary) {
+	t.Helper()
+	s, err := newSimulator(cfg, wl, nil, []Option{noSpecLeak(t)})
+	require.NoError(t, err)
+	recs := make([]*results.Record, len(wl.Requests))
+	s.sink = func(r *results.Record) error { recs[r.TraceRow] = r; return nil }
+	sum, err := s.run(t.Context())
+	require.NoError(t, err)
+	return s, recs, sum
+}
+
 // KV is conserved with rejections, under preemption, chunked prefill and
 // prefix caching: no request holds blocks past its computed tokens
 // between steps, every block is released at the end, every request
@@ -236,12 +250,7 @@ func TestSpecKVConservation(t *testing.T) {
 			cfg.Engine.MaxNumBatchedTokens = 512
 			cfg.Engine.MaxNumSeqs = 8
 			cfg.Engine.Preemption = []string{"lifo", "fifo"}[seed%2]
-			s, err := newSimulator(cfg, wl, nil, []Option{noSpecLeak(t)})
-			require.NoError(t, err)
-			recs := make([]*results.Record, len(wl.Requests))
-			s.sink = func(r *results.Record) error { recs[r.TraceRow] = r; return nil }
-			sum, err := s.run(t.Context())
-			require.NoError(t, err)
+			s, recs, sum := runChecked(t, cfg, wl)
 			assert.Positive(t, sum.Preemptions, "the test means to preempt")
 			for _, w := range s.workers {
 				assert.Zero(t, w.kv.held, w.name)
@@ -354,12 +363,7 @@ func TestSpecDisaggregated(t *testing.T) {
 	cfg.Disaggregation.PrefillWorkers, cfg.Disaggregation.DecodeWorkers = 1, 2
 	cfg.Workers = 3
 	wl := randomWorkload(11, 80, false)
-	s, err := newSimulator(cfg, wl, nil, []Option{noSpecLeak(t)})
-	require.NoError(t, err)
-	recs := make([]*results.Record, len(wl.Requests))
-	s.sink = func(r *results.Record) error { recs[r.TraceRow] = r; return nil }
-	sum, err := s.run(t.Context())
-	require.NoError(t, err)
+	s, recs, sum := runChecked(t, cfg, wl)
 	for i, r := range recs {
 		require.NotNil(t, r)
 		require.Nil(t, r.Error)
