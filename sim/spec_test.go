@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/servermetrics"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -323,6 +324,13 @@ func TestSpecServerMetrics(t *testing.T) {
 		perPos += v
 	}
 	assert.Equal(t, float64(sp.AcceptedTokens), perPos)
+	// compare's common metrics derive the summary's ratios from them.
+	got := map[string]float64{}
+	for _, m := range servermetrics.CommonMetrics(e) {
+		got[m.Name], _ = m.Stats.Get("avg")
+	}
+	assert.InDelta(t, sp.AcceptanceRate, got[servermetrics.SpecAcceptanceRate], 1e-12)
+	assert.InDelta(t, sp.MeanAcceptedLength, got[servermetrics.SpecMeanAcceptedLength], 1e-12)
 	// Off, the families are absent.
 	_, _, _, off := runMetrics(t, metricsCfg("vllm", 1), longRequests(2, 100, 20))
 	assert.NotContains(t, off.Metrics, "vllm:spec_decode_num_drafts")
