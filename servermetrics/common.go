@@ -47,6 +47,38 @@ func CommonMetrics(e *Export) []CommonMetric {
 			}
 		}
 	}
+	return append(out, specRatios(out)...)
+}
+
+// specRatios derives, for each server whose speculative decoding counters
+// the metrics hold with drafts in the window, the acceptance rate and the
+// mean accepted length (stat avg).
+func specRatios(ms []CommonMetric) []CommonMetric {
+	total := func(name, server string) float64 {
+		for _, m := range ms {
+			if m.Name == name && m.Server == server {
+				v, _ := m.Stats.Get("total")
+				return v
+			}
+		}
+		return 0
+	}
+	var out []CommonMetric
+	for _, m := range ms {
+		if m.Name != SpecDrafts {
+			continue
+		}
+		drafts, drafted := total(SpecDrafts, m.Server), total(SpecDraftTokens, m.Server)
+		if drafts <= 0 || drafted <= 0 {
+			continue
+		}
+		accepted := total(SpecAcceptedTokens, m.Server)
+		out = append(out,
+			CommonMetric{Name: SpecAcceptanceRate, Server: m.Server, Family: m.Family, Kind: KindGauge, Unit: "ratio",
+				Stats: StatValues{{"avg", accepted / drafted}}},
+			CommonMetric{Name: SpecMeanAcceptedLength, Server: m.Server, Family: m.Family, Kind: KindGauge, Unit: "tokens",
+				Stats: StatValues{{"avg", 1 + accepted/drafts}}})
+	}
 	return out
 }
 

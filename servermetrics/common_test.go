@@ -63,3 +63,34 @@ func TestCommonMetricsByRole(t *testing.T) {
 	assert.Equal(t, StatValues{{"count", 10}, {"avg", 10}}, got["ttft/decode"])
 	assert.Equal(t, StatValues{{"count", 10}, {"avg", 200}}, got["ttft/prefill"])
 }
+
+// vLLM's speculative decoding counters line up, and give the acceptance
+// rate and the mean accepted length; without drafts there are none.
+func TestCommonMetricsSpecDecode(t *testing.T) {
+	ctr := func(total float64) []SeriesStats {
+		return []SeriesStats{{EndpointURL: ep, Stats: StatValues{{"total", total}, {"rate", total / 10}}}}
+	}
+	e := &Export{Metrics: map[string]*Metric{
+		"vllm:spec_decode_num_drafts":          {Type: KindCounter, Series: ctr(100)},
+		"vllm:spec_decode_num_draft_tokens":    {Type: KindCounter, Series: ctr(400)},
+		"vllm:spec_decode_num_accepted_tokens": {Type: KindCounter, Series: ctr(176)},
+		"vllm:spec_decode_num_accepted_tokens_per_pos": {Type: KindCounter, Series: []SeriesStats{
+			{EndpointURL: ep, Labels: map[string]string{"position": "0"}, Stats: StatValues{{"total", 70}}},
+			{EndpointURL: ep, Labels: map[string]string{"position": "1"}, Stats: StatValues{{"total", 106}}}}},
+	}}
+	got := map[string]CommonMetric{}
+	var order []string
+	for _, m := range CommonMetrics(e) {
+		got[m.Name] = m
+		order = append(order, m.Name)
+	}
+	assert.Equal(t, []string{SpecDrafts, SpecDraftTokens, SpecAcceptedTokens, SpecAcceptanceRate, SpecMeanAcceptedLength}, order)
+	assert.Equal(t, StatValues{{"avg", 0.44}}, got[SpecAcceptanceRate].Stats)
+	assert.Equal(t, StatValues{{"avg", 2.76}}, got[SpecMeanAcceptedLength].Stats)
+	assert.Equal(t, VLLM, got[SpecAcceptanceRate].Server)
+
+	e.Metrics["vllm:spec_decode_num_drafts"] = &Metric{Type: KindCounter, Series: ctr(0)}
+	for _, m := range CommonMetrics(e) {
+		assert.NotEqual(t, SpecAcceptanceRate, m.Name)
+	}
+}

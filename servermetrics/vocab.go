@@ -109,8 +109,29 @@ func Vocabulary() []MetricInfo {
 			{VLLM, "vllm:request_success"}}, "sum"},
 		{"preemptions", c, "count", "requests preempted (swapped out or recomputed)", []FamilySource{
 			{VLLM, "vllm:num_preemptions"}}, "sum"},
+		{SpecDrafts, c, "count", "speculative decoding: drafts (a sequence's drafting in one step)", []FamilySource{
+			{VLLM, "vllm:spec_decode_num_drafts"}}, "sum"},
+		{SpecDraftTokens, c, "tokens", "speculative decoding: draft tokens proposed", []FamilySource{
+			{VLLM, "vllm:spec_decode_num_draft_tokens"}}, "sum"},
+		{SpecAcceptedTokens, c, "tokens", "speculative decoding: draft tokens accepted", []FamilySource{
+			{VLLM, "vllm:spec_decode_num_accepted_tokens"}}, "sum"},
+		{"spec_accepted_per_pos", c, "tokens", "speculative decoding: draft tokens accepted at each position (label position)", []FamilySource{
+			{VLLM, "vllm:spec_decode_num_accepted_tokens_per_pos"}}, ""},
 	}
 }
+
+// The speculative decoding counters' common names, and the ratios
+// CommonMetrics derives from them.
+const (
+	SpecDrafts         = "spec_drafts"
+	SpecDraftTokens    = "spec_draft_tokens"
+	SpecAcceptedTokens = "spec_accepted_tokens"
+	// SpecAcceptanceRate is accepted / draft tokens over the window.
+	SpecAcceptanceRate = "spec_acceptance_rate"
+	// SpecMeanAcceptedLength is 1 + accepted tokens / drafts: the tokens
+	// a drafting sequence emits a step (vLLM's mean acceptance length).
+	SpecMeanAcceptedLength = "spec_mean_accepted_length"
+)
 
 // LookupFamily finds the common metric a family belongs to; a
 // counter may be named with or without its _total suffix.

@@ -69,6 +69,9 @@ type EngineConfig struct {
 	AsyncScheduling *bool          `yaml:"async_scheduling,omitempty" json:"async_scheduling,omitempty"`
 	SGLang          SGLangConfig   `yaml:"sglang" json:"sglang"`
 	LlamaCpp        LlamaCppConfig `yaml:"llamacpp" json:"llamacpp"`
+	// SpeculativeConfig is speculative decoding (vllm; see
+	// SpeculativeConfig); nil: off.
+	SpeculativeConfig *SpeculativeConfig `yaml:"speculative_config,omitempty" json:"speculative_config,omitempty"`
 }
 
 // SGLangConfig holds the sglang engine's own knobs.
@@ -635,6 +638,14 @@ var configDocs = map[string]string{
 	"frontend.client_gap_ms":                    "the load generator's time between a response's end and the next send from the freed slot or session",
 	"frontend.client_gap_samples_ms":            "measured client gaps, dealt from a shuffled deck (calibrate writes them); client_gap_ms is then unused",
 	"calibration":                               "written by simbench calibrate: the fitted model, the runs (fitted_on), the workload range and every parameter; sim warns outside the range",
+
+	// Speculative decoding (a block of its own, aligned on its own).
+	"engine.speculative_config.method":                 "speculative decoding (vllm; unset: off): eagle | eagle3 | mtp (a one-layer head of the target's shape) | ngram (no drafter cost) | draft_model",
+	"engine.speculative_config.num_speculative_tokens": "draft tokens per decoding sequence and step (1–16); the step verifies them and the sequence's next token",
+	"engine.speculative_config.acceptance_rate":        "per-position conditional acceptance: one number, or a list of num_speculative_tokens; unset = the method's published figure (docs/speculative.md)",
+	"engine.speculative_config.model":                  "draft_model: the drafter's preset name, or custom with custom_model",
+	"engine.speculative_config.custom_model":           "draft_model: the drafter's shape (the keys of hardware.custom_model)",
+	"engine.speculative_config.model_config":           "draft_model: the drafter's Hugging Face config.json",
 }
 
 // annotate adds configDocs comments to the mapping n and prints short
@@ -717,7 +728,7 @@ func dropUnusedTiming(t *yaml.Node, model string) {
 // Validate checks every value; the error names the offending key.
 func (c Config) Validate() error {
 	checks := []func() error{c.validateTop, c.Engine.validate, c.Router.validate(c.Workers),
-		c.Timing.validate, c.Hardware.validate, c.Frontend.validate, c.ServerMetrics.validate, c.validateDisaggregation,
+		c.Timing.validate, c.Hardware.validate, c.validateSpec, c.Frontend.validate, c.ServerMetrics.validate, c.validateDisaggregation,
 		c.validateMemory}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -1146,10 +1157,14 @@ func (c Config) KVBlocks() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	weights := c.Hardware.weightMemBytes(m)
+	dw, dkv, err := c.drafterMemory()
+	if err != nil {
+		return 0, err
+	}
+	weights := c.Hardware.weightMemBytes(m) + dw
 	mem := g.MemGB * 1e9 * float64(c.Hardware.TensorParallel) * c.Engine.GPUMemoryUtilization
 	free := mem - weights
-	blocks := free / (m.kvBytesPerToken(dtypeBytes[c.Hardware.kvDType()]) * float64(c.Engine.BlockSize))
+	blocks := free / ((m.kvBytesPerToken(dtypeBytes[c.Hardware.kvDType()]) + dkv) * float64(c.Engine.BlockSize))
 	if blocks > maxKVBlocks {
 		return 0, fmt.Errorf("engine.num_gpu_blocks: the derived %.0f blocks exceed %d; set num_gpu_blocks or a larger block_size", blocks, maxKVBlocks)
 	}

@@ -129,7 +129,7 @@ func (c Config) validatePools() error {
 	for _, role := range []string{RolePrefill, RoleDecode} {
 		p := c.PoolConfig(role)
 		key := "disaggregation." + role
-		for _, check := range []func() error{p.Engine.validate, p.Timing.validate, p.Hardware.validate} {
+		for _, check := range []func() error{p.Engine.validate, p.Timing.validate, p.Hardware.validate, p.validateSpec} {
 			if err := check(); err != nil {
 				return fmt.Errorf("%s: %w", key, err)
 			}
@@ -166,7 +166,9 @@ func resolvePools(root *yaml.Node, cfg *Config) error {
 			o = &cfg.Disaggregation.Prefill
 		}
 		var err error
-		if o.Engine, err = override(pool, "engine", cfg.Engine); err != nil {
+		eng := cfg.Engine
+		eng.SpeculativeConfig = eng.SpeculativeConfig.clone() // decoded over, not shared with the top level
+		if o.Engine, err = override(pool, "engine", eng); err != nil {
 			return err
 		}
 		if o.Hardware, err = override(pool, "hardware", cfg.Hardware); err != nil {

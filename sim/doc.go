@@ -45,7 +45,7 @@
 //
 // # Randomness
 //
-// Five kinds of random stream, each a PCG seeded with Config.Seed and a
+// Six kinds of random stream, each a PCG seeded with Config.Seed and a
 // constant of its own, so one stream's draws never shift another's and equal
 // inputs give byte-identical outputs:
 //
@@ -55,7 +55,9 @@
 //   - each worker's speed drift (timing.drift_*; see newDrift), one per worker;
 //   - the deck of client gaps (frontend.client_gap_samples_ms; see
 //     newClientGap);
-//   - the order of requests sent at one instant (frontend.tie_order: random).
+//   - the order of requests sent at one instant (frontend.tie_order: random);
+//   - each worker's acceptance of speculative drafts
+//     (engine.speculative_config; see speculator.accept), one per worker.
 //
 // A stream whose knob is off draws nothing: the default configuration
 // (round_robin router, no jitter) draws no random number at all.
@@ -70,7 +72,9 @@
 // duration. At its end the step's KV is computed, full prompt blocks enter
 // the prefix cache, and every
 // sequence whose known tokens (prompt plus output so far) are all computed
-// emits one token. Every token made in a step is stamped at the step's end.
+// emits one token (with engine.speculative_config, one more per accepted
+// draft, in one chunk: docs/speculative.md). Every token made in a step is
+// stamped at the step's end.
 //
 // First token: a request's first token is stamped at the end of the step that
 // computes the last chunk of its prompt, as in vLLM, where the forward pass
@@ -107,7 +111,8 @@
 //
 // # Records
 //
-// Each request's Record has one chunk of one token per token (Tokens: 1),
+// Each request's Record has one chunk per step that emitted its tokens
+// (one token each, Tokens: 1, without speculative decoding),
 // StartNs = send, IntendedNs = scheduled send, EndNs = last token at the
 // client, and Sim detail: queue wait, prefill start and end, cached prompt
 // tokens, preemptions, and an exclusive TTFT breakdown (see StageQueueWait)

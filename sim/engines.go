@@ -50,7 +50,7 @@ func (w *worker) scheduleRunning(budget int) (int, bool) {
 	preempted := false
 	for i := 0; i < len(w.running) && budget > 0; i++ {
 		r := w.running[i]
-		n := min(r.remaining(), budget)
+		n := min(w.want(r), budget)
 		var back int
 		var fits, any bool
 		i, back, any, fits = w.makeRoom(r, n, i)

@@ -81,6 +81,10 @@ func (f *RunFiles) WriteText(w io.Writer, cfg Config) error {
 		stat(results.TagRequestThroughput, "avg"))
 	fmt.Fprintf(w, "  prefix-cache reuse %.1f%%, %d preemptions, KV peak %.1f%%, %d steps\n",
 		100*s.PrefixCacheReusedRatio, s.Preemptions, 100*s.KVPeakUsage, s.Steps)
+	if sp := s.Speculative; sp != nil {
+		fmt.Fprintf(w, "  speculative decoding %s, %d draft tokens: acceptance rate %.1f%% (accepted / drafted), mean accepted length %.2f tokens a step\n",
+			sp.Method, sp.NumSpeculativeTokens, 100*sp.AcceptanceRate, sp.MeanAcceptedLength)
+	}
 	if _, ok := p.Value(results.TagGoodput, "avg"); ok {
 		good, _ := p.Value(results.TagGoodRequestCount, "avg")
 		fmt.Fprintf(w, "  goodput %s req/s, %.0f good requests, SLO attainment %s\n", stat(results.TagGoodput, "avg"),

@@ -81,18 +81,18 @@ const (
 
 // flops are the step's floating-point operations (all TP ranks).
 func (c stepCosts) flops(s StepShape) float64 {
-	return c.linearFlops(s) + c.headFlopsPerSeq*float64(s.PrefillSeqs+s.DecodeSeqs) + c.attnFlops(s) + c.dequantFlops(s)
+	return c.linearFlops(s) + c.headFlopsPerSeq*float64(s.PrefillSeqs+s.DecodeSeqs+s.SpecTokens) + c.attnFlops(s) + c.dequantFlops(s)
 }
 
 // linearFlops are the layers' matrix products (projections, MLPs and
 // experts), the FLOPs that run at the weights' rate.
 func (c stepCosts) linearFlops(s StepShape) float64 {
-	return c.layerFlopsPerTok * float64(s.PrefillTokens+s.DecodeSeqs)
+	return c.layerFlopsPerTok * float64(s.Tokens())
 }
 
 // attnFlops are the attention FLOPs: QKᵀ and AV over each token's context.
 func (c stepCosts) attnFlops(s StepShape) float64 {
-	return c.attnFlopsPerPair * float64(s.PrefillAttn+s.DecodeContext)
+	return c.attnFlopsPerPair * float64(s.PrefillAttn+s.DecodeContext+s.SpecAttn)
 }
 
 // dequantFlops is weight-only quantization's dequantization (see
@@ -124,20 +124,20 @@ func (c stepCosts) weightBytes(s StepShape) float64 {
 
 // kvBytes is the KV traffic: the context read and the tokens written.
 func (c stepCosts) kvBytes(s StepShape) float64 {
-	return float64(s.contextRead()+s.PrefillTokens+s.DecodeSeqs) * c.kvBytesPerTok
+	return float64(s.contextRead()+s.Tokens()) * c.kvBytesPerTok
 }
 
 // allReduceBytes is the tensor-parallel all-reduce payload of the step.
 func (c stepCosts) allReduceBytes(s StepShape) float64 {
-	return c.arBytesPerTok * float64(s.PrefillTokens+s.DecodeSeqs)
+	return c.arBytesPerTok * float64(s.Tokens())
 }
 
 // Physics counts the FLOPs and bytes of a step from a model's shape and a
 // device's peaks. The counts:
 //
-//	tokens   = prompt tokens + decoding sequences
+//	tokens   = prompt tokens + decoding sequences + draft positions verified
 //	FLOPs    = 2·(active layer weights)·tokens              projections, MLPs, k experts a token
-//	         + 2·vocab·hidden·sequences                     LM head, one row per sequence
+//	         + 2·vocab·hidden·(sequences + drafts)          LM head, one row per sequence and draft
 //	         + 4·layers·heads·head_dim·(query–key pairs)    QKᵀ and AV over each token's context
 //	         + 4·(layer weights read)·⌈tokens/64⌉           int8/int4 weights' dequantization
 //	bytes    = (layer weights read)·weight_dtype            weights once per step
@@ -149,7 +149,8 @@ func (c stepCosts) allReduceBytes(s StepShape) float64 {
 //	                    + 2·layers·link latency
 //
 // where the query–key pairs are the prompt chunks' causal pairs
-// (StepShape.PrefillAttn) plus every decoding sequence's context, the
+// (StepShape.PrefillAttn) plus every decoding sequence's context and its
+// draft positions' (StepShape.SpecAttn), the
 // active layer weights are attention, dense and shared MLPs, routers and
 // experts_per_token routed experts per MoE layer, and the static ones the
 // same without the routed experts (the expected count of distinct experts

@@ -14,6 +14,7 @@ type pool struct {
 	clock   clock
 	blocks  int // KV blocks per worker (block engines)
 	kind    engineKind
+	spec    *speculator // nil: no speculative decoding
 	workers []*worker
 }
 
@@ -78,6 +79,9 @@ func (s *simulator) newPool(role string, cfg Config, n int) (*pool, error) {
 			return nil, err
 		}
 	}
+	if p.spec, err = newSpeculator(p.cfg); err != nil {
+		return nil, err
+	}
 	if p.kind != engineLlamaCpp {
 		if p.blocks, err = p.cfg.KVBlocks(); err != nil {
 			return nil, err
@@ -87,6 +91,10 @@ func (s *simulator) newPool(role string, cfg Config, n int) (*pool, error) {
 		id := len(s.workers)
 		w := &worker{id: id, name: workerName(role, i), sim: s, pool: p, kind: p.kind, bs: e.BlockSize,
 			jitter: newJitter(p.cfg.Timing, s.cfg.Seed, id), drift: newDrift(p.cfg.Timing, s.cfg.Seed, id)}
+		if p.spec != nil {
+			w.specRNG = newSpecRNG(s.cfg.Seed, id)
+			w.stats.spec.perPos = make([]int64, p.spec.k)
+		}
 		if p.kind == engineLlamaCpp {
 			w.slots = make([]slot, e.LlamaCpp.Parallel)
 			w.slotCtx = e.LlamaCpp.CtxSize / e.LlamaCpp.Parallel

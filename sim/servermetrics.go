@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/simbench/simbench/servermetrics"
@@ -102,7 +104,11 @@ func (e *endpoint) counter(name, help string, labels prometheus.Labels) promethe
 // syncedCounter is a counter fed from a running total the simulator keeps
 // (per-token or per-step counts), brought up to date before each full scrape.
 func (e *endpoint) syncedCounter(name, help string, labels prometheus.Labels, total *int64) {
-	c := e.counter(name, help, labels)
+	e.sync(e.counter(name, help, labels), total)
+}
+
+// sync brings c up to total before each full scrape.
+func (e *endpoint) sync(c prometheus.Counter, total *int64) {
 	var pushed int64
 	e.counterFns = append(e.counterFns, func() {
 		c.Add(float64(*total - pushed))
@@ -256,6 +262,9 @@ func newEngineMetrics(w *worker, model string, maxLen int) *engineMetrics {
 		tok := tokenBuckets(maxLen)
 		e.promptLen = e.histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.", tok, l)
 		e.genLen = e.histogram("vllm:request_generation_tokens", "Number of generation tokens processed.", tok, l)
+		if w.pool.spec != nil {
+			e.specFamilies(&st.spec, l)
+		}
 	case engineSGLang:
 		l := roleLabel(w, prometheus.Labels{"model_name": model})
 		e.gauge("sglang:num_running_reqs", "The number of running requests.", l, running)
@@ -276,6 +285,25 @@ func newEngineMetrics(w *worker, model string, maxLen int) *engineMetrics {
 		e.syncedCounter("llamacpp:tokens_predicted_total", "Number of generation tokens processed.", nil, &st.generated)
 	}
 	return e
+}
+
+// specFamilies are vLLM's speculative decoding counters: drafts (a
+// sequence's drafting in one step), draft tokens, accepted tokens, and
+// accepted tokens by draft position (label position, from 0).
+func (e *engineMetrics) specFamilies(sp *specStats, l prometheus.Labels) {
+	e.syncedCounter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.", l, &sp.drafts)
+	e.syncedCounter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", l, &sp.draftTokens)
+	e.syncedCounter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", l, &sp.accepted)
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+		Help: "Accepted tokens per draft position."}, append(labelNames(l), "position"))
+	e.reg.MustRegister(v)
+	for i := range sp.perPos {
+		pl := prometheus.Labels{"position": strconv.Itoa(i)}
+		for k, x := range l {
+			pl[k] = x
+		}
+		e.sync(v.With(pl), &sp.perPos[i])
+	}
 }
 
 // roleLabel adds the worker's pool role (prefill or decode) to its engine

@@ -672,19 +672,24 @@ func (s *simulator) rejectReason(r *request) string {
 	return ""
 }
 
-// token emits r's next output token at engine time now.
-func (s *simulator) token(r *request, now int64) {
-	r.generated++
-	r.w.stats.generated++
-	if r.generated == 1 {
+// token emits r's next n output tokens at engine time now, as one chunk
+// (n > 1: the accepted drafts of speculative decoding, streamed together
+// as vLLM does).
+func (s *simulator) token(r *request, now int64, n int) {
+	first := r.generated == 0
+	r.generated += n
+	r.w.stats.generated += int64(n)
+	if first {
 		r.firstTok = now
 		if s.metrics != nil {
 			s.metrics.firstToken(r, s.respOv)
 		}
 	}
-	r.chunks = append(r.chunks, results.Chunk{AtNs: Epoch + now + s.respOv, Tokens: 1})
-	if s.onToken != nil {
-		s.onToken(r.wi, now+s.respOv)
+	r.chunks = append(r.chunks, results.Chunk{AtNs: Epoch + now + s.respOv, Tokens: n})
+	for range n {
+		if s.onToken != nil {
+			s.onToken(r.wi, now+s.respOv)
+		}
 	}
 }
 

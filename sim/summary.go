@@ -39,6 +39,10 @@ type Summary struct {
 	Router         string                 `json:"router"`
 	Timing         string                 `json:"timing"`
 	WorkloadDigest string                 `json:"workload_digest"`
+
+	// Speculative is speculative decoding's drafts and acceptance over
+	// the run (absent when off).
+	Speculative *SpeculativeSummary `json:"speculative,omitempty"`
 }
 
 // DisaggregationSummary counts the KV transfers of a disaggregated run
@@ -49,6 +53,57 @@ type DisaggregationSummary struct {
 	MeanTransferMs          float64 `json:"kv_transfer_mean_ms"` // admission by the decode worker → KV there
 	PeakConcurrentTransfers int     `json:"kv_transfer_peak_concurrent"`
 	LocalPrefills           int64   `json:"local_prefills"` // prefilled on their decode worker (max_local_prefill_tokens)
+}
+
+// SpeculativeSummary counts a run's speculative decoding over its
+// workers (warmup requests included), as vLLM's spec_decode counters do.
+type SpeculativeSummary struct {
+	Method               string `json:"method"`
+	NumSpeculativeTokens int    `json:"num_speculative_tokens"`
+	Drafts               int64  `json:"drafts"` // a sequence's drafting in one step
+	DraftTokens          int64  `json:"draft_tokens"`
+	AcceptedTokens       int64  `json:"accepted_tokens"`
+	// AcceptanceRate is accepted / draft tokens; MeanAcceptedLength is
+	// 1 + accepted / drafts, the tokens a drafting sequence emits per
+	// step (vLLM's mean acceptance length); PerPosition is the accepted
+	// share of the drafts at each position.
+	AcceptanceRate     float64   `json:"acceptance_rate"`
+	MeanAcceptedLength float64   `json:"mean_accepted_length"`
+	PerPosition        []float64 `json:"per_position_acceptance_rate"`
+}
+
+// specSummary adds up the workers' speculative decoding; nil when no
+// pool speculates.
+func (s *simulator) specSummary() *SpeculativeSummary {
+	var out *SpeculativeSummary
+	var perPos []int64
+	for _, w := range s.workers {
+		if w.pool.spec == nil {
+			continue
+		}
+		if out == nil {
+			sc := w.eng().SpeculativeConfig
+			out = &SpeculativeSummary{Method: sc.Method, NumSpeculativeTokens: sc.NumSpeculativeTokens}
+			perPos = make([]int64, sc.NumSpeculativeTokens)
+		}
+		st := &w.stats.spec
+		out.Drafts += st.drafts
+		out.DraftTokens += st.draftTokens
+		out.AcceptedTokens += st.accepted
+		for i := range min(len(perPos), len(st.perPos)) {
+			perPos[i] += st.perPos[i]
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	out.AcceptanceRate = specRate(out.AcceptedTokens, out.DraftTokens)
+	out.MeanAcceptedLength = 1 + specRate(out.AcceptedTokens, out.Drafts)
+	out.PerPosition = make([]float64, len(perPos))
+	for i, n := range perPos {
+		out.PerPosition[i] = specRate(n, out.Drafts)
+	}
+	return out
 }
 
 // ReasonCount counts rejected requests by reason.
@@ -121,6 +176,7 @@ func (s *simulator) summary() *Summary {
 			sum.Disaggregation.MeanTransferMs = float64(x.busyNs) / float64(x.count) / 1e6
 		}
 	}
+	sum.Speculative = s.specSummary()
 	for _, w := range s.workers {
 		ws := s.workerSummary(w)
 		sum.Steps += ws.Steps

@@ -17,11 +17,17 @@ type StepShape struct {
 	KVCapacity    int64 // tokens the worker's KV cache holds
 	MaxContext    int64 // the longest context among the step's sequences, its new tokens included (KVView)
 	ViewCells     int64 // KV cells the step passes over when the engine's view pads them (KVView); 0: its context
+	// SpecTokens are the draft positions the step verifies beside each
+	// decoding sequence's own token (speculative decoding), and SpecAttn
+	// their query–key pairs: a draft at position j of a sequence of
+	// context c attends to c + j keys.
+	SpecTokens int64
+	SpecAttn   int64
 }
 
-// Tokens is how many tokens the step computes: its prompt tokens and one
-// per decoding sequence.
-func (s StepShape) Tokens() int64 { return s.PrefillTokens + s.DecodeSeqs }
+// Tokens is how many tokens the step computes: its prompt tokens, one
+// per decoding sequence and the draft positions it verifies.
+func (s StepShape) Tokens() int64 { return s.PrefillTokens + s.DecodeSeqs + s.SpecTokens }
 
 // KVTokens is the context tokens whose KV the step reads (contextRead),
 // for the calibration's linear basis.

@@ -1,6 +1,9 @@
 package sim
 
-import "slices"
+import (
+	"math/rand/v2"
+	"slices"
+)
 
 type engineKind uint8
 
@@ -29,6 +32,7 @@ type workerStats struct {
 	generated     int64 // output tokens emitted
 	prefixQueries int64 // prompt tokens looked up in the prefix cache at admission
 	prefixHits    int64 // of which found cached
+	spec          specStats
 }
 
 // slot is a llamacpp slot: its request and the prompt it last held.
@@ -74,6 +78,8 @@ type worker struct {
 	nextOrder int64
 	snapshot  []*request
 	stats     workerStats
+
+	specRNG *rand.Rand // speculative decoding's acceptance draws; nil: off
 }
 
 // eng is the worker's engine configuration (its pool's).
@@ -187,12 +193,72 @@ func (w *worker) stepShape() StepShape {
 			s.PrefillAttn += n*p + n*(n+1)/2
 			s.MaxContext = max(s.MaxContext, p+n)
 		} else {
+			c, d := int64(e.r.known()), int64(e.n-1) // d draft positions beside the sequence's token
 			s.DecodeSeqs++
-			s.DecodeContext += int64(e.r.known())
-			s.MaxContext = max(s.MaxContext, int64(e.r.known())+1)
+			s.DecodeContext += c
+			s.SpecTokens += d
+			s.SpecAttn += d*c + d*(d+1)/2
+			s.MaxContext = max(s.MaxContext, c+1+d)
 		}
 	}
 	return s
+}
+
+// want is the tokens r asks of the next step: its known tokens not yet
+// computed and, for a decoding sequence under speculative decoding, its
+// drafts (no more than the output tokens it still needs beyond the next).
+func (w *worker) want(r *request) int {
+	n := r.remaining()
+	if sp := w.pool.spec; sp != nil && r.decoding() && r.generated > 0 {
+		n += max(0, min(sp.k, r.osl-r.generated-1))
+	}
+	return n
+}
+
+// draftNs is the drafter's time in the planned step of shape st (0
+// without speculative decoding).
+func (w *worker) draftNs(st StepShape) int64 {
+	sp := w.pool.spec
+	if sp == nil {
+		return 0
+	}
+	var drafters, ctx int64
+	passes := 0
+	for _, e := range w.batch {
+		if !e.prefill && e.n > 1 {
+			drafters++
+			ctx += int64(e.r.known())
+			passes = max(passes, e.n-1)
+		}
+	}
+	return sp.draftNs(st, drafters, ctx, passes)
+}
+
+// verify draws how many of e's drafts the target accepts and counts them
+// (vLLM's spec_decode counters); 0 for an entry without drafts.
+func (w *worker) verify(e entry) int {
+	d := e.n - 1
+	if e.prefill || d <= 0 {
+		return 0
+	}
+	a := w.pool.spec.accept(w.specRNG, d)
+	st := &w.stats.spec
+	st.drafts++
+	st.draftTokens += int64(d)
+	st.accepted += int64(a)
+	for i := range a {
+		st.perPos[i]++
+	}
+	return a
+}
+
+// freeRejected returns the blocks r grew for drafts the target rejected:
+// it keeps those of its computed tokens.
+func (w *worker) freeRejected(r *request) {
+	if extra := min(r.blocks()-ceilDiv(r.computed, w.bs), r.private); extra > 0 {
+		w.kv.release(nil, extra)
+		r.private -= extra
+	}
 }
 
 // soloNs is how long r's prompt chunk of e.n tokens would take alone.
@@ -210,7 +276,7 @@ func (w *worker) startStep(now int64) bool {
 		return false
 	}
 	st := w.stepShape()
-	dur := w.drift.apply(now, w.jitter.apply(w.pool.clock.stepNs(st)))
+	dur := w.drift.apply(now, w.jitter.apply(w.pool.clock.stepNs(st)+w.draftNs(st)))
 	dur += w.sim.frontendStall(now, dur)
 	for _, e := range w.batch {
 		if !e.prefill || e.r.generated > 0 {
@@ -233,13 +299,20 @@ func (w *worker) startStep(now int64) bool {
 
 // endStep applies the step's effects at its end: KV computed, prompt blocks
 // registered, and one token for every sequence whose known tokens are all
-// computed, stamped now.
+// computed, stamped now (with speculative decoding, one more per accepted
+// draft, in the same chunk; the rejected drafts' KV is freed).
 func (w *worker) endStep(now int64) {
 	w.busy = false
 	finished := false
 	for _, e := range w.batch {
 		r := e.r
-		r.computed += e.n
+		accepted := w.verify(e)
+		if e.prefill || e.n == 1 {
+			r.computed += e.n
+		} else {
+			r.computed += 1 + accepted
+			w.freeRejected(r)
+		}
 		if e.prefill && w.kv != nil && w.kv.caching {
 			w.commit(r)
 		}
@@ -251,7 +324,7 @@ func (w *worker) endStep(now int64) {
 			finished = true
 			continue
 		}
-		w.sim.token(r, now)
+		w.sim.token(r, now, 1+accepted)
 		if r.generated == r.osl {
 			w.finish(r, now)
 			finished = true
