@@ -84,6 +84,9 @@ func LoadMooncakeBlocks(path string, blockSize int) (*Workload, []Warning, error
 //     session, numbered in file order.
 //   - delay (alias delay_ms): ms to wait after the previous turn completes, >= 0.
 //   - text_input: literal prompt.
+//   - parents (list of turn numbers): simbench extension written by
+//     WriteJSONL for a session's DAG: the earlier turns of the session this
+//     turn waits for, ascending (absent: the previous turn).
 //   - warmup (bool): simbench extension written by WriteJSONL for warmup
 //     requests; AIPerf ignores it.
 //
@@ -153,6 +156,7 @@ type rawRow struct {
 	DelayMs      json.RawMessage `json:"delay_ms"`
 	TextInput    *string         `json:"text_input"`
 	Warmup       *bool           `json:"warmup"`
+	Parents      []int           `json:"parents"`
 }
 
 // summary counts rows that share one warning; first is the first line.
@@ -197,6 +201,9 @@ func (rd *reader) add(line []byte, lineNo int) error {
 	if req.SessionID != "" {
 		req.Turn = rd.turns[req.SessionID]
 		rd.turns[req.SessionID] = req.Turn + 1
+	}
+	if msg := checkParents(&req); msg != "" {
+		return &RowError{File: rd.file, Line: lineNo, Field: "parents", Msg: msg}
 	}
 	rd.noteWarnings(&req, missingOutput)
 	rd.reqs = append(rd.reqs, req)
@@ -277,6 +284,9 @@ func parseRowSlow(line []byte, file string, lineNo, blockSize int) (req Request,
 	if raw.Warmup != nil {
 		req.Warmup = *raw.Warmup
 	}
+	if len(raw.Parents) > 0 {
+		req.Parents = raw.Parents
+	}
 	return req, missingOutput, nil
 }
 
@@ -296,7 +306,7 @@ func decodeError(err error, fail failFunc) error {
 // jsonKind names a Go target type in JSON terms.
 func jsonKind(goType string) string {
 	switch goType {
-	case "int64", "[]int64":
+	case "int64", "[]int64", "int", "[]int":
 		return "a list of integers"
 	case "string":
 		return "a string"
