@@ -71,3 +71,71 @@ func contextTurn(reqs []Request, parents []int) int {
 	}
 	return best
 }
+
+// AgentInfo describes a workload's multi-turn sessions as DAGs of turns
+// (simbench trace info).
+type AgentInfo struct {
+	// Sessions counts the sessions of more than one turn; the
+	// distributions are over them.
+	Sessions int  `json:"sessions"`
+	Turns    Dist `json:"turns"` // turns per session
+	// Depth is the longest chain of turns each waiting for the one before
+	// (a linear conversation's depth is its turn count).
+	Depth Dist `json:"depth"`
+	// FanOut is the number of turns waiting for a turn, over the turns
+	// some turn waits for (sub-agent branches: > 1).
+	FanOut Dist `json:"fan_out"`
+	// ToolWaitMs is each later turn's wait after its parents end (DelayMs).
+	ToolWaitMs Dist `json:"tool_wait_ms"`
+	// ContextGrowth is each later turn's input length minus that of the
+	// turn whose context it continues (tokens).
+	ContextGrowth Dist `json:"context_growth"`
+}
+
+// describeAgents returns the AgentInfo of reqs, nil when no session has
+// more than one turn.
+func describeAgents(reqs []Request) *AgentInfo {
+	var info AgentInfo
+	var turns, depth, fan, wait, growth []float64
+	for _, s := range sessions(reqs) {
+		if len(s.indices) < 2 {
+			continue
+		}
+		info.Sessions++
+		turns = append(turns, float64(len(s.indices)))
+		byTurn := make(map[int]int, len(s.indices))
+		for _, i := range s.indices {
+			byTurn[reqs[i].Turn] = i
+		}
+		level := make(map[int]int, len(s.indices))
+		kids := make(map[int]int, len(s.indices))
+		deepest := 0
+		for _, i := range s.indices {
+			r := &reqs[i]
+			level[r.Turn] = 1
+			var ctx *Request
+			for _, p := range ParentTurns(r) {
+				level[r.Turn] = max(level[r.Turn], level[p]+1)
+				kids[p]++
+				if q, ok := byTurn[p]; ok && (ctx == nil || reqs[q].InputLength+reqs[q].OutputLength >= ctx.InputLength+ctx.OutputLength) {
+					ctx = &reqs[q]
+				}
+			}
+			if ctx != nil {
+				wait = append(wait, r.DelayMs)
+				growth = append(growth, float64(r.InputLength-ctx.InputLength))
+			}
+			deepest = max(deepest, level[r.Turn])
+		}
+		depth = append(depth, float64(deepest))
+		for _, n := range kids {
+			fan = append(fan, float64(n))
+		}
+	}
+	if info.Sessions == 0 {
+		return nil
+	}
+	info.Turns, info.Depth, info.FanOut = distOf(turns), distOf(depth), distOf(fan)
+	info.ToolWaitMs, info.ContextGrowth = distOf(wait), distOf(growth)
+	return &info
+}
