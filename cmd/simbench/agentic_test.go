@@ -19,7 +19,8 @@ const agentsTrace = "../../testdata/traces/agentic/agents.jsonl"
 // TestAgenticReplay is issue 43's "done when": simbench run (against a
 // scripted server) and simbench sim replay a DynoSim agentic_mooncake file
 // (two agents: a planner fanning out into two sub-agents and joining them,
-// and a chain, with tool waits), and compare shows their session metrics.
+// and a chain, with tool waits), and compare shows their session metrics
+// and draws both runs' sessions as a Gantt chart.
 func TestAgenticReplay(t *testing.T) {
 	ts := httptest.NewServer(&openaitest.Server{TTFT: 5 * time.Millisecond, ITL: 2 * time.Millisecond})
 	defer ts.Close()
@@ -56,8 +57,10 @@ func TestAgenticReplay(t *testing.T) {
 		}
 	}
 
-	code, stdout, stderr := simbench(t, "compare", real, simulated)
+	figs := filepath.Join(dir, "plots")
+	code, stdout, stderr := simbench(t, "compare", real, simulated, "--plots", figs)
 	require.Equal(t, exitOK, code, stderr)
+	checkPNG(t, filepath.Join(figs, "session_gantt.png")) // both runs' agents: turns, branches, tool waits
 	for _, tag := range []string{results.TagSessionLatency, results.TagSessionTurns, results.TagSessionServerWait, results.TagSessionToolWait} {
 		d, _ := results.Lookup(tag)
 		assert.Contains(t, stdout, "│ "+d.Header+" (")
