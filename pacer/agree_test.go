@@ -183,8 +183,9 @@ func dagWorkload() *traces.Workload {
 // tool wait (on the simulator's virtual clock to the nanosecond; on the
 // monotonic clock never before the parent's recorded end, and within 20
 // ms of it: the pacer hears of the end once the client has closed the stream).
+// It does not run in parallel with TestLoadgenAndSimSendTheSameSequence,
+// whose send order needs service times under about 100 ms.
 func TestDAGTurnsStartWhenTheirParentsEnd(t *testing.T) {
-	t.Parallel()
 	wl := dagWorkload()
 	lg, simulated := runLoadgen(t, wl), runSim(t, wl)
 	assert.Equal(t, rowsOf(order(t, wl, lg)), rowsOf(order(t, wl, simulated)))
