@@ -1,6 +1,7 @@
 package figures
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -52,6 +53,7 @@ func addRunPlots(w *Writer, ds []*compare.Digest, stalls []*compare.Stalls) {
 	var gaps []plots.Series
 	var tls []plots.GapTimeline
 	var tps []plots.Throughput
+	var gantts []plots.GanttRun
 	for i, d := range ds {
 		if d == nil {
 			continue
@@ -59,7 +61,11 @@ func addRunPlots(w *Writer, ds []*compare.Digest, stalls []*compare.Stalls) {
 		gaps = append(gaps, plots.Series{Name: d.Name, Values: d.TokenGaps})
 		tl, tp := timelineOf(d, stalls[i])
 		tls, tps = append(tls, tl), append(tps, tp)
+		gantts = append(gantts, ganttOf(d, ganttSessions))
 	}
+	w.Add("session_gantt.png", func() (plots.Figure, error) {
+		return plots.Gantt(fmt.Sprintf("Sessions (the first %d of more than one request)", ganttSessions), gantts...)
+	})
 	w.Add("cdf_token_gap.png", func() (plots.Figure, error) {
 		return plots.Distribution("CDF of pooled token gaps", label(results.TagTokenGap), gaps...)
 	})
@@ -67,6 +73,43 @@ func addRunPlots(w *Writer, ds []*compare.Digest, stalls []*compare.Stalls) {
 	w.Add("output_throughput.png", func() (plots.Figure, error) {
 		return plots.ThroughputOverTime("Output token throughput over time", tps...)
 	})
+}
+
+// ganttSessions is how many sessions the Gantt chart shows.
+const ganttSessions = 6
+
+// ganttOf returns the first n sessions of d (by first start) that have
+// more than one request; a session is the requests sharing an
+// x_correlation_id.
+func ganttOf(d *compare.Digest, n int) plots.GanttRun {
+	run := plots.GanttRun{Name: d.Name}
+	byID := map[string]int{}
+	var sessions []plots.GanttSession
+	for i := range d.Requests {
+		r := &d.Requests[i]
+		lat, ok := r.Value(results.TagRequestLatency)
+		if r.Correlation == "" || !ok {
+			continue
+		}
+		k, seen := byID[r.Correlation]
+		if !seen {
+			k = len(sessions)
+			byID[r.Correlation] = k
+			sessions = append(sessions, plots.GanttSession{Name: r.Correlation})
+		}
+		start := float64(r.StartNs-d.OriginNs) / 1e9
+		sessions[k].Turns = append(sessions[k].Turns, plots.GanttTurn{Turn: int(r.Turn), StartS: start, EndS: start + lat/1e3})
+	}
+	first := func(s plots.GanttSession) float64 {
+		return slices.MinFunc(s.Turns, func(a, b plots.GanttTurn) int { return cmp.Compare(a.StartS, b.StartS) }).StartS
+	}
+	slices.SortStableFunc(sessions, func(a, b plots.GanttSession) int { return cmp.Compare(first(a), first(b)) })
+	for _, s := range sessions {
+		if len(s.Turns) > 1 && len(run.Sessions) < n {
+			run.Sessions = append(run.Sessions, s)
+		}
+	}
+	return run
 }
 
 func timelineOf(d *compare.Digest, s *compare.Stalls) (plots.GapTimeline, plots.Throughput) {

@@ -156,3 +156,71 @@ func intendedOffsets(ss []sendOrder) []time.Duration {
 	}
 	return out
 }
+
+// dagWorkload is two agent sessions (closed loop, --concurrency 1 counting
+// sessions): a planner fans out into two sub-agent branches with tool
+// waits, a join waits for both, a last turn follows the join.
+func dagWorkload() *traces.Workload {
+	var reqs []traces.Request
+	for _, id := range []string{"a", "b"} {
+		reqs = append(reqs,
+			traces.Request{SessionID: id},
+			traces.Request{SessionID: id, Turn: 1, Parents: []int{0}, DelayMs: 40},
+			traces.Request{SessionID: id, Turn: 2, Parents: []int{0}, DelayMs: 90},
+			traces.Request{SessionID: id, Turn: 3, Parents: []int{1, 2}, DelayMs: 30},
+			traces.Request{SessionID: id, Turn: 4, DelayMs: 10})
+	}
+	for i := range reqs {
+		reqs[i].Row, reqs[i].InputLength, reqs[i].OutputLength = i, 16, 2
+	}
+	return &traces.Workload{Requests: reqs, Concurrency: 1, BlockSize: 16, Source: "dag",
+		Digest: traces.ComputeDigest(reqs)}
+}
+
+// TestDAGTurnsStartWhenTheirParentsEnd replays an agentic DAG on the load
+// generator and on the simulator: both send the same sequence, and every
+// later turn is due exactly when the last of its parents ended plus its
+// tool wait (on the simulator's virtual clock to the nanosecond; on the
+// monotonic clock never before the parent's recorded end, and within 20
+// ms of it: the pacer hears of the end once the client has closed the stream).
+// It does not run in parallel with TestLoadgenAndSimSendTheSameSequence,
+// whose send order needs service times under about 100 ms.
+func TestDAGTurnsStartWhenTheirParentsEnd(t *testing.T) {
+	wl := dagWorkload()
+	lg, simulated := runLoadgen(t, wl), runSim(t, wl)
+	assert.Equal(t, rowsOf(order(t, wl, lg)), rowsOf(order(t, wl, simulated)))
+	for name, recs := range map[string][]*results.Record{"loadgen": lg, "sim": simulated} {
+		byRow := map[int]*results.Record{}
+		for _, r := range recs {
+			byRow[r.TraceRow] = r
+		}
+		slack := map[string]int64{"sim": 0, "loadgen": int64(20 * time.Millisecond)}[name]
+		for i := range wl.Requests {
+			src := &wl.Requests[i]
+			if src.Turn == 0 {
+				continue
+			}
+			var due int64
+			for _, p := range traces.ParentTurns(src) {
+				due = max(due, byRow[i-src.Turn+p].EndNs+int64(src.DelayMs*1e6))
+			}
+			got := byRow[i].IntendedNs
+			assert.GreaterOrEqual(t, got, due, "%s: row %d", name, i)
+			assert.LessOrEqual(t, got, due+slack, "%s: row %d", name, i)
+		}
+		// Session b starts when a's last turn ends (the cap counts sessions).
+		assert.GreaterOrEqual(t, byRow[5].StartNs, byRow[4].EndNs, name)
+		// a's branches overlap: a fan-out of 2 is 2 concurrent requests.
+		assert.Less(t, byRow[2].StartNs, byRow[1].EndNs+int64(60*time.Millisecond), name)
+	}
+}
+
+// rowsOf is the send order without the intended times (a closed-loop first
+// turn's depends on the service time).
+func rowsOf(ss []sendOrder) []sendOrder {
+	out := slices.Clone(ss)
+	for i := range out {
+		out[i].IntendedOffs = 0
+	}
+	return out
+}

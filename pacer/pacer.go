@@ -14,10 +14,17 @@
 //   - A session's first turn with a timestamp is due at that timestamp (open
 //     loop); one without is due as soon as one of Workload.Concurrency slots
 //     frees (closed loop, which needs Workload.Concurrency > 0).
-//   - A later turn is due when the previous turn of its session has completed
-//     plus its DelayMs, and not before its own timestamp, if it has one.
+//   - A later turn is due when every turn it waits for (traces.Request's
+//     Parents, or else the previous turn of its session) has completed, plus
+//     its DelayMs, and not before its own timestamp, if it has one. A turn
+//     with several children releases them all at once: sub-agent branches
+//     run concurrently.
 //   - Workload.Concurrency > 0 caps the requests in flight for every kind: a
 //     due send waits for the earliest freed slot (Send.At > Send.Intended).
+//     When some turn of the workload has Parents (an agentic workload), it
+//     caps the sessions in flight instead, as AIPerf's agentic mode does: a
+//     session takes a slot with its first turn and frees it when its last
+//     turn completes; its later turns never wait for a slot.
 //     Sends go earliest due time first, ties in workload order.
 //   - Warmup requests form a phase of their own that runs first; the
 //     profiling phase starts when the last warmup request has completed.
@@ -35,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/simbench/simbench/traces"
@@ -95,6 +103,7 @@ type Limits struct {
 type Pacer struct {
 	reqs   []traces.Request
 	cap    int
+	perSes bool // the cap counts sessions, not requests
 	lim    Limits
 	phases []*phase
 	cur    int
@@ -107,11 +116,18 @@ func New(wl *traces.Workload, lim Limits) (*Pacer, error) {
 	if len(wl.Requests) == 0 {
 		return nil, errors.New("empty workload")
 	}
-	p := &Pacer{reqs: wl.Requests, cap: wl.Concurrency, lim: lim}
+	if err := traces.CheckParents(wl.Requests); err != nil {
+		return nil, err
+	}
+	p := &Pacer{reqs: wl.Requests, cap: wl.Concurrency, lim: lim, perSes: agentic(wl.Requests)}
 	warm, prof := splitPhases(wl.Requests)
 	for _, idx := range [][]int32{warm, prof} {
 		if len(idx) > 0 {
-			p.phases = append(p.phases, newPhase(wl.Requests, idx, len(warm) > 0))
+			ph, err := newPhase(wl.Requests, idx, len(warm) > 0)
+			if err != nil {
+				return nil, err
+			}
+			p.phases = append(p.phases, ph)
 		}
 	}
 	if err := p.validate(); err != nil {
@@ -119,6 +135,12 @@ func New(wl *traces.Workload, lim Limits) (*Pacer, error) {
 	}
 	p.resetSlots(0)
 	return p, nil
+}
+
+// agentic reports whether some request has Parents: the concurrency cap
+// then counts sessions.
+func agentic(reqs []traces.Request) bool {
+	return slices.ContainsFunc(reqs, func(r traces.Request) bool { return len(r.Parents) > 0 })
 }
 
 func splitPhases(reqs []traces.Request) (warm, prof []int32) {
@@ -166,15 +188,16 @@ func (p *Pacer) Next() (Send, State) {
 		if st != Ready {
 			return Send{}, st
 		}
-		if p.cap > 0 && ph.inflight >= p.cap {
+		full := p.cap > 0 && p.busy(ph) >= p.cap
+		if full && !p.perSes {
 			return Send{}, Blocked
 		}
-		s, ok := p.candidate(ph)
+		s, ok := p.candidate(ph, !full)
 		if !ok {
 			return Send{}, Blocked
 		}
 		s.At = s.Intended
-		if p.cap > 0 {
+		if p.needsSlot(s) {
 			s.At = max(s.At, time.Duration(p.slots[0]))
 		}
 		if s.src == srcClosed {
@@ -207,18 +230,32 @@ func (p *Pacer) phase() (*phase, State) {
 	}
 }
 
+// busy is what the cap counts in ph: sessions or requests in flight.
+func (p *Pacer) busy(ph *phase) int {
+	if p.perSes {
+		return ph.active
+	}
+	return ph.inflight
+}
+
+// needsSlot reports whether s takes a concurrency slot: every send under a
+// request cap, a session's first turn under a session cap.
+func (p *Pacer) needsSlot(s Send) bool {
+	return p.cap > 0 && (!p.perSes || s.src != srcLater)
+}
+
 // repeats reports whether ph cycles through its closed-loop sessions.
 func (p *Pacer) repeats(ph *phase) bool { return p.lim.Repeat && !ph.warmup && len(ph.closed) > 0 }
 
 // candidate returns the earliest-intended pending send of ph (ties: workload
-// order).
-func (p *Pacer) candidate(ph *phase) (Send, bool) {
+// order); without first, only later turns.
+func (p *Pacer) candidate(ph *phase, first bool) (Send, bool) {
 	var best Send
 	found := false
-	if ph.openPos < len(ph.open) {
+	if first && ph.openPos < len(ph.open) {
 		best, found = p.send(ph, ph.open[ph.openPos], 0, srcOpen, ph.start+ph.openAt[ph.openPos]), true
 	}
-	if ph.closedPos < len(ph.closed) || p.repeats(ph) {
+	if first && (ph.closedPos < len(ph.closed) || p.repeats(ph)) {
 		s := p.send(ph, ph.closed[ph.closedPos%len(ph.closed)], 0, srcClosed, ph.start)
 		best, found = earlier(best, found, s), true
 	}
@@ -255,36 +292,46 @@ func (p *Pacer) Dispatch(s Send) {
 	}
 	ph.inflight++
 	ph.seq++
-	if s.turn+1 < ph.turns(s.sess) {
-		ph.waiting++
+	if s.src != srcLater {
+		ph.left[s.sess] = ph.turns(s.sess)
+		ph.active++
 	}
-	if p.cap > 0 {
+	if p.needsSlot(s) {
 		p.slots.pop()
 	}
 }
 
 // Complete reports that the dispatched send s finished (successfully or
-// not) at offset at from the run start. It frees a concurrency slot and
-// releases the next turn of s's session.
+// not) at offset at from the run start. It frees a concurrency slot (under
+// a session cap, once the session's last turn is done) and releases the
+// turns of s's session that were waiting only for s.
 func (p *Pacer) Complete(s Send, at time.Duration) {
 	ph := p.phases[s.phase]
 	ph.inflight--
 	ph.lastDone = max(ph.lastDone, at)
-	if p.cap > 0 && int(s.phase) == p.cur {
+	ph.left[s.sess]--
+	sessionDone := ph.left[s.sess] == 0
+	if sessionDone {
+		ph.active--
+	}
+	if p.cap > 0 && int(s.phase) == p.cur && (!p.perSes || sessionDone) {
 		p.slots.push(instant(at))
 	}
-	turn := s.turn + 1
-	if turn >= ph.turns(s.sess) {
-		return
+	lo := ph.bounds[s.sess]
+	for _, c := range ph.children(s.sess, s.turn) {
+		ph.readyAt[c] = max(ph.readyAt[c], at)
+		if ph.need[c]--; ph.need[c] > 0 {
+			continue
+		}
+		ph.unreleased--
+		req := ph.order[c]
+		next := &p.reqs[req]
+		due := ph.readyAt[c] + msToDur(next.DelayMs)
+		if next.HasTimestamp {
+			due = max(due, ph.start+msToDur(next.TimestampMs-ph.zeroMs))
+		}
+		ph.later.push(laterTurn{at: due, req: req, sess: s.sess, turn: c - lo})
 	}
-	ph.waiting--
-	req := ph.turn(s.sess, turn)
-	next := &p.reqs[req]
-	due := at + msToDur(next.DelayMs)
-	if next.HasTimestamp {
-		due = max(due, ph.start+msToDur(next.TimestampMs-ph.zeroMs))
-	}
-	ph.later.push(laterTurn{at: due, req: req, sess: s.sess, turn: turn})
 }
 
 func (p *Pacer) resetSlots(at time.Duration) {

@@ -2,6 +2,7 @@ package pacer
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
@@ -21,11 +22,20 @@ type phase struct {
 	closed []int32         // sessions whose first turn has none, in order
 	zeroMs float64         // the timestamp that maps to start
 
+	// The DAG of each session's turns, by position in order: the positions
+	// of a turn's children are kids[kidAt[i]:kidAt[i+1]]; need[i] counts
+	// its parents not yet complete and readyAt is when the last completed.
+	kidAt, kids []int32
+	need        []int32
+	readyAt     []time.Duration
+	left        []int32 // per session: turns not yet complete (session cap)
+
 	openPos, closedPos int
 	later              minHeap[laterTurn]
 	start              time.Duration // phase time zero, offset from the run start
 	inflight           int
-	waiting            int // in-flight requests whose session has another turn
+	active             int // sessions started and not complete (session cap)
+	unreleased         int // later turns whose parents have not all completed
 	seq                int
 	lastDone           time.Duration
 	stopped            bool
@@ -34,9 +44,12 @@ type phase struct {
 // newPhase groups idx into sessions (first appearance order) and sorts the
 // timed first turns by due time, ties in workload order. With rebase, the
 // phase's earliest first-turn timestamp is its time zero.
-func newPhase(reqs []traces.Request, idx []int32, rebase bool) *phase {
+func newPhase(reqs []traces.Request, idx []int32, rebase bool) (*phase, error) {
 	ph := &phase{warmup: reqs[idx[0]].Warmup}
 	ph.group(reqs, idx)
+	if err := ph.link(reqs); err != nil {
+		return nil, err
+	}
 	for k := range int32(len(ph.bounds) - 1) {
 		if r := &reqs[ph.turn(k, 0)]; r.HasTimestamp {
 			if rebase && (len(ph.open) == 0 || r.TimestampMs < ph.zeroMs) {
@@ -53,7 +66,66 @@ func newPhase(reqs []traces.Request, idx []int32, rebase bool) *phase {
 	for i, k := range ph.open {
 		ph.openAt[i] = due(k)
 	}
-	return ph
+	return ph, nil
+}
+
+// link builds each session's DAG: a turn waits for the turns its Parents
+// name (by Turn number, within its session and phase), or for the turn
+// before it.
+func (ph *phase) link(reqs []traces.Request) error {
+	n := len(ph.order)
+	parents := make([][]int32, n)
+	count := make([]int32, n+1)
+	for k := range int32(len(ph.bounds) - 1) {
+		lo, hi := ph.bounds[k], ph.bounds[k+1]
+		for i := lo + 1; i < hi; i++ {
+			ps, err := parentPositions(reqs, ph.order[lo:hi], i-lo)
+			if err != nil {
+				return err
+			}
+			for _, p := range ps {
+				parents[i] = append(parents[i], lo+p)
+				count[lo+p+1]++
+			}
+		}
+	}
+	ph.kidAt = make([]int32, n+1)
+	for i := range n {
+		ph.kidAt[i+1] = ph.kidAt[i] + count[i+1]
+	}
+	ph.kids = make([]int32, ph.kidAt[n])
+	fill := slices.Clone(ph.kidAt[:n])
+	ph.need = make([]int32, n)
+	for i, ps := range parents {
+		ph.need[i] = int32(len(ps))
+		for _, p := range ps {
+			ph.kids[fill[p]] = int32(i)
+			fill[p]++
+		}
+	}
+	ph.readyAt = make([]time.Duration, n)
+	ph.unreleased = n - (len(ph.bounds) - 1)
+	ph.left = make([]int32, len(ph.bounds)-1)
+	return nil
+}
+
+// parentPositions returns the positions (within session, whose workload
+// indices are sess) of the turns that the turn at position t waits for.
+func parentPositions(reqs []traces.Request, sess []int32, t int32) ([]int32, error) {
+	r := &reqs[sess[t]]
+	if len(r.Parents) == 0 {
+		return []int32{t - 1}, nil
+	}
+	out := make([]int32, 0, len(r.Parents))
+	for _, want := range r.Parents {
+		j := slices.IndexFunc(sess[:t], func(w int32) bool { return reqs[w].Turn == want })
+		if j < 0 {
+			return nil, fmt.Errorf("request %d (session %q turn %d) waits for turn %d, which is not an earlier turn of its session in its phase",
+				r.Row, r.SessionID, r.Turn, want)
+		}
+		out = append(out, int32(j))
+	}
+	return out, nil
 }
 
 // group fills order and bounds: requests sharing a non-empty SessionID are
@@ -93,14 +165,20 @@ func (ph *phase) turn(k, t int32) int32 { return ph.order[ph.bounds[k]+t] }
 // turns is the number of turns of session k.
 func (ph *phase) turns(k int32) int32 { return ph.bounds[k+1] - ph.bounds[k] }
 
+// children returns the positions of the turns waiting for session k's turn t.
+func (ph *phase) children(k, t int32) []int32 {
+	i := ph.bounds[k] + t
+	return ph.kids[ph.kidAt[i]:ph.kidAt[i+1]]
+}
+
 // exhausted reports whether ph has nothing left to send: it was stopped, or
-// every session is sent and no turn is waiting for a completion.
+// every session is sent and no turn is waiting for its parents.
 func (ph *phase) exhausted(repeat bool) bool {
 	if ph.stopped {
 		return true
 	}
 	closedDone := ph.closedPos >= len(ph.closed) && !repeat
-	return ph.openPos >= len(ph.open) && closedDone && len(ph.later) == 0 && ph.waiting == 0
+	return ph.openPos >= len(ph.open) && closedDone && len(ph.later) == 0 && ph.unreleased == 0
 }
 
 // laterTurn is a later turn released by its previous turn's completion.

@@ -92,6 +92,7 @@ type Aggregator struct {
 	errKeys  []ErrorDetails
 	// errExample is the first message of each error_summary row.
 	errExample map[ErrorDetails]string
+	sessions   sessionAcc
 
 	valid, failed, good      int
 	minStart, maxEnd         int64
@@ -117,6 +118,7 @@ func (a *Aggregator) Add(m *RecordMetrics) {
 	if m.Meta.BenchmarkPhase == "warmup" {
 		return
 	}
+	a.sessions.add(m)
 	if m.Error != nil {
 		a.addError(m)
 		return
@@ -247,6 +249,7 @@ func (a *Aggregator) Profile() *Profile {
 		p.Metrics = append(p.Metrics, MetricResult{Tag: TagTokenGap, Unit: d.Unit, Stats: maps.Clone(icl.Stats)})
 	}
 	p.addDistribution(TagErrorISL, a.errISL)
+	a.sessions.addTo(p)
 	a.addOtherTo(p)
 	a.addScalars(p)
 	p.ErrorSummary = a.errorSummary()

@@ -16,6 +16,9 @@ const (
 	KindError
 	// KindAggregate metrics are one run-level scalar, written as {unit, avg}.
 	KindAggregate
+	// KindSession metrics have one value per session (session.go) and get
+	// the full statistics.
+	KindSession
 )
 
 // Def is the definition of one metric: AIPerf's tag, header and display unit.
@@ -153,6 +156,10 @@ var defs = []Def{
 	// error_request_count), AIPerf's good_request_fraction under simbench's
 	// older name (see Profile.Attainment).
 	{Tag: TagAttainment, Header: "SLO Attainment", Unit: "ratio", Kind: KindAggregate, LargerIsBetter: true, Extension: true},
+	{Tag: TagSessionLatency, Header: "Session Latency", Unit: "ms", Kind: KindSession, Extension: true},
+	{Tag: TagSessionTurns, Header: "Session Turns", Unit: "requests", Kind: KindSession, LargerIsBetter: true, Extension: true},
+	{Tag: TagSessionServerWait, Header: "Session Server Wait", Unit: "ms", Kind: KindSession, Extension: true},
+	{Tag: TagSessionToolWait, Header: "Session Tool Wait", Unit: "ms", Kind: KindSession, Extension: true},
 }
 
 // defIndex maps a tag to its position in defs.

@@ -49,6 +49,8 @@ type Info struct {
 	PrefixReuseRatio float64 `json:"prefix_reuse_ratio"`
 	BlockSize        int     `json:"block_size"`
 	Concurrency      int     `json:"concurrency"`
+	// Agentic describes the multi-turn sessions (nil without any).
+	Agentic *AgentInfo `json:"agentic,omitempty"`
 }
 
 // Describe computes statistics of wl.
@@ -82,6 +84,7 @@ func Describe(wl *Workload) Info {
 	if info.TotalInputTokens > 0 {
 		info.PrefixReuseRatio = float64(cachedTokens(reqs, info.BlockSize)) / float64(info.TotalInputTokens)
 	}
+	info.Agentic = describeAgents(reqs)
 	return info
 }
 

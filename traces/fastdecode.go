@@ -38,10 +38,11 @@ const (
 	fSessionID
 	fTextInput
 	fWarmup
+	fParents
 )
 
 var rowKeys = jsonlex.Names{"timestamp", "created_time", "input_length", "input_tokens",
-	"output_length", "output_tokens", "delay", "delay_ms", "hash_ids", "session_id", "text_input", "warmup"}
+	"output_length", "output_tokens", "delay", "delay_ms", "hash_ids", "session_id", "text_input", "warmup", "parents"}
 
 // fastRow is one row's known members, converted; null is absent, as with
 // encoding/json.
@@ -49,6 +50,7 @@ type fastRow struct {
 	num           [fDelayMs + 1]float64
 	has           uint8 // bit i: num[i] was given (not null)
 	hashIDs       []int64
+	parents       []int64
 	session, text string
 	hasText       bool
 	warmup        bool
@@ -93,6 +95,12 @@ func (r *fastRow) request(blockSize int) (req Request, missingOutput, ok bool) {
 		req.HashIDs = r.hashIDs
 	}
 	req.SessionID, req.Warmup = r.session, r.warmup
+	if len(r.parents) > 0 {
+		req.Parents = make([]int, len(r.parents))
+		for i, p := range r.parents {
+			req.Parents[i] = int(p)
+		}
+	}
 	return req, !hasOut, true
 }
 
@@ -139,6 +147,11 @@ func (r *fastRow) field(l *jsonlex.Lexer, f int) bool {
 			return false
 		}
 		r.hashIDs, ok = l.AppendInts(make([]int64, 0, l.ListLen()))
+	case fParents:
+		if l.Peek() != '[' {
+			return false
+		}
+		r.parents, ok = l.AppendInts(make([]int64, 0, l.ListLen()))
 	case fTextInput:
 		r.text, ok = str(l)
 		r.hasText = ok

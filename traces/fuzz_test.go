@@ -32,6 +32,8 @@ func fuzzSeeds(f *testing.F) {
 		`{"input_length": 1, "hash_ids": [9223372036854775808]}`,
 		`[1, 2]`, `null`, `{`, `{"a":}`, "\n\n", `{"input_length": 01}`,
 		`{"timestamp": 5, "input_length": 2}` + "\n" + `{"timestamp": 3, "input_length": 2}`,
+		`{"session_id": "s", "input_length": 2}` + "\n" + `{"session_id": "s", "input_length": 2, "parents": [0], "delay": 3}`,
+		`{"session_id": "s", "input_length": 2, "parents": [-1, 9223372036854775807]}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -30,11 +30,31 @@ func (in Info) WriteText(w io.Writer) error {
 		name string
 		d    Dist
 	}{{"ISL", in.ISL}, {"OSL", in.OSL}} {
-		d := row.d
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.name, num(d.Min), num(d.P50), num(d.P90),
-			num(d.P99), num(d.Max), num(d.Avg), num(d.Std))
+		writeDistRow(tw, row.name, row.d)
+	}
+	if err := tw.Flush(); err != nil || in.Agentic == nil {
+		return err
+	}
+	return in.Agentic.writeText(w)
+}
+
+// writeText prints the sessions' shapes: one row per distribution.
+func (a *AgentInfo) writeText(w io.Writer) error {
+	fmt.Fprintf(w, "\n%d multi-turn session(s):\n", a.Sessions)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "session\tmin\tp50\tp90\tp99\tmax\tavg\tstd\t")
+	for _, row := range []struct {
+		name string
+		d    Dist
+	}{{"turns", a.Turns}, {"depth", a.Depth}, {"fan-out", a.FanOut}, {"tool wait ms", a.ToolWaitMs}, {"context growth", a.ContextGrowth}} {
+		writeDistRow(tw, row.name, row.d)
 	}
 	return tw.Flush()
+}
+
+func writeDistRow(w io.Writer, name string, d Dist) {
+	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, num(d.Min), num(d.P50), num(d.P90),
+		num(d.P99), num(d.Max), num(d.Avg), num(d.Std))
 }
 
 func scheduleText(in Info) string {

@@ -58,12 +58,15 @@ func LoadMooncake(path string) (*Workload, []Warning, error) {
 // hash_ids are blocks of blockSize tokens (a workload synthesised with
 // another --block-size than Mooncake's 512); see ReadMooncakeBlocks.
 func LoadMooncakeBlocks(path string, blockSize int) (*Workload, []Warning, error) {
+	return LoadTrace(path, FormatMooncake, blockSize)
+}
+
+func openTrace(path string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load trace: %w", err)
+		return nil, fmt.Errorf("load trace: %w", err)
 	}
-	defer f.Close()
-	return ReadMooncakeBlocks(f, path, blockSize)
+	return f, nil
 }
 
 // ReadMooncake reads a Mooncake-format JSONL trace (one JSON object per line,
@@ -84,6 +87,9 @@ func LoadMooncakeBlocks(path string, blockSize int) (*Workload, []Warning, error
 //     session, numbered in file order.
 //   - delay (alias delay_ms): ms to wait after the previous turn completes, >= 0.
 //   - text_input: literal prompt.
+//   - parents (list of turn numbers): simbench extension written by
+//     WriteJSONL for a session's DAG: the earlier turns of the session this
+//     turn waits for, ascending (absent: the previous turn).
 //   - warmup (bool): simbench extension written by WriteJSONL for warmup
 //     requests; AIPerf ignores it.
 //
@@ -103,28 +109,9 @@ func ReadMooncakeBlocks(r io.Reader, name string, blockSize int) (*Workload, []W
 	if blockSize < 1 {
 		return nil, nil, fmt.Errorf("%s: hash block size must be > 0, got %d", name, blockSize)
 	}
-	r, err := checkEncoding(r, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
 	rd := newReader(name, blockSize)
-	lineNo := 0
-	for sc.Scan() {
-		lineNo++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		if err := rd.add(line, lineNo); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
-		return nil, nil, fmt.Errorf("%s:%d: line longer than %d MiB: not a JSONL trace", name, lineNo+1, maxLineBytes>>20)
-	} else if err != nil {
-		return nil, nil, fmt.Errorf("%s:%d: read trace: %w", name, lineNo+1, err)
+	if err := scanRows(r, name, rd.add); err != nil {
+		return nil, nil, err
 	}
 	if len(rd.reqs) == 0 {
 		return nil, nil, fmt.Errorf("%s: no requests in trace", name)
@@ -136,6 +123,32 @@ func ReadMooncakeBlocks(r io.Reader, name string, blockSize int) (*Workload, []W
 		Digest:    ComputeDigest(rd.reqs),
 	}
 	return wl, rd.warnings(), nil
+}
+
+// scanRows checks r's encoding and hands each non-blank line of the JSONL
+// file name, trimmed, to add with its 1-based line number.
+func scanRows(r io.Reader, name string, add func(line []byte, lineNo int) error) error {
+	r, err := checkEncoding(r, name)
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			if err := add(line, lineNo); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("%s:%d: line longer than %d MiB: not a JSONL trace", name, lineNo+1, maxLineBytes>>20)
+	} else if err != nil {
+		return fmt.Errorf("%s:%d: read trace: %w", name, lineNo+1, err)
+	}
+	return nil
 }
 
 // rawRow is one decoded JSONL object. Scalars stay raw so that aliases,
@@ -153,6 +166,7 @@ type rawRow struct {
 	DelayMs      json.RawMessage `json:"delay_ms"`
 	TextInput    *string         `json:"text_input"`
 	Warmup       *bool           `json:"warmup"`
+	Parents      []int           `json:"parents"`
 }
 
 // summary counts rows that share one warning; first is the first line.
@@ -197,6 +211,9 @@ func (rd *reader) add(line []byte, lineNo int) error {
 	if req.SessionID != "" {
 		req.Turn = rd.turns[req.SessionID]
 		rd.turns[req.SessionID] = req.Turn + 1
+	}
+	if msg := checkParents(&req); msg != "" {
+		return &RowError{File: rd.file, Line: lineNo, Field: "parents", Msg: msg}
 	}
 	rd.noteWarnings(&req, missingOutput)
 	rd.reqs = append(rd.reqs, req)
@@ -277,6 +294,9 @@ func parseRowSlow(line []byte, file string, lineNo, blockSize int) (req Request,
 	if raw.Warmup != nil {
 		req.Warmup = *raw.Warmup
 	}
+	if len(raw.Parents) > 0 {
+		req.Parents = raw.Parents
+	}
 	return req, missingOutput, nil
 }
 
@@ -296,7 +316,7 @@ func decodeError(err error, fail failFunc) error {
 // jsonKind names a Go target type in JSON terms.
 func jsonKind(goType string) string {
 	switch goType {
-	case "int64", "[]int64":
+	case "int64", "[]int64", "int", "[]int":
 		return "a list of integers"
 	case "string":
 		return "a string"
@@ -444,6 +464,12 @@ func isTokenCount(f float64) bool { return f >= 0 && f == math.Trunc(f) && f <= 
 
 // sessionID accepts a string or a number (kept as its literal text).
 func sessionID(v json.RawMessage, fail failFunc) (string, error) {
+	return idText(v, "session_id", fail)
+}
+
+// idText reads field, an id given as a string or a number (kept as its
+// literal text); null is "".
+func idText(v json.RawMessage, field string, fail failFunc) (string, error) {
 	v = nonNull(v)
 	if v == nil {
 		return "", nil
@@ -451,12 +477,12 @@ func sessionID(v json.RawMessage, fail failFunc) (string, error) {
 	if v[0] == '"' {
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
-			return "", fail("session_id", "malformed string: %v", err)
+			return "", fail(field, "malformed string: %v", err)
 		}
 		return s, nil
 	}
-	if _, err := number(v, "session_id", fail); err != nil {
-		return "", fail("session_id", "must be a string or a number, got %s", clip(v))
+	if _, err := number(v, field, fail); err != nil {
+		return "", fail(field, "must be a string or a number, got %s", clip(v))
 	}
 	return string(v), nil
 }

@@ -323,3 +323,46 @@ func TestLoadMooncakeEndlessLine(t *testing.T) {
 	_, _, err := LoadMooncake("/dev/zero")
 	assert.EqualError(t, err, "/dev/zero:1: line longer than 64 MiB: not a JSONL trace")
 }
+
+// TestReadMooncakeParents: a session's DAG (simbench's parents extension)
+// reads back, survives WriteJSONL and enters the digest; bad parents are
+// refused naming file, line and field.
+func TestReadMooncakeParents(t *testing.T) {
+	dag := strings.Join([]string{
+		`{"session_id": "a", "timestamp": 0, "input_length": 10, "output_length": 1}`,
+		`{"session_id": "a", "input_length": 20, "output_length": 1, "parents": [0], "delay": 5}`,
+		`{"session_id": "a", "input_length": 20, "output_length": 1, "parents": [0]}`,
+		`{"session_id": "a", "input_length": 40, "output_length": 1, "parents": [1, 2]}`,
+	}, "\n")
+	wl, _, err := read(t, dag)
+	require.NoError(t, err)
+	var got [][]int
+	for _, r := range wl.Requests {
+		got = append(got, r.Parents)
+	}
+	assert.Equal(t, [][]int{nil, {0}, {0}, {1, 2}}, got)
+	assertRoundTrip(t, wl)
+	chain, _, err := read(t, strings.ReplaceAll(strings.ReplaceAll(dag, `"parents": [1, 2]`, `"parents": [2]`), `"parents": [0]}`, `"parents": [1]}`))
+	require.NoError(t, err)
+	assert.NotEqual(t, wl.Digest, chain.Digest, "parents are part of what is sent when")
+
+	for _, tc := range []struct{ name, rows, want string }{
+		{"first turn", `{"session_id": "a", "input_length": 1, "parents": [0]}`,
+			`trace.jsonl:1: field "parents": a first turn (or a request without session_id) waits for no earlier turn`},
+		{"no session", `{"input_length": 1}` + "\n" + `{"input_length": 1, "parents": [0]}`,
+			`trace.jsonl:2: field "parents": a first turn (or a request without session_id) waits for no earlier turn`},
+		{"later turn", `{"session_id": 1, "input_length": 1}` + "\n" + `{"session_id": 1, "input_length": 1, "parents": [1]}`,
+			`trace.jsonl:2: field "parents": want earlier turns of the session (0..0) in ascending order, got [1]`},
+		{"repeated", `{"session_id": 1, "input_length": 1}` + "\n" + `{"session_id": 1, "input_length": 1}` + "\n" +
+			`{"session_id": 1, "input_length": 1, "parents": [1, 1]}`,
+			`trace.jsonl:3: field "parents": want earlier turns of the session (0..1) in ascending order, got [1 1]`},
+		{"not integers", `{"session_id": 1, "input_length": 1, "parents": [0.5]}`,
+			`trace.jsonl:1: field "parents": must be a list of integers, got JSON number 0.5`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := read(t, tc.rows)
+			require.Error(t, err)
+			assert.Equal(t, tc.want, err.Error())
+		})
+	}
+}

@@ -25,6 +25,7 @@ var DefaultSynth = SynthSpec{RequestCount: 10, GammaShape: 1, ISL: 550, OSL: 256
 // struct describe one workload in one vocabulary.
 type Spec struct {
 	Trace              *string  `yaml:"trace" json:"trace,omitempty"`
+	TraceFormat        *string  `yaml:"trace_format" json:"trace_format,omitempty"`
 	StartOffsetMs      *float64 `yaml:"start_offset_ms" json:"start_offset_ms,omitempty"`
 	EndOffsetMs        *float64 `yaml:"end_offset_ms" json:"end_offset_ms,omitempty"`
 	AutoOffset         *bool    `yaml:"auto_offset" json:"auto_offset,omitempty"`
@@ -97,6 +98,9 @@ func (s Spec) Build(fillSeconds float64) (*Workload, []Warning, error) {
 	if key := s.firstSet(filterKeys); key != "" {
 		return nil, nil, specErrorf("--%s reshapes a trace: it needs --trace", flagName(key))
 	}
+	if s.TraceFormat != nil {
+		return nil, nil, specErrorf("--trace-format says how to read --trace: it needs --trace")
+	}
 	syn, err := s.Synth()
 	if err != nil {
 		return nil, nil, err
@@ -127,7 +131,7 @@ func (s Spec) buildTrace() (*Workload, []Warning, error) {
 	file := *s.Trace
 	// The trace's hash_ids are blocks of block_size tokens: simbench's own
 	// workload.jsonl of a run synthesised at another size than 512 replays.
-	wl, warns, err := LoadMooncakeBlocks(file, deref(s.BlockSize, MooncakeBlockSize))
+	wl, warns, err := LoadTrace(file, deref(s.TraceFormat, FormatMooncake), deref(s.BlockSize, MooncakeBlockSize))
 	if err != nil {
 		return nil, nil, err
 	}

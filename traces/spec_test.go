@@ -75,6 +75,10 @@ func TestSpecBuildRefusesMixedKeys(t *testing.T) {
 	assert.EqualError(t, err, "--speedup reshapes a trace: it needs --trace", "the first key in flag order")
 	_, _, err = Spec{Trace: ptr("t.jsonl"), ISL: ptr(5)}.Build(0)
 	assert.EqualError(t, err, "--isl shapes a synthetic workload: it cannot be used with --trace")
+	_, _, err = Spec{Concurrency: ptr(1), TraceFormat: ptr(FormatAgenticMooncake)}.Build(0)
+	assert.EqualError(t, err, "--trace-format says how to read --trace: it needs --trace")
+	_, _, err = Spec{Trace: ptr("t.jsonl"), TraceFormat: ptr("otel")}.Build(0)
+	assert.EqualError(t, err, `--trace-format "otel": want one of [mooncake agentic_mooncake]`)
 }
 
 // TestSpecBuildBoundsConcurrency: --concurrency 1000000000 with a trace

@@ -12,9 +12,13 @@
 //   - A request without a timestamp is closed-loop: it is sent as soon as one
 //     of Concurrency slots frees (Concurrency must then be > 0).
 //   - A later turn of a session (same SessionID, Turn > 0) is sent once the
-//     previous turn has completed, plus DelayMs; its own timestamp, if any,
-//     is the earliest send time. DelayMs on a session's first turn has no
-//     previous turn to wait for and is ignored.
+//     turns it waits for have all completed, plus DelayMs (the tool or think
+//     time); its own timestamp, if any, is the earliest send time. It waits
+//     for the turns Parents lists (a session is then a DAG of turns: a turn
+//     with several children fans out into concurrent sub-agent branches, one
+//     with several parents joins them), or for the previous turn when Parents
+//     is empty. DelayMs on a session's first turn has no previous turn to
+//     wait for and is ignored.
 //   - Each request without a SessionID is a single-turn session of its own.
 package traces
 
@@ -22,6 +26,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"hash"
 	"math"
 )
@@ -36,7 +41,8 @@ type Request struct {
 	Line         int     // 1-based source line number (0 for synthetic)
 	TimestampMs  float64 // intended send time, ms from schedule start (only meaningful when HasTimestamp)
 	HasTimestamp bool
-	DelayMs      float64 // multi-turn: wait this long after the previous turn of the session completes
+	DelayMs      float64 // multi-turn: wait this long after the turns it waits for complete (tool wait)
+	Parents      []int   // DAG: the Turns of its session it waits for, ascending, each < Turn (empty: Turn−1)
 	SessionID    string  // "" = single-turn request
 	Turn         int     // 0-based turn index within its session
 	InputLength  int     // ISL in tokens
@@ -80,6 +86,13 @@ func ComputeDigest(reqs []Request) string {
 		}
 		d.string(r.TextInput)
 		d.bool(r.Warmup)
+		if len(r.Parents) > 0 { // absent from chain-only workloads, whose digests stay as they were
+			d.int(-1)
+			d.int(int64(len(r.Parents)))
+			for _, p := range r.Parents {
+				d.int(int64(p))
+			}
+		}
 		d.flush(false)
 	}
 	d.flush(true)
@@ -150,7 +163,53 @@ func cloneRequest(r Request) Request {
 	if r.HashIDs != nil {
 		r.HashIDs = append([]int64(nil), r.HashIDs...)
 	}
+	if r.Parents != nil {
+		r.Parents = append([]int(nil), r.Parents...)
+	}
 	return r
+}
+
+// ParentTurns returns the turns r waits for: Parents, or the previous turn
+// for a later turn without Parents, or none for a first turn.
+func ParentTurns(r *Request) []int {
+	switch {
+	case len(r.Parents) > 0:
+		return r.Parents
+	case r.Turn > 0:
+		return []int{r.Turn - 1}
+	}
+	return nil
+}
+
+// checkParents says what is wrong with r's Parents ("" when nothing is):
+// they need a session and a later turn, and list earlier turns in
+// ascending order, so a session's turns are always a DAG in turn order.
+func checkParents(r *Request) string {
+	if len(r.Parents) == 0 {
+		return ""
+	}
+	if r.SessionID == "" || r.Turn == 0 {
+		return "a first turn (or a request without session_id) waits for no earlier turn"
+	}
+	prev := -1
+	for _, p := range r.Parents {
+		if p <= prev || p >= r.Turn {
+			return fmt.Sprintf("want earlier turns of the session (0..%d) in ascending order, got %v", r.Turn-1, r.Parents)
+		}
+		prev = p
+	}
+	return ""
+}
+
+// CheckParents reports the first request whose Parents are invalid (see
+// Request.Parents), naming its row and source line.
+func CheckParents(reqs []Request) error {
+	for i := range reqs {
+		if msg := checkParents(&reqs[i]); msg != "" {
+			return fmt.Errorf("request %d (line %d): field \"parents\": %s", reqs[i].Row, reqs[i].Line, msg)
+		}
+	}
+	return nil
 }
 
 // blocksFor returns the number of hash blocks for inputLength tokens:

@@ -15,7 +15,7 @@ const WorkloadFile = "workload.jsonl"
 
 // WriteJSONL writes wl as Mooncake JSONL, one request per line in order:
 // timestamp (when set), input_length, output_length (when > 0), hash_ids
-// (when any), session_id, delay (when > 0), text_input and warmup (simbench
+// (when any), session_id, delay (when > 0), parents (when any), text_input and warmup (simbench
 // extension, when true). input_length is left out only for a text_input
 // request with InputLength 0. ReadMooncake reads the output back to the same
 // requests (and digest). Concurrency is not part of the format and is lost.
@@ -75,6 +75,17 @@ func appendRow(b []byte, r *Request) ([]byte, error) {
 		sep()
 		b = append(b, `"delay": `...)
 		b = appendNumber(b, r.DelayMs)
+	}
+	if len(r.Parents) > 0 {
+		sep()
+		b = append(b, `"parents": [`...)
+		for i, p := range r.Parents {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = strconv.AppendInt(b, int64(p), 10)
+		}
+		b = append(b, ']')
 	}
 	if r.TextInput != "" {
 		sep()

@@ -43,9 +43,9 @@ func traceInfoCommand() *cli.Command {
 		ArgsUsage:   "FILE",
 		UsageText:   "simbench trace info FILE [--format text|json]",
 		Description: help("trace_info"),
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: text or json"},
-		},
+		}, traceReadFlags()...),
 		Action: traceInfoAction,
 	}
 }
@@ -81,7 +81,7 @@ func traceFilterCommand() *cli.Command {
 		ArgsUsage:   "FILE",
 		UsageText:   "simbench trace filter FILE -o OUT.jsonl [flags]",
 		Description: help("trace_filter"),
-		Flags:       append([]cli.Flag{outputFlag()}, filterFlags("")...),
+		Flags:       append(append([]cli.Flag{outputFlag()}, traceReadFlags()...), filterFlags("")...),
 		Action:      traceFilterAction,
 	}
 }
@@ -216,9 +216,22 @@ func outputArg(c *cli.Context, cmd string) (string, error) {
 	return out, nil
 }
 
-// loadTrace loads file and prints its warnings to stderr.
+// traceFormatFlag is --trace-format, shared with the workload flags.
+func traceFormatFlag() cli.Flag {
+	return &cli.StringFlag{Name: "trace-format", Value: traces.FormatMooncake, Usage: fmt.Sprintf(
+		"how to read the trace: %v (agentic_mooncake: DynoSim's rows with request_id, wait_for and tool_wait_ms)", traces.TraceFormats)}
+}
+
+// traceReadFlags say how trace info and trace filter read FILE.
+func traceReadFlags() []cli.Flag {
+	return []cli.Flag{traceFormatFlag(),
+		&cli.IntFlag{Name: "hash-block-size", Value: traces.MooncakeBlockSize, Usage: "tokens per hash_ids block of the trace"}}
+}
+
+// loadTrace loads file as --trace-format and --hash-block-size say and
+// prints its warnings to stderr.
 func loadTrace(c *cli.Context, file string) (*traces.Workload, error) {
-	wl, warns, err := traces.LoadMooncake(file)
+	wl, warns, err := traces.LoadTrace(file, c.String("trace-format"), c.Int("hash-block-size"))
 	if err != nil {
 		return nil, err
 	}

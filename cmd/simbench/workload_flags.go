@@ -19,6 +19,7 @@ func workloadFlags() []cli.Flag {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "trace", Aliases: []string{"input-file"}, Usage: "Mooncake JSONL `FILE` replayed on its timestamps " +
 			"(fixed schedule; --concurrency is then a cap); without it a synthetic workload is generated from the flags below"},
+		traceFormatFlag(),
 	}
 	flags = append(flags, workloadFilterFlags()...)
 	for _, f := range synthFlags() {

@@ -1,0 +1,141 @@
+package traces
+
+import "fmt"
+
+// TurnSpec is one turn of an agent session for BuildSession.
+type TurnSpec struct {
+	// Parents are the turns it waits for (Request.Parents); it continues the
+	// context of the one with the longest (prompt plus output; ties: the
+	// later turn). Empty: the previous turn.
+	Parents      []int
+	NewTokens    int     // tokens it adds to that context: the tool result and the next instruction
+	OutputLength int     // tokens it asks for
+	DelayMs      float64 // the tool wait after its last parent ends
+}
+
+// BuildSession returns the requests of one agent session: turn 0's prompt
+// is NewTokens tokens; every later turn's prompt is the prompt of the turn
+// whose context it continues, plus that turn's output, plus its NewTokens.
+// Hash blocks are prefix-consistent, so prefix caches and the KV router see
+// the reuse: a turn's hash_ids start with its context turn's (the last,
+// partial block included: its tokens continue it), then blocks that stand
+// for that turn's output (shared by all the turns continuing it: sibling
+// branches share their parent's answer), then fresh blocks. next hands out
+// fresh block ids and is advanced.
+func BuildSession(id string, turns []TurnSpec, blockSize int, next *int64) ([]Request, error) {
+	if blockSize < 1 {
+		return nil, fmt.Errorf("session %q: block size must be > 0, got %d", id, blockSize)
+	}
+	reqs := make([]Request, len(turns))
+	cont := make([][]int64, len(turns)) // per turn: the blocks standing for its output
+	fresh := func() int64 { *next++; return *next - 1 }
+	for t, ts := range turns {
+		r := Request{Row: t, SessionID: id, Turn: t, OutputLength: ts.OutputLength, DelayMs: ts.DelayMs}
+		if len(ts.Parents) > 0 {
+			r.Parents = append([]int(nil), ts.Parents...)
+		}
+		if msg := checkParents(&r); msg != "" || ts.NewTokens < 0 || ts.OutputLength < 0 {
+			return nil, fmt.Errorf("session %q turn %d: parents %v, new tokens %d, output %d: invalid %s",
+				id, t, ts.Parents, ts.NewTokens, ts.OutputLength, msg)
+		}
+		var base []int64
+		if ps := ParentTurns(&r); len(ps) > 0 {
+			c := contextTurn(reqs, ps)
+			p := &reqs[c]
+			r.InputLength = p.InputLength + p.OutputLength
+			full := r.InputLength / blockSize
+			for len(p.HashIDs)+len(cont[c]) < full {
+				cont[c] = append(cont[c], fresh())
+			}
+			base = append(append(base, p.HashIDs...), cont[c]...)
+			base = base[:max(full, len(p.HashIDs))]
+		}
+		r.InputLength += ts.NewTokens
+		r.HashIDs = base
+		for len(r.HashIDs) < blocksFor(r.InputLength, blockSize) {
+			r.HashIDs = append(r.HashIDs, fresh())
+		}
+		reqs[t] = r
+	}
+	return reqs, nil
+}
+
+// contextTurn is the parent whose context a turn continues: the longest
+// prompt plus output, ties to the later turn.
+func contextTurn(reqs []Request, parents []int) int {
+	best := parents[0]
+	for _, p := range parents[1:] {
+		if reqs[p].InputLength+reqs[p].OutputLength >= reqs[best].InputLength+reqs[best].OutputLength {
+			best = p
+		}
+	}
+	return best
+}
+
+// AgentInfo describes a workload's multi-turn sessions as DAGs of turns
+// (simbench trace info).
+type AgentInfo struct {
+	// Sessions counts the sessions of more than one turn; the
+	// distributions are over them.
+	Sessions int  `json:"sessions"`
+	Turns    Dist `json:"turns"` // turns per session
+	// Depth is the longest chain of turns each waiting for the one before
+	// (a linear conversation's depth is its turn count).
+	Depth Dist `json:"depth"`
+	// FanOut is the number of turns waiting for a turn, over the turns
+	// some turn waits for (sub-agent branches: > 1).
+	FanOut Dist `json:"fan_out"`
+	// ToolWaitMs is each later turn's wait after its parents end (DelayMs).
+	ToolWaitMs Dist `json:"tool_wait_ms"`
+	// ContextGrowth is each later turn's input length minus that of the
+	// turn whose context it continues (tokens).
+	ContextGrowth Dist `json:"context_growth"`
+}
+
+// describeAgents returns the AgentInfo of reqs, nil when no session has
+// more than one turn.
+func describeAgents(reqs []Request) *AgentInfo {
+	var info AgentInfo
+	var turns, depth, fan, wait, growth []float64
+	for _, s := range sessions(reqs) {
+		if len(s.indices) < 2 {
+			continue
+		}
+		info.Sessions++
+		turns = append(turns, float64(len(s.indices)))
+		byTurn := make(map[int]int, len(s.indices))
+		for _, i := range s.indices {
+			byTurn[reqs[i].Turn] = i
+		}
+		level := make(map[int]int, len(s.indices))
+		kids := make(map[int]int, len(s.indices))
+		deepest := 0
+		for _, i := range s.indices {
+			r := &reqs[i]
+			level[r.Turn] = 1
+			var ctx *Request
+			for _, p := range ParentTurns(r) {
+				level[r.Turn] = max(level[r.Turn], level[p]+1)
+				kids[p]++
+				if q, ok := byTurn[p]; ok && (ctx == nil || reqs[q].InputLength+reqs[q].OutputLength >= ctx.InputLength+ctx.OutputLength) {
+					ctx = &reqs[q]
+				}
+			}
+			if ctx != nil {
+				wait = append(wait, r.DelayMs)
+				growth = append(growth, float64(r.InputLength-ctx.InputLength))
+			}
+			deepest = max(deepest, level[r.Turn])
+		}
+		depth = append(depth, float64(deepest))
+		for _, n := range kids {
+			fan = append(fan, float64(n))
+		}
+	}
+	if info.Sessions == 0 {
+		return nil
+	}
+	info.Turns, info.Depth, info.FanOut = distOf(turns), distOf(depth), distOf(fan)
+	info.ToolWaitMs, info.ContextGrowth = distOf(wait), distOf(growth)
+	return &info
+}
