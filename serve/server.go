@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
@@ -37,6 +40,9 @@ type Options struct {
 // Server answers OpenAI-compatible requests with the simulator's timing.
 type Server struct {
 	model string
+	// metrics: /metrics exposes the simulated servers' families
+	// (server_metrics.enabled).
+	metrics bool
 	// template is the chat template's tokens the simulator adds to a
 	// prompt (frontend.template_tokens), for per-chunk usage.
 	template int
@@ -57,7 +63,8 @@ func New(cfg sim.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{model: opts.Model, template: cfg.Frontend.TemplateTokens, eng: eng, truthFn: opts.Truth}, nil
+	return &Server{model: opts.Model, template: cfg.Frontend.TemplateTokens, eng: eng, truthFn: opts.Truth,
+		metrics: cfg.ServerMetrics.Enabled}, nil
 }
 
 // Handler is the server's routes. The simulator only advances while Run
@@ -68,6 +75,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/completions", s.completions(false))
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	if s.metrics {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(prometheus.GathererFunc(s.eng.metrics), promhttp.HandlerOpts{}))
+	}
 	return mux
 }
 
