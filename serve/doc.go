@@ -14,6 +14,9 @@
 // (400) before any token.
 //
 // Not modelled (yet): prefix sharing between requests (each prompt's
-// content is its own), aborting a request whose client went away (the
-// simulator finishes it), and faults.
+// content is its own) and aborting a request whose client went away (the
+// simulator finishes it).
+//
+// Faults (the config's faults: section, LoadConfig) inject HTTP errors,
+// cut streams, stalls and slow headers, seeded per request.
 package serve
