@@ -21,14 +21,14 @@ import (
 // overhead measured against serve's truth is taken off (issue 44 item 5).
 const agreeTolerance = 0.02
 
-// agreeWorkload is a fixed schedule on two batching workers: 128 requests
-// over 4 virtual seconds, prompts of 100 to 1,500 tokens and answers of 8
+// agreeWorkload is a fixed schedule on two batching workers: 96 requests
+// over 3 virtual seconds, prompts of 100 to 1,500 tokens and answers of 8
 // to 40, so that requests batch and chunk their prefills. No two arrive
 // at once: a burst the simulator sends at one instant reaches serve over
 // a fraction of a millisecond, its first request starting a step alone.
 func agreeWorkload() *traces.Workload {
 	var reqs []traces.Request
-	for i := range 128 {
+	for i := range 96 {
 		reqs = append(reqs, traces.Request{Row: i, TimestampMs: float64(i)*30 + float64((i*37)%25), HasTimestamp: true,
 			InputLength: 100 + (i*397)%1400, OutputLength: 8 + (i*13)%33})
 	}
@@ -101,7 +101,11 @@ func avgOf(t *testing.T, recs map[int]*results.Record, tag string, scale float64
 // the arrivals' jitter (a request reaching serve a fraction of a
 // millisecond late may join the next step).
 func TestRunMatchesSim(t *testing.T) {
-	const speedup = 1.0
+	// Half speed: a wall step twice the simulated one, so that the
+	// arrivals' jitter (a few wall ms on a loaded machine) moves fewer
+	// requests into the next step (TTFT after the overhead was within
+	// 1.2 % at a load average of 10 on 2 cores; at full speed it reached 3 %).
+	const speedup = 0.5
 	cfg := agreeConfig()
 	wl := agreeWorkload()
 	simRecs := simulate(t, cfg, wl)
