@@ -1,6 +1,7 @@
 // Package serve is simbench's simulator behind an OpenAI-compatible HTTP
 // endpoint: /v1/chat/completions and /v1/completions (streamed as SSE in
-// the chunks vLLM writes, or whole), /v1/models and /health.
+// the chunks vLLM writes, or whole), /v1/models, /health and /metrics (the
+// simulated servers' Prometheus families, sim.Online.Metrics).
 //
 // Each request enters the simulator (sim.Online) when it arrives, virtual
 // time held to the wall clock times the speedup, and each token is written
@@ -13,6 +14,9 @@
 // (400) before any token.
 //
 // Not modelled (yet): prefix sharing between requests (each prompt's
-// content is its own), server metrics (/metrics), aborting a request whose
-// client went away (the simulator finishes it), and faults.
+// content is its own) and aborting a request whose client went away (the
+// simulator finishes it).
+//
+// Faults (the config's faults: section, LoadConfig) inject HTTP errors,
+// cut streams, stalls and slow headers, seeded per request.
 package serve

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
 )
@@ -57,6 +59,17 @@ func (e *engine) submit(req traces.Request, l sim.Listener) error {
 	default:
 	}
 	return err
+}
+
+// metrics gathers the simulated servers' families at the present, the
+// simulator first advanced to it.
+func (e *engine) metrics() ([]*dto.MetricFamily, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.on.AdvanceTo(e.virtual(e.now())); err != nil {
+		return nil, fmt.Errorf("serve: simulator: %w", err)
+	}
+	return e.on.Metrics()
 }
 
 // step advances the simulator to the present and says when its next event

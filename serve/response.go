@@ -54,6 +54,7 @@ type answer struct {
 	id      string
 	created int64
 	model   string
+	fault   fault // what goes wrong with it on purpose
 }
 
 func (a *answer) base(object string) chunk {

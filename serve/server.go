@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
@@ -32,16 +35,25 @@ type Options struct {
 	// times (see truth), also of a request whose client left. It is called
 	// from the requests' goroutines, one at a time.
 	Truth func(*results.Record) error
+	// Faults, when set, are the faults injected (see Faults); their seed
+	// defaults to the simulator config's.
+	Faults *Faults
 }
 
 // Server answers OpenAI-compatible requests with the simulator's timing.
 type Server struct {
 	model string
+	// metrics: /metrics exposes the simulated servers' families
+	// (server_metrics.enabled).
+	metrics bool
 	// template is the chat template's tokens the simulator adds to a
 	// prompt (frontend.template_tokens), for per-chunk usage.
 	template int
 	eng      *engine
 	ids      atomic.Int64
+	faults   *Faults
+	seed     int64        // the faults' seed
+	arrived  atomic.Int64 // requests that drew their faults
 	truthFn  func(*results.Record) error
 	truthMu  sync.Mutex
 	truthErr error          // the first error of truthFn
@@ -57,7 +69,17 @@ func New(cfg sim.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{model: opts.Model, template: cfg.Frontend.TemplateTokens, eng: eng, truthFn: opts.Truth}, nil
+	seed := cfg.Seed
+	if opts.Faults != nil {
+		if err := opts.Faults.Validate(); err != nil {
+			return nil, err
+		}
+		if opts.Faults.Seed != nil {
+			seed = *opts.Faults.Seed
+		}
+	}
+	return &Server{model: opts.Model, template: cfg.Frontend.TemplateTokens, eng: eng, truthFn: opts.Truth,
+		metrics: cfg.ServerMetrics.Enabled, faults: opts.Faults, seed: seed}, nil
 }
 
 // Handler is the server's routes. The simulator only advances while Run
@@ -68,6 +90,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/completions", s.completions(false))
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	if s.metrics {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(prometheus.GathererFunc(s.eng.metrics), promhttp.HandlerOpts{}))
+	}
 	return mux
 }
 
@@ -213,12 +238,17 @@ func (s *Server) completions(chat bool) http.HandlerFunc {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("model: %q is not served here (%q is)", p.model, s.model))
 			return
 		}
+		ft := s.faults.draw(s.seed, s.arrived.Add(1))
+		if ft.err != nil {
+			s.faultError(r.Context(), w, ft)
+			return
+		}
 		l := newListener()
 		if err := s.eng.submit(traces.Request{InputLength: p.isl, OutputLength: p.osl}, l); err != nil {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-		a := &answer{p: p, isl: p.isl + s.template, id: s.newID(chat), created: s.eng.now().Unix(), model: s.model}
+		a := &answer{p: p, isl: p.isl + s.template, id: s.newID(chat), created: s.eng.now().Unix(), model: s.model, fault: ft}
 		id, corr := requestIDs(r, a.id)
 		var rec *results.Record
 		if p.stream {
@@ -235,6 +265,26 @@ func (s *Server) completions(chat bool) http.HandlerFunc {
 			panic(http.ErrAbortHandler) // the answer cannot be finished: cut it, never end it as if whole
 		}
 	}
+}
+
+// faultError answers with an injected error status, after the headers'
+// delay when one was drawn too.
+func (s *Server) faultError(ctx context.Context, w http.ResponseWriter, ft fault) {
+	if hold(ctx, ft.slowHeader) != nil {
+		return
+	}
+	if ft.err.RetryAfterS > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ft.err.RetryAfterS))
+	}
+	writeError(w, ft.err.Status, fmt.Sprintf("injected fault (faults.errors): %s", http.StatusText(ft.err.Status)))
+}
+
+// hold waits ms wall milliseconds (none: at once).
+func hold(ctx context.Context, ms float64) error {
+	if ms <= 0 {
+		return nil
+	}
+	return sleepFor(ctx, time.Duration(ms*float64(time.Millisecond)))
 }
 
 // requestIDs are the client's X-Request-ID (else the response id) and
@@ -272,9 +322,17 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer, l
 			return nil, err
 		}
 		if ev.rec != nil {
+			if n == 0 { // rejected: its error status is the headers
+				if err := hold(ctx, a.fault.slowHeader); err != nil {
+					return ev.rec, err
+				}
+			}
 			return ev.rec, end(w, buf[:0], a, ev.rec)
 		}
 		if err := s.sleepUntil(ctx, s.eng.wall(ev.at)); err != nil {
+			return nil, err
+		}
+		if err := a.fault.before(ctx, n); err != nil {
 			return nil, err
 		}
 		if buf, err = s.tokenEvents(w, buf[:0], a, n); err != nil {
@@ -285,8 +343,14 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer, l
 			return nil, err
 		}
 		n++
+		if n == a.fault.cutAfter {
+			return nil, errCut
+		}
 	}
 }
+
+// errCut is a stream cut on purpose (faults.cut).
+var errCut = errors.New("serve: stream cut (faults.cut)")
 
 // end ends a stream: the usage chunk when asked, then [DONE]; or, for a
 // request the simulator rejected, its error status.
@@ -333,12 +397,17 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer, l 
 		if rec == nil {
 			continue
 		}
+		if rec.Error == nil {
+			if err := s.sleepUntil(ctx, s.eng.wall(rec.EndNs-sim.Epoch)); err != nil {
+				return rec, err
+			}
+		}
+		if err := hold(ctx, a.fault.slowHeader); err != nil {
+			return rec, err
+		}
 		if rec.Error != nil {
 			writeError(w, rec.Error.Code, rec.Error.Message)
 			return rec, nil
-		}
-		if err := s.sleepUntil(ctx, s.eng.wall(rec.EndNs-sim.Epoch)); err != nil {
-			return rec, err
 		}
 		writeJSON(w, http.StatusOK, a.whole(rec.InputTokens, rec.OutputTokens))
 		return rec, nil
@@ -347,7 +416,11 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer, l 
 
 // sleepUntil waits for wall time t.
 func (s *Server) sleepUntil(ctx context.Context, t time.Time) error {
-	d := t.Sub(s.eng.now())
+	return sleepFor(ctx, t.Sub(s.eng.now()))
+}
+
+// sleepFor waits d.
+func sleepFor(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}

@@ -3,7 +3,11 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/simbench/simbench/pacer"
 	"github.com/simbench/simbench/results"
@@ -30,9 +34,10 @@ type Listener interface {
 // request at the time it arrives and advancing the agenda to the present.
 // The event loop is the one Run uses; requests skip the pacer (each is sent
 // when submitted) and the client model (client gaps and stalls only delay
-// the release of a finished request's slot, which nothing waits on). Server
-// metrics and progress are not kept. An Online is not safe for concurrent
-// use.
+// the release of a finished request's slot, which nothing waits on). The
+// server metrics (with server_metrics.enabled) are the families Run
+// exposes, gathered on demand (Metrics) instead of scraped; progress is not
+// kept. An Online is not safe for concurrent use.
 type Online struct {
 	s         *simulator
 	listeners []Listener // by request index; nil once done
@@ -53,8 +58,59 @@ func NewOnline(cfg Config) (*Online, error) {
 		return nil, err
 	}
 	s.onToken = o.token
+	if cfg.ServerMetrics.Enabled {
+		s.metrics = newServerMetrics(s, nil)
+	}
 	o.s = s
 	return o, nil
+}
+
+// Metrics gathers the simulated servers' Prometheus families at the
+// present (nil without server_metrics.enabled): Dynamo's frontend and every
+// worker's engine families, as Run's scrapes see them, each worker's
+// series labelled worker="NAME" so that the workers' series stay apart in
+// one exposition. Families are sorted by name.
+func (o *Online) Metrics() ([]*dto.MetricFamily, error) {
+	m := o.s.metrics
+	if m == nil {
+		return nil, nil
+	}
+	byName := map[string]*dto.MetricFamily{}
+	var names []string
+	for i, e := range m.eps {
+		mfs, err := e.gather()
+		if err != nil {
+			return nil, fmt.Errorf("sim: server metrics: %s: %w", e.url, err)
+		}
+		for _, mf := range mfs {
+			if i > 0 {
+				labelWorker(mf, o.s.workers[i-1].name)
+			}
+			if have := byName[mf.GetName()]; have != nil {
+				have.Metric = append(have.Metric, mf.Metric...)
+				continue
+			}
+			byName[mf.GetName()] = mf
+			names = append(names, mf.GetName())
+		}
+	}
+	slices.Sort(names)
+	out := make([]*dto.MetricFamily, len(names))
+	for i, n := range names {
+		out[i] = byName[n]
+	}
+	return out, nil
+}
+
+// labelWorker adds worker="name" to every series of mf, the labels kept
+// sorted as client_golang keeps them.
+func labelWorker(mf *dto.MetricFamily, name string) {
+	for _, mt := range mf.Metric {
+		k, v := "worker", name
+		lp := &dto.LabelPair{Name: &k, Value: &v}
+		i, _ := slices.BinarySearchFunc(mt.Label, "worker", func(l *dto.LabelPair, k string) int { return strings.Compare(l.GetName(), k) })
+		mt.Label = slices.Insert(mt.Label, i, lp)
+	}
 }
 
 // Now is the virtual time the simulator has reached.

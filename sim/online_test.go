@@ -2,8 +2,12 @@ package sim
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/simbench/simbench/results"
@@ -95,4 +99,68 @@ func TestOnlineSubmitRejects(t *testing.T) {
 	require.EqualError(t, err, "sim: request without a prompt length (input_length 0)")
 	_, err = o.Submit(0, req(0, 3, 3), nil)
 	require.EqualError(t, err, "sim: Submit without a listener")
+}
+
+// TestOnlineMetrics: an online simulator's gathered families are Run's
+// (frontend and engines), moving with the requests served, each worker's
+// series labelled with its name; without server_metrics none.
+func TestOnlineMetrics(t *testing.T) {
+	t.Parallel()
+	cfg := constCfg("vllm", 10, 0.1)
+	cfg.Workers = 2
+	cfg.Router.Policy = "round_robin"
+	wl := workload(req(0, 100, 5), req(0, 40, 3), req(5, 300, 8), req(12.5, 64, 4))
+	o, err := NewOnline(cfg)
+	require.NoError(t, err)
+	count := func(name string, labels map[string]string) float64 {
+		mfs, err := o.Metrics()
+		require.NoError(t, err)
+		require.True(t, slices.IsSortedFunc(mfs, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) }))
+		sum := 0.0
+		for _, mf := range mfs {
+			if mf.GetName() != name {
+				continue
+			}
+			for _, m := range mf.Metric {
+				if !hasLabels(m, labels) {
+					continue
+				}
+				sum += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount()) + m.GetGauge().GetValue()
+			}
+		}
+		return sum
+	}
+	assert.Zero(t, count("dynamo_frontend_requests_total", nil))
+	for _, r := range wl.Requests {
+		_, err := o.Submit(int64(r.TimestampMs*float64(ms)), r, &heard{})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 4.0, count("dynamo_frontend_inflight_requests", nil))
+	for next, ok := o.Next(); ok; next, ok = o.Next() {
+		require.NoError(t, o.AdvanceTo(next))
+	}
+	assert.Equal(t, 4.0, count("dynamo_frontend_requests_total", map[string]string{"status": "success"}))
+	assert.Zero(t, count("dynamo_frontend_inflight_requests", nil))
+	assert.Equal(t, 4.0, count("dynamo_frontend_ttft_stage_seconds", map[string]string{"stage": "backend"}))
+	assert.Equal(t, 20.0, count("vllm:generation_tokens_total", nil))
+	assert.Equal(t, 5.0+8, count("vllm:generation_tokens_total", map[string]string{"worker": WorkerNames(cfg)[0]}))
+	assert.Equal(t, 2.0, count("vllm:e2e_request_latency_seconds", map[string]string{"worker": WorkerNames(cfg)[1]}))
+
+	cfg.ServerMetrics.Enabled = false
+	off, err := NewOnline(cfg)
+	require.NoError(t, err)
+	mfs, err := off.Metrics()
+	require.NoError(t, err)
+	assert.Nil(t, mfs)
+}
+
+// hasLabels says whether m carries every label of want.
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	n := 0
+	for _, l := range m.Label {
+		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+			n++
+		}
+	}
+	return n == len(want)
 }

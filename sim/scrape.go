@@ -74,6 +74,8 @@ func checkScrapeCount(cfg Config, wl *traces.Workload) error {
 	return nil
 }
 
+// newServerMetrics registers the endpoints' families; c nil (online) takes
+// no scrapes: the families are only gathered (Online.Metrics).
 func newServerMetrics(s *simulator, c *servermetrics.Collector) *serverMetrics {
 	model := s.cfg.Hardware.Model
 	if model == "" {
@@ -95,13 +97,15 @@ func newServerMetrics(s *simulator, c *servermetrics.Collector) *serverMetrics {
 	for i := range s.wl.Requests {
 		m.warmup = m.warmup || s.wl.Requests[i].Warmup
 	}
-	m.feed = startFeeder(c, m.eps)
+	if c != nil {
+		m.feed = startFeeder(c, m.eps)
+	}
 	return m
 }
 
 // scrapeFull gathers every endpoint at virtual time at.
 func (m *serverMetrics) scrapeFull(at int64) {
-	if m.err != nil {
+	if m.err != nil || m.feed == nil {
 		return
 	}
 	m.feed.flush()
@@ -117,7 +121,7 @@ func (m *serverMetrics) scrapeFull(at int64) {
 
 // catchUp takes the interval scrapes due before the next event at t.
 func (m *serverMetrics) catchUp(t int64) {
-	if m.next >= t {
+	if m.feed == nil || m.next >= t {
 		return
 	}
 	vals := m.feed.values()

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/simbench/simbench/servermetrics"
 )
@@ -130,15 +131,20 @@ func labelNames(l prometheus.Labels) []string {
 	return out
 }
 
-// full gathers both registries after updating the gauges and counters.
-func (e *endpoint) full() ([]servermetrics.Family, error) {
+// gather gathers both registries after updating the gauges and counters.
+func (e *endpoint) gather() ([]*dto.MetricFamily, error) {
 	for _, fn := range e.counterFns {
 		fn()
 	}
 	for _, g := range e.gauges {
 		g.g.Set(g.value())
 	}
-	mfs, err := prometheus.Gatherers{e.reg, e.hist}.Gather()
+	return prometheus.Gatherers{e.reg, e.hist}.Gather()
+}
+
+// full is gather in servermetrics' terms.
+func (e *endpoint) full() ([]servermetrics.Family, error) {
+	mfs, err := e.gather()
 	if err != nil {
 		return nil, err
 	}

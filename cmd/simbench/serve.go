@@ -21,7 +21,7 @@ func serveCommand() *cli.Command {
 		UsageText:   "simbench serve [--config sim.yaml] [--addr 127.0.0.1:8000] [--model NAME] [--speedup X]",
 		Description: help("serve"),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "config", Usage: "simulator configuration `YAML` (the defaults without it)"},
+			&cli.StringFlag{Name: "config", Usage: "simulator configuration `YAML` (the defaults without it), with an optional faults: section"},
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8000", Usage: "`HOST:PORT` to listen on (port 0: any free port)"},
 			&cli.StringFlag{Name: "model", DefaultText: "the config's hardware.model", Usage: "model `NAME` served; requests naming another get 404"},
 			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "virtual seconds a wall second: 10 answers ten times faster than the simulated engine"},
@@ -36,20 +36,18 @@ func serveAction(c *cli.Context) error {
 		return usagef("serve takes no arguments, got %q", c.Args().First())
 	}
 	cfg := sim.DefaultConfig()
+	var faults *serve.Faults
 	if path := c.String("config"); path != "" {
 		var err error
-		if cfg, err = sim.LoadConfig(path); err != nil {
+		if cfg, faults, err = serve.LoadConfig(path); err != nil {
 			return usagef("--config %v", err)
-		}
-		if err := cfg.Validate(); err != nil {
-			return usagef("--config %s: %v", path, err)
 		}
 	}
 	model := c.String("model")
 	if model == "" {
 		model = cfg.Hardware.Model
 	}
-	opts := serve.Options{Model: model, Speedup: c.Float64("speedup")}
+	opts := serve.Options{Model: model, Speedup: c.Float64("speedup"), Faults: faults}
 	var truth *os.File
 	if path := c.String("truth"); path != "" {
 		var err error

@@ -15,6 +15,8 @@ func TestServeUsageErrors(t *testing.T) {
 	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("workers: 0\n"), 0o644))
+	badFaults := filepath.Join(t.TempDir(), "faults.yaml")
+	require.NoError(t, os.WriteFile(badFaults, []byte("faults:\n  cut: {rate: 2}\n"), 0o644))
 	tests := []struct {
 		name string
 		args []string
@@ -22,6 +24,7 @@ func TestServeUsageErrors(t *testing.T) {
 	}{
 		{"argument", []string{"serve", "x"}, `serve takes no arguments, got "x"`},
 		{"config", []string{"serve", "--config", bad}, "--config " + bad},
+		{"faults", []string{"serve", "--config", badFaults}, "--config " + badFaults + ": line 2: faults.cut.rate: must be in [0, 1], got 2"},
 		{"speedup", []string{"serve", "--speedup", "0", "--addr", "127.0.0.1:0"}, "serve: speedup 0: want a finite number > 0"},
 		{"truth exists", []string{"serve", "--truth", bad, "--addr", "127.0.0.1:0"}, "--truth: open " + bad + ": file exists (it is never overwritten)"},
 	}
