@@ -192,3 +192,23 @@ func TestWriteTextAligned(t *testing.T) {
 	assert.Contains(t, md.String(), "| d-s1 | 20.00 | 19.90 | 15.00 (-24.6 %) SATURATES |")
 	assert.Contains(t, text.String(), "one stage: no calibrated prediction")
 }
+
+// TestRobustResidualIsHuber: the fit's residual squared is twice Huber's
+// loss, continuous at the threshold, odd, and grows as the square root of
+// a large miss (a saturated stage pulls linearly, not quadratically).
+func TestRobustResidualIsHuber(t *testing.T) {
+	huber := func(r float64) float64 {
+		if a := math.Abs(r); a > huberDelta {
+			return huberDelta * (a - huberDelta/2)
+		}
+		return r * r / 2
+	}
+	for _, r := range []float64{0, 0.01, -0.04, huberDelta, -huberDelta, 0.3, -1, math.Log(591)} {
+		got := robust(r)
+		assert.InDelta(t, 2*huber(r), got*got, 1e-12, "r=%g", r)
+		assert.Equal(t, math.Signbit(r), math.Signbit(got), "r=%g", r)
+		assert.InDelta(t, -got, robust(-r), 1e-15, "r=%g", r)
+	}
+	assert.InDelta(t, robust(huberDelta), robust(math.Nextafter(huberDelta, 1)), 1e-9)
+	assert.Less(t, robust(1), 0.6, "a 2.7-fold miss counts less than its log")
+}
