@@ -1,6 +1,9 @@
 package traces
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // TurnSpec is one turn of an agent session for BuildSession.
 type TurnSpec struct {
@@ -11,6 +14,13 @@ type TurnSpec struct {
 	NewTokens    int     // tokens it adds to that context: the tool result and the next instruction
 	OutputLength int     // tokens it asks for
 	DelayMs      float64 // the tool wait after its last parent ends
+	// Context, when set, is the turn (one of those it waits for) whose
+	// context it continues, instead of the longest.
+	Context *int
+	// Fresh starts a context of its own: the prompt is NewTokens tokens
+	// whatever it waits for (a sub-agent that does not inherit its
+	// parent's history).
+	Fresh bool
 }
 
 // BuildSession returns the requests of one agent session: turn 0's prompt
@@ -39,8 +49,14 @@ func BuildSession(id string, turns []TurnSpec, blockSize int, next *int64) ([]Re
 				id, t, ts.Parents, ts.NewTokens, ts.OutputLength, msg)
 		}
 		var base []int64
-		if ps := ParentTurns(&r); len(ps) > 0 {
+		if ps := ParentTurns(&r); len(ps) > 0 && !ts.Fresh {
 			c := contextTurn(reqs, ps)
+			if ts.Context != nil {
+				if !slices.Contains(ps, *ts.Context) {
+					return nil, fmt.Errorf("session %q turn %d: context turn %d is not one it waits for (%v)", id, t, *ts.Context, ps)
+				}
+				c = *ts.Context
+			}
 			p := &reqs[c]
 			r.InputLength = p.InputLength + p.OutputLength
 			full := r.InputLength / blockSize

@@ -219,7 +219,7 @@ func outputArg(c *cli.Context, cmd string) (string, error) {
 // traceFormatFlag is --trace-format, shared with the workload flags.
 func traceFormatFlag() cli.Flag {
 	return &cli.StringFlag{Name: "trace-format", Value: traces.FormatMooncake, Usage: fmt.Sprintf(
-		"how to read the trace: %v (agentic_mooncake: DynoSim's rows with request_id, wait_for and tool_wait_ms)", traces.TraceFormats)}
+		"how to read the trace: %v (agentic_mooncake: DynoSim's rows with request_id, wait_for and tool_wait_ms; dag_jsonl: AIPerf's conversations with forks, spawns and delay in ms)", traces.TraceFormats)}
 }
 
 // traceReadFlags say how trace info and trace filter read FILE.
