@@ -124,10 +124,10 @@ func traceFilterAction(c *cli.Context) error {
 func traceSynthCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "synth",
-		Usage:       "generate a seeded synthetic workload (closed loop or Poisson/gamma/constant arrivals) as Mooncake JSONL",
+		Usage:       "generate a seeded synthetic workload (closed loop or Poisson/gamma/constant arrivals; --agentic: agent sessions) as Mooncake JSONL",
 		UsageText:   "simbench trace synth -o OUT.jsonl (--concurrency N | --request-rate R [--arrival-pattern poisson]) [flags]",
 		Description: help("trace_synth"),
-		Flags:       synthFlags(),
+		Flags:       append(synthFlags(), agenticFlags()...),
 		Action:      traceSynthAction,
 	}
 }
@@ -166,6 +166,12 @@ func traceSynthAction(c *cli.Context) error {
 	out, err := outputArg(c, "trace synth")
 	if err != nil {
 		return err
+	}
+	if c.Bool("agentic") {
+		return traceSynthAgentic(c, out)
+	}
+	if n := agenticOnly(c); n != "" {
+		return usagef("--%s needs --agentic", n)
 	}
 	spec, err := workloadSpec(c).Synth()
 	if err != nil {
