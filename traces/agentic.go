@@ -1,6 +1,9 @@
 package traces
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // TurnSpec is one turn of an agent session for BuildSession.
 type TurnSpec struct {
@@ -11,6 +14,13 @@ type TurnSpec struct {
 	NewTokens    int     // tokens it adds to that context: the tool result and the next instruction
 	OutputLength int     // tokens it asks for
 	DelayMs      float64 // the tool wait after its last parent ends
+	// Context, when set, is the turn (one of those it waits for) whose
+	// context it continues, instead of the longest.
+	Context *int
+	// Fresh starts a context of its own: the prompt is NewTokens tokens
+	// whatever it waits for (a sub-agent that does not inherit its
+	// parent's history).
+	Fresh bool
 }
 
 // BuildSession returns the requests of one agent session: turn 0's prompt
@@ -39,8 +49,14 @@ func BuildSession(id string, turns []TurnSpec, blockSize int, next *int64) ([]Re
 				id, t, ts.Parents, ts.NewTokens, ts.OutputLength, msg)
 		}
 		var base []int64
-		if ps := ParentTurns(&r); len(ps) > 0 {
+		if ps := ParentTurns(&r); len(ps) > 0 && !ts.Fresh {
 			c := contextTurn(reqs, ps)
+			if ts.Context != nil {
+				if !slices.Contains(ps, *ts.Context) {
+					return nil, fmt.Errorf("session %q turn %d: context turn %d is not one it waits for (%v)", id, t, *ts.Context, ps)
+				}
+				c = *ts.Context
+			}
 			p := &reqs[c]
 			r.InputLength = p.InputLength + p.OutputLength
 			full := r.InputLength / blockSize
@@ -88,8 +104,18 @@ type AgentInfo struct {
 	// ToolWaitMs is each later turn's wait after its parents end (DelayMs).
 	ToolWaitMs Dist `json:"tool_wait_ms"`
 	// ContextGrowth is each later turn's input length minus that of the
-	// turn whose context it continues (tokens).
+	// turn whose context it continues (tokens): the longest of the turns it
+	// waits for whose first hash block it shares (any, without hash_ids).
+	// A turn that starts a fresh context (a spawned sub-agent) has none.
 	ContextGrowth Dist `json:"context_growth"`
+	// Continued counts the turns ContextGrowth is over.
+	Continued int `json:"continued_turns"`
+}
+
+// continues reports whether r may continue p's context: they start with
+// the same hash block, or one of them has no hash_ids to tell.
+func continues(r, p *Request) bool {
+	return len(r.HashIDs) == 0 || len(p.HashIDs) == 0 || r.HashIDs[0] == p.HashIDs[0]
 }
 
 // describeAgents returns the AgentInfo of reqs, nil when no session has
@@ -114,15 +140,18 @@ func describeAgents(reqs []Request) *AgentInfo {
 			r := &reqs[i]
 			level[r.Turn] = 1
 			var ctx *Request
-			for _, p := range ParentTurns(r) {
+			ps := ParentTurns(r)
+			for _, p := range ps {
 				level[r.Turn] = max(level[r.Turn], level[p]+1)
 				kids[p]++
-				if q, ok := byTurn[p]; ok && (ctx == nil || reqs[q].InputLength+reqs[q].OutputLength >= ctx.InputLength+ctx.OutputLength) {
+				if q, ok := byTurn[p]; ok && continues(r, &reqs[q]) && (ctx == nil || reqs[q].InputLength+reqs[q].OutputLength >= ctx.InputLength+ctx.OutputLength) {
 					ctx = &reqs[q]
 				}
 			}
-			if ctx != nil {
+			if len(ps) > 0 {
 				wait = append(wait, r.DelayMs)
+			}
+			if ctx != nil {
 				growth = append(growth, float64(r.InputLength-ctx.InputLength))
 			}
 			deepest = max(deepest, level[r.Turn])
@@ -136,6 +165,6 @@ func describeAgents(reqs []Request) *AgentInfo {
 		return nil
 	}
 	info.Turns, info.Depth, info.FanOut = distOf(turns), distOf(depth), distOf(fan)
-	info.ToolWaitMs, info.ContextGrowth = distOf(wait), distOf(growth)
+	info.ToolWaitMs, info.ContextGrowth, info.Continued = distOf(wait), distOf(growth), len(growth)
 	return &info
 }

@@ -14,7 +14,7 @@ const (
 )
 
 // TraceFormats lists the formats LoadTrace reads.
-var TraceFormats = []string{FormatMooncake, FormatAgenticMooncake}
+var TraceFormats = []string{FormatMooncake, FormatAgenticMooncake, FormatAIPerfDAG}
 
 // LoadTrace reads a trace file in format ("" is Mooncake) whose hash_ids
 // are blocks of blockSize tokens.
@@ -37,6 +37,8 @@ func traceReader(format string) (func(io.Reader, string, int) (*Workload, []Warn
 		return ReadMooncakeBlocks, nil
 	case FormatAgenticMooncake:
 		return ReadAgenticMooncake, nil
+	case FormatAIPerfDAG:
+		return ReadAIPerfDAG, nil
 	}
 	return nil, specErrorf("--trace-format %q: want one of %v", format, TraceFormats)
 }

@@ -29,19 +29,26 @@ func TestAgenticMooncakeGolden(t *testing.T) {
 		{"dynosim_engine_stack.jsonl", 512},
 		{"dynosim_docs.jsonl", 1024}, // its 4096 tokens in 4 blocks
 	} {
-		t.Run(tc.file, func(t *testing.T) {
-			wl, warns, err := LoadTrace(filepath.Join(agenticDir, tc.file), FormatAgenticMooncake, tc.blockSize)
-			require.NoError(t, err)
-			var got bytes.Buffer
-			require.NoError(t, WriteJSONL(&got, wl))
-			for _, w := range warns {
-				got.WriteString("# warning: " + strings.TrimPrefix(w.String(), agenticDir+"/") + "\n")
-			}
-			require.NoError(t, Describe(wl).Agentic.writeText(&got))
-			golden(t, filepath.Join(agenticDir, strings.TrimSuffix(tc.file, ".jsonl")+".golden"), got.Bytes())
-			assertRoundTrip(t, wl)
-		})
+		t.Run(tc.file, func(t *testing.T) { agenticGolden(t, tc.file, FormatAgenticMooncake, tc.blockSize) })
 	}
+}
+
+// agenticGolden reads file of testdata/traces/agentic as format and
+// compares the workload (simbench's workload.jsonl), its warnings and trace
+// info's session table with FILE.golden; the workload must read back
+// unchanged.
+func agenticGolden(t *testing.T, file, format string, blockSize int) {
+	t.Helper()
+	wl, warns, err := LoadTrace(filepath.Join(agenticDir, file), format, blockSize)
+	require.NoError(t, err)
+	var got bytes.Buffer
+	require.NoError(t, WriteJSONL(&got, wl))
+	for _, w := range warns {
+		got.WriteString("# warning: " + strings.TrimPrefix(w.String(), agenticDir+"/") + "\n")
+	}
+	require.NoError(t, Describe(wl).Agentic.writeText(&got))
+	golden(t, filepath.Join(agenticDir, strings.TrimSuffix(file, ".jsonl")+".golden"), got.Bytes())
+	assertRoundTrip(t, wl)
 }
 
 func golden(t *testing.T, path string, got []byte) {

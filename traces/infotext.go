@@ -46,8 +46,13 @@ func (a *AgentInfo) writeText(w io.Writer) error {
 	for _, row := range []struct {
 		name string
 		d    Dist
-	}{{"turns", a.Turns}, {"depth", a.Depth}, {"fan-out", a.FanOut}, {"tool wait ms", a.ToolWaitMs}, {"context growth", a.ContextGrowth}} {
+	}{{"turns", a.Turns}, {"depth", a.Depth}, {"fan-out", a.FanOut}, {"tool wait ms", a.ToolWaitMs}} {
 		writeDistRow(tw, row.name, row.d)
+	}
+	if a.Continued == 0 {
+		fmt.Fprintln(tw, "context growth\t–\t–\t–\t–\t–\t–\t–\t") // no turn continues another's context
+	} else {
+		writeDistRow(tw, "context growth", a.ContextGrowth)
 	}
 	return tw.Flush()
 }

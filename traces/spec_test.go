@@ -78,7 +78,7 @@ func TestSpecBuildRefusesMixedKeys(t *testing.T) {
 	_, _, err = Spec{Concurrency: ptr(1), TraceFormat: ptr(FormatAgenticMooncake)}.Build(0)
 	assert.EqualError(t, err, "--trace-format says how to read --trace: it needs --trace")
 	_, _, err = Spec{Trace: ptr("t.jsonl"), TraceFormat: ptr("otel")}.Build(0)
-	assert.EqualError(t, err, `--trace-format "otel": want one of [mooncake agentic_mooncake]`)
+	assert.EqualError(t, err, `--trace-format "otel": want one of [mooncake agentic_mooncake dag_jsonl]`)
 }
 
 // TestSpecBuildBoundsConcurrency: --concurrency 1000000000 with a trace

@@ -124,10 +124,10 @@ func traceFilterAction(c *cli.Context) error {
 func traceSynthCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "synth",
-		Usage:       "generate a seeded synthetic workload (closed loop or Poisson/gamma/constant arrivals) as Mooncake JSONL",
+		Usage:       "generate a seeded synthetic workload (closed loop or Poisson/gamma/constant arrivals; --agentic: agent sessions) as Mooncake JSONL",
 		UsageText:   "simbench trace synth -o OUT.jsonl (--concurrency N | --request-rate R [--arrival-pattern poisson]) [flags]",
 		Description: help("trace_synth"),
-		Flags:       synthFlags(),
+		Flags:       append(synthFlags(), agenticFlags()...),
 		Action:      traceSynthAction,
 	}
 }
@@ -166,6 +166,12 @@ func traceSynthAction(c *cli.Context) error {
 	out, err := outputArg(c, "trace synth")
 	if err != nil {
 		return err
+	}
+	if c.Bool("agentic") {
+		return traceSynthAgentic(c, out)
+	}
+	if n := agenticOnly(c); n != "" {
+		return usagef("--%s needs --agentic", n)
 	}
 	spec, err := workloadSpec(c).Synth()
 	if err != nil {
@@ -219,7 +225,7 @@ func outputArg(c *cli.Context, cmd string) (string, error) {
 // traceFormatFlag is --trace-format, shared with the workload flags.
 func traceFormatFlag() cli.Flag {
 	return &cli.StringFlag{Name: "trace-format", Value: traces.FormatMooncake, Usage: fmt.Sprintf(
-		"how to read the trace: %v (agentic_mooncake: DynoSim's rows with request_id, wait_for and tool_wait_ms)", traces.TraceFormats)}
+		"how to read the trace: %v (agentic_mooncake: DynoSim's rows with request_id, wait_for and tool_wait_ms; dag_jsonl: AIPerf's conversations with forks, spawns and delay in ms)", traces.TraceFormats)}
 }
 
 // traceReadFlags say how trace info and trace filter read FILE.

@@ -34,6 +34,8 @@ func TestTraceGolden(t *testing.T) {
 			"--isl", "1000", "--isl-stddev", "300", "--osl", "50", "--shared-prefix-tokens", "512", "--random-seed", "11"}},
 		{"trace_synth_turns.golden", []string{"trace", "synth", "-o", "-", "--concurrency", "2", "--num-requests", "5",
 			"--turns", "2", "--turn-delay-ms", "1500", "--synthetic-input-tokens-mean", "600", "--output-tokens-mean", "20"}},
+		{"trace_synth_agentic.golden", []string{"trace", "synth", "-o", "-", "--agentic", "--concurrency", "2", "--num-conversations", "2",
+			"--agent-turns", "4", "--agent-fanout-prob", "0.5", "--isl", "300", "--osl", "40", "--new-tokens", "100", "--hash-block-size", "64", "--seed", "5"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,6 +158,12 @@ func TestTraceErrors(t *testing.T) {
 			"simbench: --arrival-pattern must be constant, poisson or gamma, got \"burst\"\n"},
 		{"synth shape without gamma", []string{"trace", "synth", "-o", "-", "--request-rate", "1", "--gamma-shape", "2"}, 2,
 			"simbench: --gamma-shape only applies to --arrival-pattern gamma\n"},
+		{"synth agentic with --turns", []string{"trace", "synth", "-o", "-", "--agentic", "--concurrency", "1", "--turns", "3"}, 2,
+			"simbench: --turns shapes plain requests, not --agentic sessions (see --num-conversations and the --agent-* flags)\n"},
+		{"synth agent flag without --agentic", []string{"trace", "synth", "-o", "-", "--concurrency", "1", "--tool-delay-ms", "3"}, 2,
+			"simbench: --tool-delay-ms needs --agentic\n"},
+		{"synth agentic invalid", []string{"trace", "synth", "-o", "-", "--agentic", "--concurrency", "1", "--agent-fanout-prob", "1.5"}, 2,
+			"simbench: synthesize --agentic: --agent-fanout-prob must be in [0, 1], got 1.5\n"},
 		{"synth invalid spec", []string{"trace", "synth", "-o", "-", "--concurrency", "1", "--request-count", "0"}, 2,
 			"simbench: synthesize: --request-count must be > 0, got 0\n"},
 	}
