@@ -396,7 +396,7 @@ func (rep *Report) writeSchedule(b *strings.Builder) {
 // summaryRows are the metrics of the end-of-run table, AIPerf's console
 // order.
 var summaryRows = []string{results.TagTTFT, results.TagTTST, results.TagITL, results.TagRequestLatency,
-	results.TagOSL, results.TagISL, results.TagSendLag}
+	results.TagOSL, results.TagISL, results.TagSendLag, results.TagTokensPerChunk}
 
 var summaryScalars = []string{results.TagRequestThroughput, results.TagOutputThroughput,
 	results.TagTotalThroughput, results.TagRequestCount, results.TagErrorRequestCount, results.TagBenchmarkDuration,

@@ -73,6 +73,7 @@ const (
 	TagGoodput           = "goodput"
 	TagGoodRequestCount  = "good_request_count"
 	TagAttainment        = "slo_attainment"
+	TagTokensPerChunk    = "tokens_per_chunk"
 )
 
 // recordID indexes the per-request scalar metrics in RecordMetrics.Values.
@@ -98,6 +99,7 @@ const (
 	idSendLag
 	idTTFTFromIntended
 	idLatencyIntended
+	idTokensPerChunk
 	numRecordMetrics
 )
 
@@ -108,7 +110,7 @@ var recordTags = [numRecordMetrics]string{
 	idPrefillPerUser: TagPrefillPerUser, idITL: TagITL, idOTPU: TagOTPU,
 	idUsagePrompt: TagUsagePrompt, idUsageCompletion: TagUsageCompletion, idUsageTotal: TagUsageTotal,
 	idOSLMismatch: TagOSLMismatch, idSendLag: TagSendLag, idTTFTFromIntended: TagTTFTFromIntended,
-	idLatencyIntended: TagLatencyIntended,
+	idLatencyIntended: TagLatencyIntended, idTokensPerChunk: TagTokensPerChunk,
 }
 
 // defs is the single definition of every metric. The order is the order of
@@ -152,6 +154,11 @@ var defs = []Def{
 	{Tag: TagSendLag, Header: "Send Lag", Unit: "ms", Kind: KindRecord, Extension: true},
 	{Tag: TagTTFTFromIntended, Header: "Time to First Token From Intended Send", Unit: "ms", Kind: KindRecord, Streaming: true, Extension: true},
 	{Tag: TagLatencyIntended, Header: "Request Latency From Intended Send", Unit: "ms", Kind: KindRecord, Extension: true},
+	// tokens_per_chunk is a streaming request's output tokens (OSL) over
+	// its content chunks: 1 when every chunk carries one token, above 1
+	// when a server sends several at once (speculative decoding's accepted
+	// drafts, a detokenizer or a frontend that batches). AIPerf has none.
+	{Tag: TagTokensPerChunk, Header: "Tokens Per Chunk", Unit: "tokens/chunk", Kind: KindRecord, Streaming: true, Extension: true},
 	// slo_attainment is good_request_count / (request_count +
 	// error_request_count), AIPerf's good_request_fraction under simbench's
 	// older name (see Profile.Attainment).
