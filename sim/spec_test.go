@@ -352,12 +352,25 @@ func TestSpecReported(t *testing.T) {
 		require.NoError(t, files.WriteText(&buf, cfg))
 		b, err := os.ReadFile(filepath.Join(dir, SummaryName))
 		require.NoError(t, err)
+		agg, hasAgg := files.Profile.SpecDecode()
+		tpc, _ := files.Profile.Value(results.TagTokensPerChunk, "avg")
 		if on {
 			assert.Contains(t, buf.String(), "speculative decoding eagle3, 4 draft tokens: acceptance rate ")
 			assert.Contains(t, string(b), `"mean_accepted_length"`)
+			// The aggregate's simbench section has the same values, read
+			// from the workers' registries as a real run's from its server.
+			require.True(t, hasAgg)
+			sp := files.Summary.Speculative
+			assert.Equal(t, float64(sp.Drafts), agg.Drafts)
+			assert.InDelta(t, sp.AcceptanceRate, agg.AcceptanceRate(), 1e-12)
+			assert.InDelta(t, sp.MeanAcceptedLength, agg.MeanAcceptedLength(), 1e-12)
+			assert.InDeltaSlice(t, sp.PerPosition, agg.PositionRates(), 1e-12)
+			assert.Greater(t, tpc, 1.5, "accepted drafts arrive in multi-token chunks")
 		} else {
 			assert.NotContains(t, buf.String(), "speculative")
 			assert.NotContains(t, string(b), "speculative")
+			assert.False(t, hasAgg)
+			assert.Equal(t, 1.0, tpc)
 		}
 	}
 }
