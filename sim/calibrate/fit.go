@@ -190,6 +190,7 @@ type stage struct {
 // stages are Fit's steps in order; each reads what those before it left.
 func (f *fitter) stages() []stage {
 	st := []stage{
+		{"model: speculative decoding's acceptance from the runs' spec-decode counters, else the config's", f.acceptance},
 		{"model and server: regress the step model on the token gaps and the idle TTFTs", f.regressSteps},
 		{"model and server: settle aggregate-only runs' mean steps on the simulator; the request overhead from the idle TTFTs", f.settleAggregates},
 		{"server: the template tokens", f.templateTokens},
