@@ -266,7 +266,7 @@ func (f *fitter) settleAggregates(ctx context.Context) error {
 		return err
 	}
 	f.cfg = f.apply()
-	f.res.Params = relabel(f.b.params(f.post), f.obs)
+	f.res.Params = append(relabel(f.b.params(f.post), f.obs), specParams(f.res.Params)...) // the acceptance stage's stay
 	f.idle = sim.CalibratedParam{Name: "request_overhead_ms", Value: f.post.Beta[f.p], SD: f.post.SD[f.p], Pinned: true,
 		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(f.obs.prefills))}
 	if f.ovSD < flatSD {

@@ -101,3 +101,14 @@ func binomialSD(a, n float64) float64 {
 func specParamName(i int) string { return fmt.Sprintf("%s[%d]", specParamPrefix, i) }
 
 func isSpecParam(name string) bool { return strings.HasPrefix(name, specParamPrefix+"[") }
+
+// specParams are the acceptance stage's parameters among ps.
+func specParams(ps []sim.CalibratedParam) []sim.CalibratedParam {
+	var out []sim.CalibratedParam
+	for _, p := range ps {
+		if isSpecParam(p.Name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
