@@ -354,6 +354,7 @@ func (rep *Report) WriteSummary(w io.Writer, p *results.Profile) error {
 	if err := writeMetricTable(&b, p); err != nil {
 		return err
 	}
+	writeSpecPositions(&b, p)
 	writeErrorSummary(&b, p)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -396,11 +397,12 @@ func (rep *Report) writeSchedule(b *strings.Builder) {
 // summaryRows are the metrics of the end-of-run table, AIPerf's console
 // order.
 var summaryRows = []string{results.TagTTFT, results.TagTTST, results.TagITL, results.TagRequestLatency,
-	results.TagOSL, results.TagISL, results.TagSendLag}
+	results.TagOSL, results.TagISL, results.TagSendLag, results.TagTokensPerChunk}
 
 var summaryScalars = []string{results.TagRequestThroughput, results.TagOutputThroughput,
 	results.TagTotalThroughput, results.TagRequestCount, results.TagErrorRequestCount, results.TagBenchmarkDuration,
-	results.TagGoodput, results.TagGoodRequestCount, results.TagAttainment} // the last three with --goodput
+	results.TagGoodput, results.TagGoodRequestCount, results.TagAttainment, // these three with --goodput
+	results.TagSpecAcceptanceRate, results.TagSpecMeanAcceptedLength} // these two when the server drafts
 
 func writeMetricTable(b *strings.Builder, p *results.Profile) error {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -423,6 +425,20 @@ func writeMetricTable(b *strings.Builder, p *results.Profile) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// writeSpecPositions prints the acceptance at each draft position when the
+// server's speculative decoding counters are in the aggregate.
+func writeSpecPositions(b *strings.Builder, p *results.Profile) {
+	s, ok := p.SpecDecode()
+	if !ok || len(s.AcceptedPerPos) == 0 {
+		return
+	}
+	rates := make([]string, 0, len(s.AcceptedPerPos))
+	for _, r := range s.PositionRates() {
+		rates = append(rates, fmt.Sprintf("%.3f", r))
+	}
+	fmt.Fprintf(b, "speculative decoding: %.0f drafts, acceptance by draft position %s\n", s.Drafts, strings.Join(rates, " "))
 }
 
 func fmtStat(v float64) string {

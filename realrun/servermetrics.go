@@ -134,17 +134,18 @@ func (sm *serverMetrics) noteSend(ns int64) {
 // finish writes DIR/server_metrics_export.json and .csv over the profiling
 // window (from the first non-warmup send, else runStartNs, to the final
 // scrape) and, when the server breaks TTFT down, DIR/ttft_breakdown.json;
-// it returns that breakdown (nil when none). Scrape warnings, and a failure
-// to write these files, go to the log: they are a supplement to the run's
-// results and never fail it.
-func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) *servermetrics.TTFTBreakdown {
+// it returns that breakdown (nil when none) and the server's speculative
+// decoding counters over the window (nil when it drafted nothing). Scrape
+// warnings, and a failure to write these files, go to the log: they are a
+// supplement to the run's results and never fail it.
+func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) (*servermetrics.TTFTBreakdown, *results.SpecDecode) {
 	if sm == nil {
-		return nil
+		return nil, nil
 	}
 	if !sm.scraped() {
 		sm.warn(sm.collector.Warnings())
 		fmt.Fprintf(sm.errw, "server metrics: no endpoint was scraped successfully; %s not written\n", servermetrics.JSONName)
-		return nil
+		return nil, nil
 	}
 	w := servermetrics.Window{StartNs: sm.firstNs.Load(), EndNs: sm.endNs}
 	if w.StartNs == 0 || w.StartNs > w.EndNs {
@@ -160,7 +161,10 @@ func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) *
 	if err != nil {
 		fmt.Fprintf(sm.errw, "warning: server metrics: %v\n", err)
 	}
-	return b
+	if s, ok := servermetrics.SpecDecode(e); ok {
+		return b, &s
+	}
+	return b, nil
 }
 
 func (sm *serverMetrics) scraped() bool {

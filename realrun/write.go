@@ -83,11 +83,16 @@ func WriteRun(ctx context.Context, dir string, wl *traces.Workload, opts Options
 		rep = &loadgen.Report{}
 	}
 	ic, icErr := inputConfig(dir, wl, &cfg, opts, rep.StartLate) // on error the records are still closed and aggregated
-	p, err := rw.Close(results.RunMeta{InputConfig: ic, StartNs: rep.StartNs, EndNs: rep.EndNs, WasCancelled: rep.Interrupted})
+	var bd *servermetrics.TTFTBreakdown
+	var spec *results.SpecDecode
+	if runErr == nil && icErr == nil {
+		bd, spec = sm.finish(dir, rep.StartNs, ic) // the aggregate takes the server's spec-decode values
+	}
+	p, err := rw.Close(results.RunMeta{InputConfig: ic, StartNs: rep.StartNs, EndNs: rep.EndNs, WasCancelled: rep.Interrupted,
+		SpecDecode: spec})
 	if runErr != nil || icErr != nil {
 		return nil, errors.Join(runErr, icErr)
 	}
-	bd := sm.finish(dir, rep.StartNs, ic)
 	if err != nil {
 		return nil, err
 	}

@@ -230,6 +230,8 @@ func computeCounts(r *Record, m *RecordMetrics) {
 //   - prefill_throughput_per_user = ISL / TTFT in seconds.
 //   - inter_chunk_latency: gaps between consecutive content chunks; a negative
 //     gap drops the list for this record (AIPerf logs and skips it).
+//   - tokens_per_chunk (simbench's) = osl / content chunks, absent when
+//     osl is 0.
 func computeLatencies(r *Record, m *RecordMetrics) {
 	first, last := r.Chunks[0].AtNs, r.Chunks[len(r.Chunks)-1].AtNs
 	latency := float64(last-r.StartNs) / nsPerMs
@@ -248,6 +250,9 @@ func computeLatencies(r *Record, m *RecordMetrics) {
 	}
 	if ttft > 0 && r.InputTokens > 0 {
 		m.set(idPrefillPerUser, float64(r.InputTokens)/(ttft/1e3))
+	}
+	if osl := r.OSL(); osl > 0 {
+		m.set(idTokensPerChunk, float64(osl)/float64(len(r.Chunks)))
 	}
 	if len(r.Chunks) >= 2 {
 		m.set(idTTST, float64(r.Chunks[1].AtNs-first)/nsPerMs)

@@ -81,7 +81,7 @@ func (jw *JSONLWriter) Count() int {
 // jsonlOrder is the order of metrics in a JSONL line.
 var jsonlOrder = []recordID{idOSL, idISL, idTTFT, idOutputTokenCount, idReasoningTokens, idTTST,
 	idRequestLatency, idPrefillPerUser, idITL, idOTPU, idUsagePrompt, idUsageCompletion,
-	idUsageTotal, idOSLMismatch, idSendLag, idTTFTFromIntended, idLatencyIntended}
+	idUsageTotal, idOSLMismatch, idSendLag, idTTFTFromIntended, idLatencyIntended, idTokensPerChunk}
 
 // AppendJSONL appends m as one compact JSON line (with the newline).
 func AppendJSONL(b []byte, m *RecordMetrics) []byte {

@@ -1,6 +1,9 @@
 package results
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Kind says how AIPerf treats a metric.
 type Kind int
@@ -73,6 +76,7 @@ const (
 	TagGoodput           = "goodput"
 	TagGoodRequestCount  = "good_request_count"
 	TagAttainment        = "slo_attainment"
+	TagTokensPerChunk    = "tokens_per_chunk"
 )
 
 // recordID indexes the per-request scalar metrics in RecordMetrics.Values.
@@ -98,6 +102,7 @@ const (
 	idSendLag
 	idTTFTFromIntended
 	idLatencyIntended
+	idTokensPerChunk
 	numRecordMetrics
 )
 
@@ -108,7 +113,7 @@ var recordTags = [numRecordMetrics]string{
 	idPrefillPerUser: TagPrefillPerUser, idITL: TagITL, idOTPU: TagOTPU,
 	idUsagePrompt: TagUsagePrompt, idUsageCompletion: TagUsageCompletion, idUsageTotal: TagUsageTotal,
 	idOSLMismatch: TagOSLMismatch, idSendLag: TagSendLag, idTTFTFromIntended: TagTTFTFromIntended,
-	idLatencyIntended: TagLatencyIntended,
+	idLatencyIntended: TagLatencyIntended, idTokensPerChunk: TagTokensPerChunk,
 }
 
 // defs is the single definition of every metric. The order is the order of
@@ -152,6 +157,11 @@ var defs = []Def{
 	{Tag: TagSendLag, Header: "Send Lag", Unit: "ms", Kind: KindRecord, Extension: true},
 	{Tag: TagTTFTFromIntended, Header: "Time to First Token From Intended Send", Unit: "ms", Kind: KindRecord, Streaming: true, Extension: true},
 	{Tag: TagLatencyIntended, Header: "Request Latency From Intended Send", Unit: "ms", Kind: KindRecord, Extension: true},
+	// tokens_per_chunk is a streaming request's output tokens (OSL) over
+	// its content chunks: 1 when every chunk carries one token, above 1
+	// when a server sends several at once (speculative decoding's accepted
+	// drafts, a detokenizer or a frontend that batches). AIPerf has none.
+	{Tag: TagTokensPerChunk, Header: "Tokens Per Chunk", Unit: "tokens/chunk", Kind: KindRecord, Streaming: true, Extension: true},
 	// slo_attainment is good_request_count / (request_count +
 	// error_request_count), AIPerf's good_request_fraction under simbench's
 	// older name (see Profile.Attainment).
@@ -160,6 +170,13 @@ var defs = []Def{
 	{Tag: TagSessionTurns, Header: "Session Turns", Unit: "requests", Kind: KindSession, LargerIsBetter: true, Extension: true},
 	{Tag: TagSessionServerWait, Header: "Session Server Wait", Unit: "ms", Kind: KindSession, Extension: true},
 	{Tag: TagSessionToolWait, Header: "Session Tool Wait", Unit: "ms", Kind: KindSession, Extension: true},
+	// Speculative decoding (specdecode.go), from the server's metrics.
+	{Tag: TagSpecDrafts, Header: "Spec Decode Drafts", Unit: "drafts", Kind: KindAggregate, Extension: true},
+	{Tag: TagSpecDraftTokens, Header: "Spec Decode Draft Tokens", Unit: "tokens", Kind: KindAggregate, Extension: true},
+	{Tag: TagSpecAcceptedTokens, Header: "Spec Decode Accepted Tokens", Unit: "tokens", Kind: KindAggregate, Extension: true},
+	{Tag: TagSpecAcceptanceRate, Header: "Spec Decode Acceptance Rate", Unit: "ratio", Kind: KindAggregate, LargerIsBetter: true, Extension: true},
+	{Tag: TagSpecMeanAcceptedLength, Header: "Spec Decode Mean Accepted Length", Unit: "tokens", Kind: KindAggregate, LargerIsBetter: true, Extension: true},
+	specPosDef,
 }
 
 // defIndex maps a tag to its position in defs.
@@ -184,20 +201,30 @@ var recordIndex = func() map[string]recordID {
 // AIPerf export may carry newer ones) get a definition derived from the tag:
 // a title-cased header, the given unit, and KindRecord.
 func Lookup(tag string) (Def, bool) {
-	if i, ok := defIndex[tag]; ok {
+	if i, ok := defIndex[tag]; ok && tag != TagSpecPosPrefix {
 		return defs[i], true
+	}
+	if d, ok := specPosLookup(tag); ok {
+		return d, true
 	}
 	return Def{Tag: tag, Header: titleCase(tag), Kind: KindRecord}, false
 }
 
 // Defs returns every metric simbench defines, in file order.
-func Defs() []Def { return append([]Def(nil), defs...) }
+// The per-position acceptance rates are a family of tags
+// (SpecPosTag), not listed.
+func Defs() []Def {
+	return slices.DeleteFunc(slices.Clone(defs), func(d Def) bool { return d.Tag == TagSpecPosPrefix })
+}
 
 // order returns the rank of tag in profile_export_aiperf.json; unknown tags
 // sort after every known one.
 func order(tag string) int {
 	if i, ok := defIndex[tag]; ok {
 		return i
+	}
+	if _, ok := SpecPosition(tag); ok {
+		return defIndex[TagSpecPosPrefix] // positions keep their order after it
 	}
 	return len(defs)
 }

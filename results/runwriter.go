@@ -16,6 +16,10 @@ type RunMeta struct {
 	StartNs      int64
 	EndNs        int64
 	WasCancelled bool
+	// SpecDecode is the server's speculative decoding counters over the
+	// profiling window, put into the aggregate (Profile.AddSpecDecode);
+	// nil when the server drafted nothing or was not scraped.
+	SpecDecode *SpecDecode
 }
 
 // RunWriter writes a run directory: each finished request goes to
@@ -121,6 +125,9 @@ func (rw *RunWriter) Discard() error {
 func applyMeta(p *Profile, meta RunMeta, slos []SLO) error {
 	p.BenchmarkID = meta.BenchmarkID
 	p.WasCancelled = meta.WasCancelled
+	if meta.SpecDecode != nil {
+		p.AddSpecDecode(*meta.SpecDecode)
+	}
 	if meta.StartNs != 0 {
 		p.StartTime = FormatTime(meta.StartNs)
 	}

@@ -3,6 +3,8 @@ package servermetrics
 import (
 	"math"
 	"slices"
+
+	"github.com/simbench/simbench/results"
 )
 
 // CommonMetric is one vocabulary metric as one server exposes it in an
@@ -52,7 +54,7 @@ func CommonMetrics(e *Export) []CommonMetric {
 
 // specRatios derives, for each server whose speculative decoding counters
 // the metrics hold with drafts in the window, the acceptance rate and the
-// mean accepted length (stat avg).
+// mean accepted length (stat avg), as results.SpecDecode defines them.
 func specRatios(ms []CommonMetric) []CommonMetric {
 	total := func(name, server string) float64 {
 		for _, m := range ms {
@@ -68,16 +70,16 @@ func specRatios(ms []CommonMetric) []CommonMetric {
 		if m.Name != SpecDrafts {
 			continue
 		}
-		drafts, drafted := total(SpecDrafts, m.Server), total(SpecDraftTokens, m.Server)
-		if drafts <= 0 || drafted <= 0 {
+		s := results.SpecDecode{Drafts: total(SpecDrafts, m.Server), DraftTokens: total(SpecDraftTokens, m.Server),
+			AcceptedTokens: total(SpecAcceptedTokens, m.Server)}
+		if !s.Valid() {
 			continue
 		}
-		accepted := total(SpecAcceptedTokens, m.Server)
 		out = append(out,
 			CommonMetric{Name: SpecAcceptanceRate, Server: m.Server, Family: m.Family, Kind: KindGauge, Unit: "ratio",
-				Stats: StatValues{{"avg", accepted / drafted}}},
+				Stats: StatValues{{"avg", s.AcceptanceRate()}}},
 			CommonMetric{Name: SpecMeanAcceptedLength, Server: m.Server, Family: m.Family, Kind: KindGauge, Unit: "tokens",
-				Stats: StatValues{{"avg", 1 + accepted/drafts}}})
+				Stats: StatValues{{"avg", s.MeanAcceptedLength()}}})
 	}
 	return out
 }

@@ -103,8 +103,9 @@ func (s *SpeculativeConfig) clone() *SpeculativeConfig {
 	return &c
 }
 
-// rates is the acceptance of each of the k positions.
-func (s *SpeculativeConfig) rates() []float64 {
+// Rates is the acceptance of each of the k positions (the method's
+// default where acceptance_rate is not given).
+func (s *SpeculativeConfig) Rates() []float64 {
 	out := make([]float64, s.NumSpeculativeTokens)
 	for i := range out {
 		switch len(s.AcceptanceRate) {
@@ -229,7 +230,7 @@ func newSpeculator(cfg Config) (*speculator, error) {
 	if s == nil {
 		return nil, nil
 	}
-	sp := &speculator{k: s.NumSpeculativeTokens, rates: s.rates()}
+	sp := &speculator{k: s.NumSpeculativeTokens, rates: s.Rates()}
 	if s.Method == SpecNgram {
 		return sp, nil
 	}

@@ -30,17 +30,17 @@ func TestSpecConfigParse(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cfg.Validate())
 	assert.Equal(t, AcceptanceRate{0.7}, cfg.Engine.SpeculativeConfig.AcceptanceRate)
-	assert.Equal(t, []float64{0.7, 0.7, 0.7}, cfg.Engine.SpeculativeConfig.rates())
+	assert.Equal(t, []float64{0.7, 0.7, 0.7}, cfg.Engine.SpeculativeConfig.Rates())
 
 	cfg, err = ParseConfig([]byte("engine:\n  speculative_config:\n    method: mtp\n    num_speculative_tokens: 2\n    acceptance_rate: [0.9, 0.6]\n"))
 	require.NoError(t, err)
 	require.NoError(t, cfg.Validate())
-	assert.Equal(t, []float64{0.9, 0.6}, cfg.Engine.SpeculativeConfig.rates())
+	assert.Equal(t, []float64{0.9, 0.6}, cfg.Engine.SpeculativeConfig.Rates())
 
 	cfg, err = ParseConfig([]byte("engine:\n  speculative_config:\n    method: ngram\n    num_speculative_tokens: 2\n"))
 	require.NoError(t, err)
 	require.NoError(t, cfg.Validate())
-	assert.Equal(t, []float64{defaultAcceptance[SpecNgram], defaultAcceptance[SpecNgram]}, cfg.Engine.SpeculativeConfig.rates())
+	assert.Equal(t, []float64{defaultAcceptance[SpecNgram], defaultAcceptance[SpecNgram]}, cfg.Engine.SpeculativeConfig.Rates())
 
 	// Printed and read back, the configuration is the same.
 	cfg = specCfg(SpecDraftModel, 4, 0.8)
@@ -142,7 +142,7 @@ func TestSpecMeanTokensPerStep(t *testing.T) {
 		t.Run(fmt.Sprint(tc.k, tc.rates), func(t *testing.T) {
 			cfg := specCfg(SpecEagle, tc.k, tc.rates...)
 			recs, sum := runAll(t, cfg, longRequests(8, 200, 8000))
-			want := ExpectedTokensPerStep(cfg.Engine.SpeculativeConfig.rates())
+			want := ExpectedTokensPerStep(cfg.Engine.SpeculativeConfig.Rates())
 			if len(tc.rates) == 1 {
 				a := tc.rates[0]
 				assert.InDelta(t, (1-math.Pow(a, float64(tc.k+1)))/(1-a), want, 1e-12)
@@ -153,7 +153,7 @@ func TestSpecMeanTokensPerStep(t *testing.T) {
 			sp := sum.Speculative
 			require.NotNil(t, sp)
 			assert.InEpsilon(t, want, sp.MeanAcceptedLength, 0.01)
-			for i, a := range cfg.Engine.SpeculativeConfig.rates() {
+			for i, a := range cfg.Engine.SpeculativeConfig.Rates() {
 				if i > 0 {
 					a *= sp.PerPosition[i-1] // conditional on the positions before
 				}
@@ -352,12 +352,25 @@ func TestSpecReported(t *testing.T) {
 		require.NoError(t, files.WriteText(&buf, cfg))
 		b, err := os.ReadFile(filepath.Join(dir, SummaryName))
 		require.NoError(t, err)
+		agg, hasAgg := files.Profile.SpecDecode()
+		tpc, _ := files.Profile.Value(results.TagTokensPerChunk, "avg")
 		if on {
 			assert.Contains(t, buf.String(), "speculative decoding eagle3, 4 draft tokens: acceptance rate ")
 			assert.Contains(t, string(b), `"mean_accepted_length"`)
+			// The aggregate's simbench section has the same values, read
+			// from the workers' registries as a real run's from its server.
+			require.True(t, hasAgg)
+			sp := files.Summary.Speculative
+			assert.Equal(t, float64(sp.Drafts), agg.Drafts)
+			assert.InDelta(t, sp.AcceptanceRate, agg.AcceptanceRate(), 1e-12)
+			assert.InDelta(t, sp.MeanAcceptedLength, agg.MeanAcceptedLength(), 1e-12)
+			assert.InDeltaSlice(t, sp.PerPosition, agg.PositionRates(), 1e-12)
+			assert.Greater(t, tpc, 1.5, "accepted drafts arrive in multi-token chunks")
 		} else {
 			assert.NotContains(t, buf.String(), "speculative")
 			assert.NotContains(t, string(b), "speculative")
+			assert.False(t, hasAgg)
+			assert.Equal(t, 1.0, tpc)
 		}
 	}
 }

@@ -67,6 +67,13 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 	if err := errors.Join(runErr, writeErr, metaErr); err != nil {
 		return nil, errors.Join(err, rw.Discard())
 	}
+	var exp *servermetrics.Export
+	if col != nil {
+		exp = col.Export(ServerMetricsWindow(sum), nil)
+		if s, ok := servermetrics.SpecDecode(exp); ok {
+			meta.SpecDecode = &s // from the workers' registries, as a real run's from its server's
+		}
+	}
 	prof, err := rw.Close(meta)
 	if err != nil {
 		return nil, errors.Join(err, rw.Discard())
@@ -75,8 +82,8 @@ func WriteRun(ctx context.Context, dir string, cfg Config, wl *traces.Workload, 
 		return nil, errors.Join(err, DiscardRun(dir))
 	}
 	files := &RunFiles{Summary: sum, Profile: prof, Dir: dir}
-	if col != nil {
-		if err := writeServerMetrics(files, col, meta); err != nil {
+	if exp != nil {
+		if err := writeServerMetrics(files, exp, meta); err != nil {
 			return nil, errors.Join(err, DiscardRun(dir))
 		}
 	}
@@ -99,12 +106,11 @@ func DiscardRun(dir string) error {
 	return errors.Join(errs...)
 }
 
-// writeServerMetrics writes server_metrics_export.json and .csv over the
-// profiling window, with the profile's input_config, and the Dynamo TTFT
-// breakdown.
-func writeServerMetrics(f *RunFiles, col *servermetrics.Collector, meta results.RunMeta) error {
-	e := col.Export(ServerMetricsWindow(f.Summary), f.Profile.InputConfig)
-	e.BenchmarkID = meta.BenchmarkID
+// writeServerMetrics writes the export over the profiling window as
+// server_metrics_export.json and .csv, with the profile's input_config, and
+// the Dynamo TTFT breakdown.
+func writeServerMetrics(f *RunFiles, e *servermetrics.Export, meta results.RunMeta) error {
+	e.InputConfig, e.BenchmarkID = f.Profile.InputConfig, meta.BenchmarkID
 	b, err := servermetrics.WriteFiles(f.Dir, e)
 	f.ServerMetrics, f.TTFTBreakdown = e, b
 	return err

@@ -190,6 +190,7 @@ type stage struct {
 // stages are Fit's steps in order; each reads what those before it left.
 func (f *fitter) stages() []stage {
 	st := []stage{
+		{"model: speculative decoding's acceptance from the runs' spec-decode counters, else the config's", f.acceptance},
 		{"model and server: regress the step model on the token gaps and the idle TTFTs", f.regressSteps},
 		{"model and server: settle aggregate-only runs' mean steps on the simulator; the request overhead from the idle TTFTs", f.settleAggregates},
 		{"server: the template tokens", f.templateTokens},
@@ -265,7 +266,7 @@ func (f *fitter) settleAggregates(ctx context.Context) error {
 		return err
 	}
 	f.cfg = f.apply()
-	f.res.Params = relabel(f.b.params(f.post), f.obs)
+	f.res.Params = append(relabel(f.b.params(f.post), f.obs), specParams(f.res.Params)...) // the acceptance stage's stay
 	f.idle = sim.CalibratedParam{Name: "request_overhead_ms", Value: f.post.Beta[f.p], SD: f.post.SD[f.p], Pinned: true,
 		Source: fmt.Sprintf("TTFT of %d requests on an idle engine", len(f.obs.prefills))}
 	if f.ovSD < flatSD {

@@ -26,6 +26,9 @@ var Layers = []string{LayerModel, LayerServer, LayerNoise}
 
 // layerOf is the layer of a calibrated parameter, by its name.
 func layerOf(name string) string {
+	if isSpecParam(name) {
+		return LayerModel
+	}
 	switch name {
 	case "compute_efficiency", "memory_efficiency", "attention_efficiency", "kv_efficiency",
 		"prefill_token_ms", "context_token_ms":
