@@ -16,7 +16,7 @@ build:
 test: lint
 	$(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -run 'TestRunLoadSweepCapacity|TestValidateLoadSweep|TestRunAcceptance' ./cmd/simbench/
-	$(GO) test -count=1 -run 'TestCalibrateAgainstScriptedServer' ./livecal/
+	$(GO) test -count=1 -run 'TestCalibrateAgainstScriptedServer' ./sim/calibrate/livecal/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

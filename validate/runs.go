@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/simbench/simbench/internal/usage"
-	"github.com/simbench/simbench/livecal"
+	"github.com/simbench/simbench/sim/calibrate/livecal"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"

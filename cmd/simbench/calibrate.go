@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/simbench/simbench/livecal"
+	"github.com/simbench/simbench/sim/calibrate/livecal"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/calibrate"
