@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/simbench/simbench/compare"
-	"github.com/simbench/simbench/figures"
+	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/plots"
 )
 
