@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 
 	"github.com/simbench/simbench/internal/usage"
-	"github.com/simbench/simbench/sim/calibrate/livecal"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/calibrate"
+	"github.com/simbench/simbench/sim/calibrate/livecal"
 	"github.com/simbench/simbench/traces"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/simbench/simbench/capacity"
 	"github.com/simbench/simbench/compare"
-	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/internal/usage"
 	"github.com/simbench/simbench/loadsweep"
+	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/simbench/simbench/capacity"
-	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/loadgen/openaitest"
+	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
