@@ -21,7 +21,7 @@ import (
 //     over, with a warning naming what it left);
 //   - it refuses a directory that is neither empty nor a simbench output
 //     (ErrNotOutputDir): a simbench output holds profile_export_aiperf.json,
-//     profile_export.jsonl or sweep_summary.json, or holds only
+//     profile_export.jsonl, sweep_summary.json or grid_summary.json, or holds only
 //     subdirectories that do (run_NNNN of --repeat);
 //   - the writer writes into a staging directory beside it,
 //     .NAME.simbench-DIGITS, and Commit swaps that in for the old output
@@ -35,7 +35,7 @@ const (
 )
 
 // outputMarkers are the files that make a directory a simbench output.
-var outputMarkers = []string{ProfileJSONName, RecordsName, "sweep_summary.json"}
+var outputMarkers = []string{ProfileJSONName, RecordsName, "sweep_summary.json", "grid_summary.json"}
 
 // ErrNotOutputDir is OpenOutputDir's error for a directory that is not
 // empty and holds no simbench output: it is not replaced.

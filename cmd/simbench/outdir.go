@@ -25,7 +25,7 @@ func writeOutputDir(c *cli.Context, path string, partial results.Partial, write 
 }
 
 // inputFlags are the flags naming files a command reads.
-var inputFlags = []string{"trace", "config", "tokenizer", "timing-table", "model-config", "sweep"}
+var inputFlags = []string{"trace", "config", "tokenizer", "timing-table", "model-config", "grid"}
 
 // refuseOutputHoldingInput is a usage error when an input (an argument or
 // an inputFlags file) is the output directory path or lies inside it: the

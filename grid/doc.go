@@ -4,4 +4,4 @@
 // of output throughput per worker against TTFT p99 and ITL p99, and
 // sweep_pareto.png. A grid can be split into shards (points I, I+N, …) that
 // Merge joins into what the unsharded sweep writes.
-package sweep
+package grid
