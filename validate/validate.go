@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/simbench/simbench/internal/warning"
 	"io"
 	"os"
 	"path/filepath"
@@ -143,6 +144,9 @@ func (v *validation) logf(format string, args ...any) {
 		fmt.Fprintf(v.opts.Log, "validate: "+format+"\n", args...)
 	}
 }
+
+// warn prints warnings on the log, also when Quiet, as simbench does.
+func (v *validation) warn(ws []error) { warning.Print(v.opts.Log, ws) }
 
 // logFile creates OUTPUT/logs/NAME.txt, where a step's report goes.
 func (v *validation) logFile(name string) (*os.File, error) {
