@@ -201,7 +201,7 @@ func ParseSummary(b []byte) (*Summary, error) {
 	}
 	switch {
 	case head.Kind == nil || *head.Kind == KindConfigGrid:
-		return nil, errors.New("a simulator config-grid sweep (simbench sim --sweep), not a load sweep: kind is not \"" + Kind + "\"")
+		return nil, errors.New("a simulator config grid (simbench sim --grid), not a load sweep: kind is not \"" + Kind + "\"")
 	case *head.Kind != Kind:
 		return nil, fmt.Errorf("kind %q: want %q", *head.Kind, Kind)
 	}

@@ -51,7 +51,7 @@ func TestReadSummaryRefusesConfigGrid(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, SummaryName), []byte(body), 0o644))
 		_, err := ReadSummary(dir)
 		require.Error(t, err, name)
-		assert.Contains(t, err.Error(), "config-grid sweep", name)
+		assert.Contains(t, err.Error(), "a simulator config grid", name)
 		assert.Contains(t, err.Error(), filepath.Join(dir, SummaryName), name)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/simbench/simbench/compare"
-	"github.com/simbench/simbench/figures"
+	"github.com/simbench/simbench/plots/figures"
 )
 
 const aiperfRun = "../testdata/aiperf/qwen_concurrency1"

@@ -73,7 +73,7 @@ func TestRunKeepsScheduleAndRecordsEverything(t *testing.T) {
 	s, _, ok := rep.SendLag()
 	require.True(t, ok)
 	assert.Equal(t, 17, s.Count, "send lag of the successful profiling requests")
-	assert.GreaterOrEqual(t, s.P[0], 0.0, "never sent early; how late is a timing figure, checked without the race detector in cmd/simbench's TestRunAcceptance")
+	assert.GreaterOrEqual(t, s.P[0], 0.0, "never sent early; how late is a timing figure, checked in cmd/simbench's TestRunAcceptance")
 	req, _ := rep.RequestedRate()
 	assert.InDelta(t, 100, req, 1e-9, "10 ms apart")
 

@@ -3,7 +3,6 @@ package results
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,7 +20,7 @@ import (
 //     over, with a warning naming what it left);
 //   - it refuses a directory that is neither empty nor a simbench output
 //     (ErrNotOutputDir): a simbench output holds profile_export_aiperf.json,
-//     profile_export.jsonl or sweep_summary.json, or holds only
+//     profile_export.jsonl, sweep_summary.json or grid_summary.json, or holds only
 //     subdirectories that do (run_NNNN of --repeat);
 //   - the writer writes into a staging directory beside it,
 //     .NAME.simbench-DIGITS, and Commit swaps that in for the old output
@@ -35,7 +34,7 @@ const (
 )
 
 // outputMarkers are the files that make a directory a simbench output.
-var outputMarkers = []string{ProfileJSONName, RecordsName, "sweep_summary.json"}
+var outputMarkers = []string{ProfileJSONName, RecordsName, "sweep_summary.json", "grid_summary.json"}
 
 // ErrNotOutputDir is OpenOutputDir's error for a directory that is not
 // empty and holds no simbench output: it is not replaced.
@@ -52,7 +51,7 @@ type OutputDir struct {
 	clean    string
 	staging  string
 	lock     *lockFile
-	warnings []string
+	warnings []error
 }
 
 // OpenOutputDir locks the output directory path (creating its parent),
@@ -87,7 +86,7 @@ func OpenOutputDir(path string) (*OutputDir, error) {
 		return nil, errors.Join(fmt.Errorf("%s: %w", lockPath, err), d.Abort())
 	}
 	if w := deadWriterWarning(path, prev); w != "" {
-		d.warnings = append(d.warnings, w)
+		d.warnings = append(d.warnings, errors.New(w))
 	}
 	return d, nil
 }
@@ -100,7 +99,7 @@ func (d *OutputDir) Path() string { return d.path }
 
 // Warnings are what the writer should print: a dead writer's lock taken
 // over.
-func (d *OutputDir) Warnings() []string { return d.warnings }
+func (d *OutputDir) Warnings() []error { return d.warnings }
 
 // Commit puts the staging directory in place of the output directory and
 // releases the lock. A staging directory left empty (or removed) replaces
@@ -164,17 +163,17 @@ const (
 
 // WriteOutput writes the output directory path whole: write gets the
 // staging directory, which is committed when write succeeds, or fails
-// with partial KeepPartial, and aborted otherwise. Warnings go to warn
-// (nil: dropped).
-func WriteOutput(path string, warn io.Writer, partial Partial, write func(dir string) error) error {
+// with partial KeepPartial, and aborted otherwise. The directory's
+// warnings (OutputDir.Warnings) are handed as values to warn (nil: dropped)
+// before write runs, so that the caller prints them before what write
+// prints; the library prints nothing.
+func WriteOutput(path string, warn func([]error), partial Partial, write func(dir string) error) error {
 	d, err := OpenOutputDir(path)
 	if err != nil {
 		return err
 	}
-	for _, w := range d.Warnings() {
-		if warn != nil {
-			fmt.Fprintf(warn, "warning: %s\n", w)
-		}
+	if warn != nil {
+		warn(d.Warnings())
 	}
 	err = write(d.Dir())
 	if err == nil || partial == KeepPartial {

@@ -125,9 +125,7 @@ func (v *validation) writeArms(names []string, write func() error) error {
 			err = oerr
 			break
 		}
-		for _, w := range d.Warnings() {
-			fmt.Fprintf(v.opts.Log, "warning: %s\n", w)
-		}
+		v.warn(d.Warnings())
 		dirs, v.staged[n] = append(dirs, d), d.Dir()
 	}
 	if err == nil {

@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/simbench/simbench/compare"
-	"github.com/simbench/simbench/figures"
 	"github.com/simbench/simbench/plots"
+	"github.com/simbench/simbench/plots/figures"
 )
 
 // WriteHistoryTable prints the header rows of the last n validations and

@@ -8,7 +8,7 @@ import (
 
 	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/fidelity"
-	"github.com/simbench/simbench/figures"
+	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/results"
 )
 

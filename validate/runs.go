@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 
 	"github.com/simbench/simbench/internal/usage"
-	"github.com/simbench/simbench/livecal"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/calibrate"
+	"github.com/simbench/simbench/sim/calibrate/livecal"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -30,7 +30,7 @@ const (
 // round uses base), as `simbench sim --repeat` does.
 func (v *validation) runOne(ctx context.Context, s scheduledRun, dir string) error {
 	if s.Arm == armReal {
-		if err := v.writeLog(v.logName(s), func(w io.Writer) error { return v.realRun(ctx, dir, w) }); err != nil {
+		if err := v.writeLog(v.logName(s), func(w io.Writer) error { return v.opts.Real.Run(ctx, dir, nil, w) }); err != nil {
 			return fmt.Errorf("silicon run %s: %w", results.PublishedPath(dir), err)
 		}
 		return nil
@@ -44,7 +44,7 @@ func (v *validation) runOne(ctx context.Context, s scheduledRun, dir string) err
 		base += int64(max(s.Round, 0))
 		seed = &base
 	}
-	if err := v.writeLog(v.logName(s), func(w io.Writer) error { return v.simRun(dir, seed, w) }); err != nil {
+	if err := v.writeLog(v.logName(s), func(w io.Writer) error { return v.opts.Sim.Run(ctx, dir, seed, w) }); err != nil {
 		return fmt.Errorf("simulated run %s: %w", results.PublishedPath(dir), err)
 	}
 	return nil

@@ -9,9 +9,9 @@ import (
 
 	"github.com/simbench/simbench/capacity"
 	"github.com/simbench/simbench/compare"
-	"github.com/simbench/simbench/figures"
 	"github.com/simbench/simbench/internal/usage"
 	"github.com/simbench/simbench/loadsweep"
+	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
@@ -98,7 +98,7 @@ func (v *validation) runSweeps(ctx context.Context) error {
 			ctx, stop = v.opts.Interrupt(ctx)
 			defer stop()
 		}
-		return results.WriteOutput(real, v.opts.Log, results.KeepPartial, func(dir string) error {
+		return results.WriteOutput(real, v.warn, results.KeepPartial, func(dir string) error {
 			return writeSweepText(w)(loadsweep.Run(ctx, dir, plan, v.p.workload(), loadsweep.Real(opts, 0), w))
 		})
 	})
@@ -118,7 +118,7 @@ func (v *validation) runSweeps(ctx context.Context) error {
 			return err
 		}
 		runner := loadsweep.Sim(cfg, w, sim.WithSLOs(plan.SLOs))
-		return results.WriteOutput(simDir, v.opts.Log, results.KeepPartial, func(dir string) error {
+		return results.WriteOutput(simDir, v.warn, results.KeepPartial, func(dir string) error {
 			return writeSweepText(w)(loadsweep.Run(context.Background(), dir, plan, v.p.workload(), runner, w))
 		})
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/simbench/simbench/internal/warning"
 	"io"
 	"os"
 	"path/filepath"
@@ -31,6 +32,26 @@ type Options struct {
 	// Interrupt, when set, derives the context of each silicon run (e.g.
 	// cancelled by Ctrl-C, so the run stops and still writes its files).
 	Interrupt func(context.Context) (context.Context, func())
+
+	// Real and Sim, when set, replace the silicon arm (the target) and the
+	// simulated arm (the simulator) of a validation of runs: a test's
+	// fake arms. Load sweeps always run on the target and the simulator.
+	Real, Sim Arm
+}
+
+// Arm writes one run of an arm into dir: a run directory as simbench run
+// or simbench sim writes it, its report on log. seed, when not nil, is
+// the simulator's seed of a repeated simulated run.
+type Arm interface {
+	Run(ctx context.Context, dir string, seed *int64, log io.Writer) error
+}
+
+// armFunc is a function as an Arm.
+type armFunc func(ctx context.Context, dir string, seed *int64, log io.Writer) error
+
+// Run calls f.
+func (f armFunc) Run(ctx context.Context, dir string, seed *int64, log io.Writer) error {
+	return f(ctx, dir, seed, log)
 }
 
 // validation is one execution of a pipeline.
@@ -78,6 +99,12 @@ func newValidation(p *Pipeline, opts Options) *validation {
 		opts.Log = io.Discard
 	}
 	v := &validation{p: p, opts: opts, out: opts.Out, history: opts.History}
+	if v.opts.Real == nil {
+		v.opts.Real = armFunc(func(ctx context.Context, dir string, _ *int64, log io.Writer) error { return v.realRun(ctx, dir, log) })
+	}
+	if v.opts.Sim == nil {
+		v.opts.Sim = armFunc(func(_ context.Context, dir string, seed *int64, log io.Writer) error { return v.simRun(dir, seed, log) })
+	}
 	if v.history == "" {
 		v.history = p.Resolve(p.History.Path)
 	}
@@ -117,6 +144,9 @@ func (v *validation) logf(format string, args ...any) {
 		fmt.Fprintf(v.opts.Log, "validate: "+format+"\n", args...)
 	}
 }
+
+// warn prints warnings on the log, also when Quiet, as simbench does.
+func (v *validation) warn(ws []error) { warning.Print(v.opts.Log, ws) }
 
 // logFile creates OUTPUT/logs/NAME.txt, where a step's report goes.
 func (v *validation) logFile(name string) (*os.File, error) {

@@ -6,10 +6,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/simbench/simbench/livecal"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/calibrate"
+	"github.com/simbench/simbench/sim/calibrate/livecal"
 )
 
 func calibrateCommand() *cli.Command {

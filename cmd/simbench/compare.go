@@ -11,8 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/simbench/simbench/compare"
-	"github.com/simbench/simbench/figures"
 	"github.com/simbench/simbench/htmlreport"
+	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/results"
 )
 

@@ -21,6 +21,7 @@ var renamedFlags = []renamedFlag{
 	{"model", "model-preset", "--model names the served model in run and calibrate"},
 	{"block-size", "hash-block-size", "it is the hash_ids block, not sim's --kv-block-size"},
 	{"host-noise", "fit-noise", "the noise layer holds the client's noise too, not only the host's"},
+	{"sweep", "grid", "a grid of configurations is not a load sweep (--sweep-concurrency, --sweep-rate)"},
 }
 
 // renameDeprecated rewrites the renamed flags among args, the flags and

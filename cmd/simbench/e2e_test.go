@@ -14,7 +14,7 @@ import (
 	"github.com/simbench/simbench/capacity"
 	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/fidelity"
-	"github.com/simbench/simbench/figures"
+	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -46,7 +46,7 @@ func sweepPlan(c *cli.Context) (*loadsweep.Plan, error) {
 	p, err := loadsweep.NewPlan(loadsweep.Flags{Concurrency: c.String("sweep-concurrency"), Rate: c.String("sweep-rate"),
 		Goodput: c.String("goodput"), Attainment: c.Float64("attainment"), MaxErrorRate: maxErr, StopOnSaturation: c.Bool("stop-on-saturation"),
 		Quiet: c.Bool("quiet")})
-	if name := firstSet(c, []string{"sweep", "repeat", "shard", "shard-index", "shard-count"}); p != nil && name != "" {
+	if name := firstSet(c, []string{"grid", "repeat", "shard", "shard-index", "shard-count"}); p != nil && name != "" {
 		return nil, usagef("--%s and a load sweep exclude each other", name)
 	}
 	return p, err

@@ -5,9 +5,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/simbench/simbench/grid"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"
-	"github.com/simbench/simbench/sweep"
 )
 
 func mergeCommand() *cli.Command {
@@ -32,10 +32,10 @@ func mergeAction(c *cli.Context) error {
 	if err := refuseInputAsOutput("-o", out, dirs); err != nil {
 		return err
 	}
-	if sweep.IsSweep(dirs[0]) {
+	if grid.IsGrid(dirs[0]) {
 		var written []string
 		err := writeOutputDir(c, out, results.DropPartial, func(stage string) (err error) {
-			written, err = sweep.Merge(dirs, stage)
+			written, err = grid.Merge(dirs, stage)
 			return err
 		})
 		printWritten(c, written)

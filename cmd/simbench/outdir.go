@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"github.com/simbench/simbench/internal/warning"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,7 +18,7 @@ func writeOutputDir(c *cli.Context, path string, partial results.Partial, write 
 	if err := refuseOutputHoldingInput(c, path); err != nil {
 		return err
 	}
-	err := results.WriteOutput(path, c.App.ErrWriter, partial, write)
+	err := results.WriteOutput(path, func(ws []error) { warning.Print(c.App.ErrWriter, ws) }, partial, write)
 	if errors.Is(err, results.ErrNotOutputDir) {
 		return usage.Wrap(err)
 	}
@@ -25,7 +26,7 @@ func writeOutputDir(c *cli.Context, path string, partial results.Partial, write 
 }
 
 // inputFlags are the flags naming files a command reads.
-var inputFlags = []string{"trace", "config", "tokenizer", "timing-table", "model-config", "sweep"}
+var inputFlags = []string{"trace", "config", "tokenizer", "timing-table", "model-config", "grid"}
 
 // refuseOutputHoldingInput is a usage error when an input (an argument or
 // an inputFlags file) is the output directory path or lies inside it: the

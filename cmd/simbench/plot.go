@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/simbench/simbench/figures"
+	"github.com/simbench/simbench/plots/figures"
 
 	"github.com/urfave/cli/v2"
 

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/simbench/simbench/figures"
+	"github.com/simbench/simbench/plots/figures"
 )
 
 // TestPlotLoadSweep: plot takes a load-sweep directory and draws its

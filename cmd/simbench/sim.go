@@ -40,7 +40,7 @@ func simFlags() []cli.Flag {
 		&cli.IntFlag{Name: "repeat", Value: 1, Usage: "simulate the same workload N times with simulator seeds seed, seed+1, … into DIR/run_0001, DIR/run_0002, …"},
 	}
 	flags = append(flags, simConfigFlags()...)
-	flags = append(flags, sweepFlags()...)
+	flags = append(flags, gridFlags()...)
 	flags = append(flags, loadSweepFlags()...)
 	return append(flags, workloadFlags()...)
 }
@@ -104,14 +104,14 @@ func simInto(c *cli.Context, cfg sim.Config, dir string) error {
 	if err != nil {
 		return err
 	}
-	if c.IsSet("sweep") {
-		return simSweep(c, cfg, wl, input, dir)
+	if c.IsSet("grid") {
+		return simGrid(c, cfg, wl, input, dir)
 	}
 	if c.IsSet("repeat") {
 		return simRepeat(c, cfg, wl, input, dir)
 	}
 	if name := firstSet(c, []string{"shard", "shard-index", "shard-count"}); name != "" {
-		return usagef("--%s splits a --sweep: it needs --sweep", name)
+		return usagef("--%s splits a --grid: it needs --grid", name)
 	}
 	return writeOutputDir(c, dir, results.DropPartial, func(stage string) error { return simRun(c, cfg, wl, input, stage) })
 }

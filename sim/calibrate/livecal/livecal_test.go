@@ -21,14 +21,14 @@ import (
 )
 
 // TestCalibrateAgainstScriptedServer runs the calibration plan against the
-// in-process server, which answers every request after a fixed 20 ms and
-// then streams a token every 4 ms, each request on its own clock (it is not
+// in-process server, which answers every request after a fixed 100 ms and
+// then streams a token every 20 ms, each request on its own clock (it is not
 // a batching engine, so the steps seen in the token stream are only
-// roughly batches): the fit must give a 4 ms step for one sequence, put
+// roughly batches): the fit must give a 20 ms step for one sequence, put
 // the rest of the measured TTFT into the frontend overhead, reproduce the
 // ITLs, and keep the plan's runs.
 func TestCalibrateAgainstScriptedServer(t *testing.T) {
-	srv := &openaitest.Server{TTFT: 20 * time.Millisecond, ITL: 4 * time.Millisecond, Ollama: true}
+	srv := &openaitest.Server{TTFT: 100 * time.Millisecond, ITL: 20 * time.Millisecond, Ollama: true}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	base := sim.DefaultConfig()
@@ -51,20 +51,14 @@ func TestCalibrateAgainstScriptedServer(t *testing.T) {
 	fit := res.Fit
 	assert.Equal(t, "linear", fit.Model, "no model shape known: the linear basis")
 	assert.Equal(t, [2]int{1, 2}, fit.Range.Concurrency)
-	if raceEnabled {
-		// The race detector on a loaded 2-core machine stretches the
-		// server's 20 ms and 4 ms by tens of percent: `make test` checks
-		// the timing again alone, without it (see the Makefile).
-		return
-	}
 	byName := map[string]sim.CalibratedParam{}
 	for _, p := range fit.Params {
 		byName[p.Name] = p
 	}
 	one := byName["base_ms"].Value + byName["decode_seq_ms"].Value
-	assert.InEpsilon(t, 4, one, 0.15, "step of one sequence: %+v", fit.Params)
+	assert.InEpsilon(t, 20, one, 0.15, "step of one sequence: %+v", fit.Params)
 	// The rest of an idle request's TTFT is the frontend's: the server's
-	// 20 ms and what the machine adds to it, which the run measured. The
+	// 100 ms and what the machine adds to it, which the run measured. The
 	// fit matches TTFT means, so the check is against the mean.
 	ttft := 0.0
 	for _, r := range fit.Rows {
@@ -73,7 +67,7 @@ func TestCalibrateAgainstScriptedServer(t *testing.T) {
 		}
 	}
 	require.Positive(t, ttft, "the c1-short run's TTFT avg row")
-	assert.GreaterOrEqual(t, ttft, 20.0)
+	assert.GreaterOrEqual(t, ttft, 100.0)
 	assert.InEpsilon(t, ttft, byName["request_overhead_ms"].Value+one, 0.15, "%+v", byName["request_overhead_ms"])
 	for _, r := range fit.Rows {
 		if r.Metric == "inter_token_latency" && r.Stat == "avg" {

@@ -1,4 +1,4 @@
-package sweep
+package grid
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"github.com/simbench/simbench/traces"
 )
 
-// Merge merges the shards of one `simbench sim --sweep --shard I/N`
+// Merge merges the shards of one `simbench sim --grid --shard I/N`
 // into out: every point's run directory, copied as is, and the summary and
 // Pareto plot of the whole grid, as the unsharded sweep writes them; it
 // returns the files written beside the points.
@@ -43,10 +43,10 @@ func Merge(dirs []string, out string) ([]string, error) {
 }
 
 func loadSummary(dir string) (*Summary, error) {
-	path := filepath.Join(dir, SummaryName)
+	path := summaryPath(dir)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a sweep shard: %w", dir, err)
+		return nil, fmt.Errorf("%s: not a grid shard: %w", dir, err)
 	}
 	var head struct {
 		Kind string `json:"kind"`
@@ -107,10 +107,19 @@ func copyPointDir(shard, out, name string) error {
 	return nil
 }
 
-// IsSweep reports whether dir holds a sweep's (or a sweep shard's)
-// summary.
-func IsSweep(dir string) bool {
-	path := filepath.Join(dir, SummaryName)
-	st, err := os.Stat(path)
+// IsGrid reports whether dir holds a grid's (or a grid shard's) summary:
+// grid_summary.json, or the sweep_summary.json an older version wrote.
+func IsGrid(dir string) bool {
+	st, err := os.Stat(summaryPath(dir))
 	return err == nil && st.Mode().IsRegular()
+}
+
+// summaryPath is dir's grid summary: grid_summary.json, or, when there is
+// none, the legacy sweep_summary.json (whose kind loadSummary checks).
+func summaryPath(dir string) string {
+	path := filepath.Join(dir, SummaryName)
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	return filepath.Join(dir, LegacySummaryName)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/simbench/simbench/sweep"
+	"github.com/simbench/simbench/grid"
 )
 
 const testSweep = `parameters:
@@ -26,14 +26,20 @@ const testSweep = `parameters:
 func TestShardedSweepEqualsSweep(t *testing.T) {
 	dir := t.TempDir()
 	trace := writeRunTrace(t, 16, 20, 400, 12)
-	grid := filepath.Join(dir, "sweep.yaml")
-	require.NoError(t, os.WriteFile(grid, []byte(testSweep), 0o644))
+	gridFile := filepath.Join(dir, "grid.yaml")
+	require.NoError(t, os.WriteFile(gridFile, []byte(testSweep), 0o644))
 	simArgs := func(out string, extra ...string) []string {
-		return append([]string{"sim", "--trace", trace, "--sweep", grid, "--quiet", "-o", out}, extra...)
+		return append([]string{"sim", "--trace", trace, "--grid", gridFile, "--quiet", "-o", out}, extra...)
 	}
 	whole := filepath.Join(dir, "whole")
 	code, _, errOut := runCmdLine(simArgs(whole)...)
 	require.Equal(t, 0, code, errOut)
+	// The old flag name still works, with a note.
+	old := filepath.Join(dir, "old")
+	code, _, errOut = runCmdLine("sim", "--trace", trace, "--sweep", gridFile, "--quiet", "-o", old)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "note: simbench sim --sweep is deprecated: use --grid")
+	assert.Equal(t, treeFiles(t, whole), treeFiles(t, old))
 	var shards []string
 	for k := range 3 {
 		out := filepath.Join(dir, fmt.Sprint("s", k))
@@ -44,11 +50,11 @@ func TestShardedSweepEqualsSweep(t *testing.T) {
 	merged := filepath.Join(dir, "merged")
 	code, out, errOut := runCmdLine(append(append([]string{"merge"}, shards...), "-o", merged)...)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, sweep.ParetoName)
+	assert.Contains(t, out, grid.ParetoName)
 	assert.Equal(t, treeFiles(t, whole), treeFiles(t, merged))
 
-	var sum sweep.Summary
-	b, err := os.ReadFile(filepath.Join(whole, sweep.SummaryName))
+	var sum grid.Summary
+	b, err := os.ReadFile(filepath.Join(whole, grid.SummaryName))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &sum))
 	require.Len(t, sum.Results, 4)
@@ -57,7 +63,7 @@ func TestShardedSweepEqualsSweep(t *testing.T) {
 	for i, r := range sum.Results {
 		assert.Equal(t, i, r.Index)
 		assert.Equal(t, fmt.Sprintf("point_%04d", i), r.Dir)
-		assert.Contains(t, r.Metrics, sweep.KeyOutputPerWorker)
+		assert.Contains(t, r.Metrics, grid.KeyOutputPerWorker)
 		if r.ParetoTTFT {
 			front++
 		}
@@ -74,7 +80,7 @@ func TestShardedSweepEqualsSweep(t *testing.T) {
 	assert.Contains(t, errOut, "given twice")
 	code, _, errOut = runCmdLine("sim", "--trace", trace, "--shard", "0/2", "-o", filepath.Join(dir, "x"))
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "--shard splits a --sweep: it needs --sweep")
+	assert.Contains(t, errOut, "--shard splits a --grid: it needs --grid")
 }
 
 // treeFiles maps every file under root (relative path) to its contents.

@@ -7,6 +7,7 @@ package livecal
 import (
 	"context"
 	"fmt"
+	"github.com/simbench/simbench/internal/warning"
 	"io"
 	"net"
 	"net/http"
@@ -96,7 +97,7 @@ func run(ctx context.Context, opts Options, pr calibrate.PlanRun) (string, error
 		fmt.Fprintf(opts.Log, "calibration run %s → %s\n", pr.Name, dir)
 	}
 	var r *realrun.Result
-	err = results.WriteOutput(dir, opts.Log, results.KeepPartial, func(stage string) (err error) {
+	err = results.WriteOutput(dir, func(ws []error) { warning.Print(opts.Log, ws) }, results.KeepPartial, func(stage string) (err error) {
 		r, err = realrun.WriteRun(ctx, stage, wl, realrun.Options{Config: opts.Config, Spec: specOf(pr.Spec),
 			Log: opts.Log, Quiet: true})
 		return err

@@ -1,4 +1,4 @@
-package sweep
+package grid
 
 import (
 	"testing"

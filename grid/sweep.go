@@ -1,4 +1,4 @@
-package sweep
+package grid
 
 import (
 	"cmp"
@@ -20,10 +20,13 @@ import (
 	"github.com/simbench/simbench/traces"
 )
 
-// Files a sweep writes beside its point directories.
+// Files a grid writes beside its point directories. LegacySummaryName is
+// the summary's name before the grid and the load sweep had different
+// words: the readers still take it (with kind config_grid, or none).
 const (
-	SummaryName = "sweep_summary.json"
-	ParetoName  = "sweep_pareto.png"
+	SummaryName       = "grid_summary.json"
+	LegacySummaryName = "sweep_summary.json"
+	ParetoName        = "sweep_pareto.png"
 )
 
 // Keys of Point.Metrics: the headline statistics of each point.
@@ -35,7 +38,7 @@ const (
 	KeyRequestThroughput = "request_throughput"
 )
 
-// Summary is sweep_summary.json: every point's parameters and headline
+// Summary is grid_summary.json: every point's parameters and headline
 // metrics. A shard's summary lists only its points and has no Pareto flags.
 type Summary struct {
 	// Kind is "config_grid"; a load sweep's summary (package capacity)
@@ -145,7 +148,7 @@ func runPoint(ctx context.Context, sw *sim.Sweep, pt planned, wl *traces.Workloa
 	return res, nil
 }
 
-// writeOutputs writes sweep_summary.json and, for a whole sweep (not a
+// writeOutputs writes grid_summary.json and, for a whole sweep (not a
 // shard), marks the Pareto fronts and draws sweep_pareto.png; it returns
 // the files written.
 func writeOutputs(dir string, sum *Summary) ([]string, error) {

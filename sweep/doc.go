@@ -1,7 +1,0 @@
-// Package sweep simulates a grid of simulator configurations (sim.Sweep) on
-// one workload, one run directory per point, and summarises the grid:
-// sweep_summary.json with every point's headline metrics, the Pareto fronts
-// of output throughput per worker against TTFT p99 and ITL p99, and
-// sweep_pareto.png. A grid can be split into shards (points I, I+N, …) that
-// Merge joins into what the unsharded sweep writes.
-package sweep
