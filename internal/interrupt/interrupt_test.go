@@ -25,7 +25,8 @@ func TestWatch(t *testing.T) {
 	exited.Store(-1)
 	var errw syncBuffer
 	var clock atomic.Int64 // virtual ns since the start
-	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	var reads atomic.Int32 // the watcher reads the clock once per signal it takes
+	now := func() time.Time { reads.Add(1); return time.Unix(0, clock.Load()) }
 	ctx, stop := Watch(context.Background(), sigs, &errw, func(code int) { exited.Store(int32(code)) }, now)
 	defer stop()
 	sigs <- syscall.SIGTERM
@@ -38,6 +39,10 @@ func TestWatch(t *testing.T) {
 	clock.Store(int64(Grace) / 2)
 	sigs <- syscall.SIGTERM // taken by the watcher (unbuffered): it has been handled
 	sigs <- syscall.SIGINT  // the watcher is back waiting: the previous one was ignored
+	// Advance the clock only once the watcher has read it for the SIGINT:
+	// read later, the clock would make that signal the exiting one and
+	// leave the last send below without a receiver.
+	require.Eventually(t, func() bool { return reads.Load() == 3 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, int32(-1), exited.Load(), "a second signal within Grace does not exit")
 	clock.Store(int64(Grace) + 1)
 	sigs <- syscall.SIGINT
