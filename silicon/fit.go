@@ -104,7 +104,7 @@ type FitOptions struct {
 // FitResult is a fitted prior and how well it matches its stages.
 type FitResult struct {
 	Prior      sim.GPUPrior
-	RMSLog     float64 // root mean square of the log residuals (ln(sim/real))
+	RMSLog     float64 // root mean square of the fit's residuals: ln(sim/real), Huber-scaled beyond huberDelta (see robust)
 	Iterations int
 	Evals      int // simulations of the whole stage set
 }

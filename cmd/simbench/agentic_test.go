@@ -35,13 +35,7 @@ func TestAgenticReplay(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 
 	for _, d := range []string{real, simulated} {
-		run, err := results.LoadRun(d)
-		require.NoError(t, err)
-		stat := func(tag, s string) float64 {
-			v, ok := run.Profile.Value(tag, s)
-			require.True(t, ok, "%s: %s %s", d, tag, s)
-			return v
-		}
+		stat := profileStat(t, d)
 		assert.Equal(t, 8.0, stat(results.TagRequestCount, "avg"), d)
 		assert.Equal(t, 2.0, stat(results.TagSessionTurns, "count"), d)
 		assert.Equal(t, 3.0, stat(results.TagSessionTurns, "min"), d)
@@ -92,13 +86,7 @@ func TestAIPerfDAGReplay(t *testing.T) {
 	real, simulated := replayBoth(t, "--trace", "../../testdata/traces/agentic/aiperf_dag_agents.jsonl",
 		"--trace-format", "dag_jsonl", "--hash-block-size", "16", "--concurrency", "2")
 	for _, d := range []string{real, simulated} {
-		run, err := results.LoadRun(d)
-		require.NoError(t, err)
-		stat := func(tag, s string) float64 {
-			v, ok := run.Profile.Value(tag, s)
-			require.True(t, ok, "%s: %s %s", d, tag, s)
-			return v
-		}
+		stat := profileStat(t, d)
 		assert.Equal(t, 10.0, stat(results.TagRequestCount, "avg"), d)
 		assert.Equal(t, 2.0, stat(results.TagSessionTurns, "count"), d)
 		assert.Equal(t, 2.0, stat(results.TagSessionTurns, "min"), d)
@@ -149,4 +137,17 @@ func TestSynthAgenticReplay(t *testing.T) {
 	n, ok := run.Profile.Value(results.TagSessionTurns, "count")
 	require.True(t, ok)
 	assert.Equal(t, 6.0, n)
+}
+
+// profileStat reads the run in dir and returns a lookup of its aggregate's
+// statistics that fails the test when one is missing.
+func profileStat(t *testing.T, dir string) func(tag, stat string) float64 {
+	t.Helper()
+	run, err := results.LoadRun(dir)
+	require.NoError(t, err)
+	return func(tag, stat string) float64 {
+		v, ok := run.Profile.Value(tag, stat)
+		require.True(t, ok, "%s: %s %s", dir, tag, stat)
+		return v
+	}
 }
