@@ -573,7 +573,7 @@ var configDocs = map[string]string{
 	"hardware.model":                           "preset name or custom (see hardware.custom_model); with hardware.model_config only a name (default: none)",
 	"hardware.model_config":                    "a Hugging Face config.json (dense or mixture of experts): the model; a relative path is opened from the working directory",
 	"hardware.dtype":                           "bf16 | fp16 | fp8 | fp32 (activations; weights and KV unless weight_dtype, kv_cache_dtype say otherwise)",
-	"hardware.weight_dtype":                    "bf16 | fp16 | fp8 | int8 | int4; default: model_config's quantization_config, else dtype (fp8: the fp8 rate; int8/int4: weight-only, 16-bit rate plus dequantization)",
+	"hardware.weight_dtype":                    "bf16 | fp16 | fp8 | int8 | int4; default: model_config's quantization_config, else dtype (fp8: the fp8 rate, or weight-only as int8 on a GPU without fp8 tensor cores; int8/int4: weight-only, 16-bit rate plus dequantization)",
 	"hardware.kv_cache_dtype":                  "auto | bf16 | fp16 | fp8; default (auto) dtype",
 	"hardware.custom_gpu.link_latency_us":      "fixed cost of one all-reduce; two per layer under tensor_parallel > 1",
 	"hardware.custom_model.experts":            "routed experts per MoE layer; 0 = dense (then experts_per_token, expert_intermediate, shared_intermediate, moe_layers unset)",

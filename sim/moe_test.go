@@ -58,6 +58,8 @@ func TestMoEAndTPWork(t *testing.T) {
 	llama := HardwareConfig{GPU: "a100", Model: "llama", ModelConfig: llama70Config, TensorParallel: 4, DType: "bf16"}
 	llamaInt4 := llama
 	llamaInt4.WeightDType = "int4"
+	llamaFP8 := llama
+	llamaFP8.WeightDType = "fp8"
 	cases := []struct {
 		name                   string
 		hw                     HardwareConfig
@@ -123,6 +125,18 @@ func TestMoEAndTPWork(t *testing.T) {
 			commBytes: 20_971_520, commSec: 104.8576e-6 + 1056e-6,
 			computeSec: (1_132_998_950_912 + 273_804_165_120) / (312e12 * 4),
 			memorySec:  (37_396_414_464 + 8008*327_680) / (2039e9 * 4),
+		},
+		{
+			// The same with fp8 weights on the A100, which has no fp8 tensor
+			// cores: 1 B a weight, 68,451,041,280 B, + the LM head in bf16
+			// 2,101,346,304 B; products at the bf16 rate after the same
+			// dequantization as int4's, 4·68,451,041,280 FLOPs more.
+			name: "llama-3.1-70b fp8 decode 8, tp 4, a100 (weight-only)", hw: llamaFP8,
+			step:  StepShape{DecodeSeqs: 8, DecodeContext: 8000},
+			flops: 1_132_998_950_912 + 273_804_165_120, weightBytes: 70_552_387_584, kv: 8008 * 327_680,
+			commBytes: 20_971_520, commSec: 104.8576e-6 + 1056e-6,
+			computeSec: (1_132_998_950_912 + 273_804_165_120) / (312e12 * 4),
+			memorySec:  (70_552_387_584 + 8008*327_680) / (2039e9 * 4),
 		},
 	}
 	for _, tc := range cases {

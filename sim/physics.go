@@ -55,15 +55,25 @@ func newStepCosts(m ModelSpec, dt float64) stepCosts {
 }
 
 // withPrecision sets h's weight and KV-cache precisions apart from its
-// activations' (hardware.dtype).
-func (c stepCosts) withPrecision(h HardwareConfig) stepCosts {
+// activations' (hardware.dtype), on device d.
+func (c stepCosts) withPrecision(h HardwareConfig, d deviceSpec) stepCosts {
 	wd := h.weightDType(c.model)
 	c.layerWeightBytes = weightDTypeBytes[wd]
 	c.kvBytesPerTok = c.model.kvBytesPerToken(dtypeBytes[h.kvDType()])
-	if weightOnly(wd) {
+	if weightOnly(wd) || fp8WeightOnly(wd, d) {
 		c.dequantOps = dequantOpsPerWeight
 	}
 	return c
+}
+
+// fp8WeightOnly reports whether fp8 weights run weight-only on d: a GPU
+// without fp8 tensor cores (Ampere: A100, RTX 3090) multiplies them at
+// the 16-bit rate after widening each one it reads, as vLLM's fp8 Marlin
+// kernel does on those GPUs, which costs the same dequantization as an
+// int8 weight (see dequantOpsPerWeight). A CPU's fp8 is the model's
+// business, not priced here.
+func fp8WeightOnly(weightDType string, d deviceSpec) bool {
+	return weightDType == "fp8" && !d.FP8Supported && !d.cpu
 }
 
 // Weight-only quantization (W8A16, W4A16): the kernel turns each int8 or
@@ -139,7 +149,8 @@ func (c stepCosts) allReduceBytes(s StepShape) float64 {
 //	FLOPs    = 2·(active layer weights)·tokens              projections, MLPs, k experts a token
 //	         + 2·vocab·hidden·(sequences + drafts)          LM head, one row per sequence and draft
 //	         + 4·layers·heads·head_dim·(query–key pairs)    QKᵀ and AV over each token's context
-//	         + 4·(layer weights read)·⌈tokens/64⌉           int8/int4 weights' dequantization
+//	         + 4·(layer weights read)·⌈tokens/64⌉           weight-only dequantization: int8/int4,
+//	                                                         and fp8 on a GPU without fp8 tensor cores
 //	bytes    = (layer weights read)·weight_dtype            weights once per step
 //	         + vocab·hidden·dtype                           LM head
 //	         + KV bytes per token·(context read + tokens written)
@@ -185,7 +196,7 @@ func NewPhysics(h HardwareConfig) (*Physics, error) {
 		linear = "fp8"
 	}
 	return &Physics{
-		stepCosts:  newStepCosts(m, dt).withPrecision(h),
+		stepCosts:  newStepCosts(m, dt).withPrecision(h, d),
 		peak:       d.peakFLOPS(h.DType),
 		linearPeak: d.peakFLOPS(linear),
 		bw:         d.MemBWGBs * 1e9,
