@@ -51,8 +51,8 @@ type EngineConfig struct {
 	BlockSize            int     `yaml:"block_size" json:"block_size"`                         // tokens per KV block (prefix-cache granularity)
 	NumGPUBlocks         int     `yaml:"num_gpu_blocks" json:"num_gpu_blocks"`                 // 0 = derived from hardware and gpu_memory_utilization
 	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization" json:"gpu_memory_utilization"` // fraction of GPU memory for weights + KV
-	MaxNumSeqs           int     `yaml:"max_num_seqs" json:"max_num_seqs"`                     // running requests per worker
-	MaxNumBatchedTokens  int     `yaml:"max_num_batched_tokens" json:"max_num_batched_tokens"` // token budget per step (vllm)
+	MaxNumSeqs           int     `yaml:"max_num_seqs" json:"max_num_seqs"`                     // running requests per worker; 0 = the engine's default (see ResolveEngine)
+	MaxNumBatchedTokens  int     `yaml:"max_num_batched_tokens" json:"max_num_batched_tokens"` // token budget per step (vllm); 0 = vLLM's default for the device
 	EnablePrefixCaching  bool    `yaml:"enable_prefix_caching" json:"enable_prefix_caching"`
 	EnableChunkedPrefill bool    `yaml:"enable_chunked_prefill" json:"enable_chunked_prefill"`
 	Preemption           string  `yaml:"preemption" json:"preemption"`       // lifo | fifo (vllm)
@@ -362,8 +362,8 @@ func DefaultConfig() Config {
 		Seed:    0,
 		Workers: 1,
 		Engine: EngineConfig{
-			Type: "vllm", BlockSize: 64, GPUMemoryUtilization: 0.9, MaxNumSeqs: 256,
-			MaxNumBatchedTokens: 8192, EnablePrefixCaching: true, EnableChunkedPrefill: true,
+			Type: "vllm", BlockSize: 64, GPUMemoryUtilization: 0.9,
+			EnablePrefixCaching: true, EnableChunkedPrefill: true,
 			Preemption: "lifo",
 			SGLang:     SGLangConfig{NewTokenRatio: 0.7},
 			LlamaCpp:   LlamaCppConfig{Parallel: 4, CtxSize: 16384, NBatch: 512},
@@ -533,8 +533,8 @@ var configDocs = map[string]string{
 	"engine.type":                              "vllm | sglang | llamacpp",
 	"engine.block_size":                        "tokens per KV block (prefix-cache granularity)",
 	"engine.num_gpu_blocks":                    "KV blocks per worker; 0 = from hardware and gpu_memory_utilization",
-	"engine.max_num_seqs":                      "running requests per worker (vllm, sglang)",
-	"engine.max_num_batched_tokens":            "token budget of a vllm step",
+	"engine.max_num_seqs":                      "running requests per worker (vllm, sglang); 0 = the engine's default: vLLM's server default for the device (1024 on a GPU of 70 GiB or more other than an A100, else 256), SGLang's request pool (2048)",
+	"engine.max_num_batched_tokens":            "token budget of a vllm step; 0 = vLLM's server default for the device (8192 on a GPU of 70 GiB or more other than an A100, else 2048)",
 	"engine.preemption":                        "vllm victim when KV runs out: lifo (newest) | fifo",
 	"engine.async_scheduling":                  "vllm, sglang: step N+1 is planned while step N runs, so a request reaching a busy engine waits a step more (vLLM's async scheduling, SGLang's overlap schedule); unset = the engine's default (on for vllm and sglang)",
 	"engine.max_model_len":                     "0 = no limit; longer ISL+OSL is rejected",
@@ -899,8 +899,8 @@ func (e EngineConfig) validate() error {
 		nonNegative("engine.num_gpu_blocks", e.NumGPUBlocks),
 		atMost("engine.num_gpu_blocks", e.NumGPUBlocks, maxKVBlocks),
 		finiteIn("engine.gpu_memory_utilization", e.GPUMemoryUtilization, 0.01, 1),
-		inRange("engine.max_num_seqs", e.MaxNumSeqs, 1, maxSeqs),
-		inRange("engine.max_num_batched_tokens", e.MaxNumBatchedTokens, 1, maxStepTokens),
+		inRange("engine.max_num_seqs", e.MaxNumSeqs, 0, maxSeqs),
+		inRange("engine.max_num_batched_tokens", e.MaxNumBatchedTokens, 0, maxStepTokens),
 		oneOf("engine.preemption", e.Preemption, "lifo", "fifo"),
 		inRange("engine.max_model_len", e.MaxModelLen, 0, maxContextTokens),
 		inRange("engine.sglang.chunked_prefill_size", e.SGLang.ChunkedPrefillSize, 0, maxStepTokens),

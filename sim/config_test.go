@@ -19,7 +19,7 @@ func TestParseConfigOverDefaults(t *testing.T) {
 	assert.Equal(t, 4, cfg.Workers)
 	assert.Equal(t, "sglang", cfg.Engine.Type)
 	assert.Equal(t, 32, cfg.Engine.BlockSize)
-	assert.Equal(t, 8192, cfg.Engine.MaxNumBatchedTokens) // default kept
+	assert.Equal(t, 0.7, cfg.Engine.SGLang.NewTokenRatio) // default kept
 	assert.Equal(t, 0.5, cfg.Router.Temperature)
 
 	empty, err := ParseConfig(nil)
@@ -79,8 +79,8 @@ func TestConfigBoundsSizes(t *testing.T) {
 	}{
 		{func(c *Config) { c.Workers = 100000000 }, "workers: must be in [1, 4096], got 100000000"},
 		{func(c *Config) { c.Engine.BlockSize = 1 << 20 }, "engine.block_size: must be in [1, 4096], got 1048576"},
-		{func(c *Config) { c.Engine.MaxNumSeqs = 1 << 30 }, "engine.max_num_seqs: must be in [1, 65536]"},
-		{func(c *Config) { c.Engine.MaxNumBatchedTokens = 1 << 30 }, "engine.max_num_batched_tokens: must be in [1, 2097152]"},
+		{func(c *Config) { c.Engine.MaxNumSeqs = 1 << 30 }, "engine.max_num_seqs: must be in [0, 65536]"},
+		{func(c *Config) { c.Engine.MaxNumBatchedTokens = 1 << 30 }, "engine.max_num_batched_tokens: must be in [0, 2097152]"},
 		{func(c *Config) { c.Engine.MaxModelLen = 1 << 30 }, "engine.max_model_len: must be in [0, 16777216]"},
 		{func(c *Config) { c.Engine.SGLang.ChunkedPrefillSize = 1 << 30 }, "engine.sglang.chunked_prefill_size: must be in [0, 2097152]"},
 		{func(c *Config) { c.Engine.LlamaCpp.Parallel = 1 << 20 }, "engine.llamacpp.parallel: must be in [1, 65536]"},

@@ -74,10 +74,8 @@ func (s *simulator) newPool(role string, cfg Config, n int) (*pool, error) {
 	if p.clock, err = newTiming(&p.cfg); err != nil {
 		return nil, err
 	}
-	if p.kind == engineSGLang && e.SGLang.ChunkedPrefillSize == 0 {
-		if e.SGLang.ChunkedPrefillSize, err = sglangChunk(p.cfg.Hardware); err != nil {
-			return nil, err
-		}
+	if *e, err = p.cfg.ResolveEngine(); err != nil {
+		return nil, err
 	}
 	if p.spec, err = newSpeculator(p.cfg); err != nil {
 		return nil, err

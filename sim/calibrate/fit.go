@@ -172,7 +172,11 @@ func newFitter(targets []Target, opts Options) (*fitter, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fitter{targets: targets, opts: opts, noise: fitsNoise(opts), b: b, sopts: stepsOptions(opts.Base),
+	eng, err := opts.Base.ResolveEngine()
+	if err != nil {
+		return nil, err
+	}
+	f := &fitter{targets: targets, opts: opts, noise: fitsNoise(opts), b: b, sopts: stepsOptions(eng),
 		res: &Result{Model: b.model()}}
 	if !f.noise {
 		f.opts.Base = withoutNoise(opts.Base)
@@ -463,16 +467,17 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-// stepsOptions is how the engine of c chunks prompts.
-func stepsOptions(c sim.Config) StepsOptions {
-	switch c.Engine.Type {
+// stepsOptions is how engine e (resolved: see sim.Config.ResolveEngine)
+// chunks prompts.
+func stepsOptions(e sim.EngineConfig) StepsOptions {
+	switch e.Type {
 	case "llamacpp":
-		return StepsOptions{ChunkTokens: c.Engine.LlamaCpp.NBatch, PerSlot: c.Engine.LlamaCpp.Batch == sim.LlamaCppBatchPerSlot}
+		return StepsOptions{ChunkTokens: e.LlamaCpp.NBatch, PerSlot: e.LlamaCpp.Batch == sim.LlamaCppBatchPerSlot}
 	case "sglang":
-		return StepsOptions{ChunkTokens: c.Engine.SGLang.ChunkedPrefillSize}
+		return StepsOptions{ChunkTokens: e.SGLang.ChunkedPrefillSize}
 	}
-	if c.Engine.EnableChunkedPrefill {
-		return StepsOptions{ChunkTokens: c.Engine.MaxNumBatchedTokens}
+	if e.EnableChunkedPrefill {
+		return StepsOptions{ChunkTokens: e.MaxNumBatchedTokens}
 	}
 	return StepsOptions{}
 }

@@ -197,7 +197,7 @@ func TestExtractStepsMatchesEngine(t *testing.T) {
 				cfg.Frontend.RequestOverheadMs, cfg.Frontend.ArrivalStallMs = 0.5, tc.stall
 			}
 			tg := simulateTarget(t, "c4", cfg, synth(t, 4, 32, tc.isl, tc.std))
-			steps, ok := ExtractSteps(tg.Records, stepsOptions(cfg))
+			steps, ok := ExtractSteps(tg.Records, stepsOptions(resolved(t, cfg)))
 			require.True(t, ok)
 			require.NotEmpty(t, steps)
 			phys, err := sim.NewPhysics(cfg.Hardware)
@@ -241,7 +241,7 @@ func TestExtractStepsBookThePlan(t *testing.T) {
 			wl, err := traces.Synthesize(pr.Spec)
 			require.NoError(t, err)
 			tg := simulateTarget(t, pr.Name, cfg, wl)
-			steps, ok := ExtractSteps(tg.Records, stepsOptions(cfg))
+			steps, ok := ExtractSteps(tg.Records, stepsOptions(resolved(t, cfg)))
 			require.True(t, ok)
 			for _, s := range steps {
 				w := phys.Work(view.Apply(s.Shape))
@@ -997,4 +997,12 @@ func TestPhysicsPriorCentresOnTheConfig(t *testing.T) {
 			assert.InDeltaSlice(t, tc.want, mean, 1e-12)
 		})
 	}
+}
+
+// resolved is cfg's engine with its defaults filled (sim.Config.ResolveEngine).
+func resolved(t *testing.T, cfg sim.Config) sim.EngineConfig {
+	t.Helper()
+	e, err := cfg.ResolveEngine()
+	require.NoError(t, err)
+	return e
 }

@@ -62,10 +62,13 @@ func Plan(base sim.Config, opts PlanOptions) []PlanRun {
 
 // planSlots is the concurrency that fills the engine: llama.cpp's slots,
 // else max_num_seqs capped at 8 (enough to see the per-sequence cost
-// without a long run).
+// without a long run; 0, the engine's default, is 256 or more).
 func planSlots(c sim.Config) int {
 	if c.Engine.Type == "llamacpp" {
 		return max(c.Engine.LlamaCpp.Parallel, 1)
+	}
+	if c.Engine.MaxNumSeqs == 0 {
+		return 8
 	}
 	return max(min(c.Engine.MaxNumSeqs, 8), 1)
 }
