@@ -528,7 +528,7 @@ func orRoot(path string) string {
 
 // configDocs comments the keys of the YAML written by Config.YAML.
 var configDocs = map[string]string{
-	"seed":                                     "seeds the five random streams: router, step jitter and stalls, drift, client gaps, tie order",
+	"seed":                                     "seeds the six kinds of random stream: router, step jitter and stalls, drift, client gaps, tie order, speculative acceptance",
 	"workers":                                  "identical engine replicas behind the router",
 	"engine.type":                              "vllm | sglang | llamacpp",
 	"engine.block_size":                        "tokens per KV block (prefix-cache granularity)",

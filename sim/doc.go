@@ -6,23 +6,30 @@
 //
 // # Reading guide
 //
-// Start with sim.go: Run, the simulator struct and its event loop (loop,
-// instant, handle), then a request's way through it: send (the client's
-// send, after the pacer lets it go), the frontend (frontendDone for the
-// handlers, loopJoin for a shared event loop, slotGate for
-// frontend.hold_for_slot), arrive (routing, router.go), complete and
-// clientDone (the client's gap and stalls, clientgap.go, before the slot's
-// next send). Then worker.go: one engine step at a time, startStep asks
-// the engine's scheduler (engines.go: planVLLM, planSGLang, planLlamaCpp)
-// for the step's work and the timing model (timing.go; physics.go for the
-// default, presets.go and device.go for its hardware) for its duration,
-// stretched by jitter.go and drift.go; endStep stamps the step's tokens.
-// The KV cache and prefix cache are kv.go and hashtable.go; disaggregated
-// prefill/decode pools are pool.go and disagg.go. config.go is every key,
-// its default (DefaultConfig), its documentation (configDocs) and its
-// check (Validate); record.go and write.go turn finished requests into
-// AIPerf's files; servermetrics.go and scrape.go the simulated /metrics;
-// online.go the same loop for simbench serve.
+// Start with sim.go's Run, then follow a request, then the engine step:
+//
+//   - sim.go: Run, the simulator struct and its event loop (loop, instant,
+//     handle); send, the client's send once the pacer lets it go; arrive,
+//     routing (router.go); complete and clientDone, the client's gap and
+//     stalls (clientgap.go) before the slot's next send.
+//   - the frontend, between send and arrive: frontendDone for the handlers
+//     (frontend.concurrency), loopJoin for a shared event loop
+//     (frontend.cpu_share), slotGate for frontend.hold_for_slot.
+//   - worker.go: one engine step at a time. startStep asks the engine's
+//     scheduler (engines.go: planVLLM, planSGLang, planLlamaCpp) for the
+//     step's work and the timing model for its duration; endStep stamps
+//     the step's tokens.
+//   - timing.go: the step-time models (TimingModels); physics.go is the
+//     default, presets.go and device.go its hardware, priors.go its GPU
+//     priors; jitter.go and drift.go stretch a step at random.
+//   - kv.go and hashtable.go: the KV cache and the prefix cache; pool.go
+//     and disagg.go: disaggregated prefill/decode pools and KV transfer;
+//     spec.go: speculative decoding.
+//   - config.go: every key, its default (DefaultConfig), its documentation
+//     (configDocs) and its check (Validate).
+//   - record.go and write.go turn finished requests into AIPerf's files;
+//     servermetrics.go and scrape.go are the simulated /metrics; online.go
+//     is the same loop for simbench serve.
 //
 // # Event loop
 //

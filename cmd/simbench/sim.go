@@ -52,7 +52,7 @@ func simConfigFlags() []cli.Flag {
 	itoa, ftoa := strconv.Itoa, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	return []cli.Flag{
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "simulator configuration `YAML` (engine, workers, router, timing, hardware, frontend)"},
-		&cli.Int64Flag{Name: "sim-seed", DefaultText: "--random-seed, else the config's seed", Usage: "seed: the simulator's own random streams (router, step jitter and stalls, drift, client gaps, tie order); the workload keeps --random-seed"},
+		&cli.Int64Flag{Name: "sim-seed", DefaultText: "--random-seed, else the config's seed", Usage: "seed: the simulator's own random streams (router, step jitter and stalls, drift, client gaps, tie order, speculative acceptance); the workload keeps --random-seed"},
 		&cli.BoolFlag{Name: "print-config", Usage: "print the effective configuration as YAML and exit"},
 		&cli.StringFlag{Name: "engine", DefaultText: d.Engine.Type, Usage: "engine.type: vllm, sglang or llamacpp"},
 		&cli.IntFlag{Name: "workers", DefaultText: itoa(d.Workers), Usage: "workers: engine replicas behind the router"},
