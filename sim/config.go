@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"reflect"
@@ -25,6 +24,7 @@ type Config struct {
 	Timing   TimingConfig   `yaml:"timing" json:"timing"`
 	Hardware HardwareConfig `yaml:"hardware" json:"hardware"`
 	Frontend FrontendConfig `yaml:"frontend" json:"frontend"`
+	Client   ClientConfig   `yaml:"client" json:"client"`
 	// Disaggregation splits the workers into prefill and decode pools.
 	// Absent (nil): aggregated serving.
 	Disaggregation *DisaggregationConfig `yaml:"disaggregation,omitempty" json:"disaggregation,omitempty"`
@@ -34,7 +34,14 @@ type Config struct {
 	// Calibration is written by `simbench calibrate`: the runs and workload
 	// range the timing was fitted on, and how well each parameter is known.
 	Calibration *Calibration `yaml:"calibration,omitempty" json:"calibration,omitempty"`
+
+	keyWarnings []error // the document's keys under an old name (KeyWarnings)
 }
+
+// KeyWarnings are the warnings of the document the configuration was
+// parsed from: each key it spelled the old way (see renamedKeys), with its
+// line and the key it was read as. A configuration built in code has none.
+func (c Config) KeyWarnings() []error { return c.keyWarnings }
 
 // ServerMetricsConfig controls the simulated /metrics endpoints: Dynamo's
 // frontend and one engine endpoint per worker, scraped on the virtual clock
@@ -261,8 +268,17 @@ type HardwareConfig struct {
 	KVCacheDType string `yaml:"kv_cache_dtype,omitempty" json:"kv_cache_dtype,omitempty"`
 }
 
-// FrontendConfig models the HTTP frontend and network around the engine.
+// FrontendConfig models the server's HTTP frontend and network around the
+// engine: the work on each request between the client's send and the
+// router, and each token's way back.
 type FrontendConfig struct {
+	// Mode is the frontend's discipline: how the requests' work shares the
+	// server (see Discipline): unbounded (each request on its own handler),
+	// handlers (concurrency handlers, FIFO), event_loop (cpu_share of the
+	// work on one shared event loop) or hold_for_slot (a gate of
+	// engine.llamacpp.parallel in front of the handlers). "" takes it from
+	// the keys that set one: cpu_share, hold_for_slot, concurrency.
+	Mode               string  `yaml:"mode,omitempty" json:"mode,omitempty"`
 	RequestOverheadMs  float64 `yaml:"request_overhead_ms" json:"request_overhead_ms"`   // client send → router/engine arrival
 	ResponseOverheadMs float64 `yaml:"response_overhead_ms" json:"response_overhead_ms"` // engine token → client receipt, every token
 	// Concurrency is how many requests the frontend prepares at once
@@ -305,13 +321,6 @@ type FrontendConfig struct {
 	// false: every request reaches the engine's own queue at once
 	// (llama-server, vLLM). One server: workers 1, aggregated.
 	HoldForSlot bool `yaml:"hold_for_slot,omitempty" json:"hold_for_slot,omitempty"`
-	// TieOrder is the order in which requests sent at the same instant
-	// reach the frontend: "trace" (the workload's order; the default) or
-	// "random" (seeded by seed): a real client sends them on concurrent
-	// connections, and which one the server reads first is a race. Which
-	// one it finishes preparing first is then up to the handlers
-	// (concurrency, prompt_token_ms).
-	TieOrder string `yaml:"tie_order,omitempty" json:"tie_order,omitempty"`
 	// PromptTokenMs is the frontend's work per prompt token on top of
 	// request_overhead_ms (parsing, chat template, tokenisation), in the
 	// same handler. With a bounded concurrency it decides which of a
@@ -325,27 +334,72 @@ type FrontendConfig struct {
 	// (usage.prompt_tokens), on top of the workload's ISL. calibrate
 	// measures them from runs that took ISL from the server.
 	TemplateTokens int `yaml:"template_tokens,omitempty" json:"template_tokens,omitempty"`
-	// ClientGapMs is the load generator's own time between a response's end
-	// and the next request it sends from the freed slot or session (closed
-	// loop, concurrency caps, later turns). AIPerf's is visible in its
-	// exports as benchmark_duration beyond the requests' latencies.
-	ClientGapMs float64 `yaml:"client_gap_ms" json:"client_gap_ms"`
-	// ClientGapSamplesMs, when set, are measured client gaps (or their
-	// percentiles): each gap is one of them drawn at random, so the gap
-	// varies as the real client's did (calibrate measures them from a
-	// closed-loop run's records). client_gap_ms is then unused.
-	ClientGapSamplesMs []float64 `yaml:"client_gap_samples_ms,omitempty" json:"client_gap_samples_ms,omitempty"`
-	// ClientStallMs and ClientStallEveryMs are the load generator's own
-	// stalls: once every client_stall_every_ms (from half of it in) each
-	// slot's next send waits client_stall_ms more. AIPerf's exports show
-	// them as client gaps of seconds among gaps of milliseconds (calibrate
-	// measures both); each slot has a worker process of its own, and the
-	// workers stall in step, so the slots keep their phase. 0: none.
-	ClientStallMs      float64 `yaml:"client_stall_ms,omitempty" json:"client_stall_ms,omitempty"`
-	ClientStallEveryMs float64 `yaml:"client_stall_every_ms,omitempty" json:"client_stall_every_ms,omitempty"`
 }
 
-// The orders of simultaneous sends (FrontendConfig.TieOrder).
+// The frontend's disciplines (FrontendConfig.Mode).
+const (
+	FrontendUnbounded   = "unbounded"
+	FrontendHandlers    = "handlers"
+	FrontendEventLoop   = "event_loop"
+	FrontendHoldForSlot = "hold_for_slot"
+)
+
+// FrontendModes lists the frontend's disciplines.
+func FrontendModes() []string {
+	return []string{FrontendUnbounded, FrontendHandlers, FrontendEventLoop, FrontendHoldForSlot}
+}
+
+// Discipline is the frontend's mode: Mode when set, else the one its keys
+// set: event_loop with cpu_share, hold_for_slot with hold_for_slot,
+// handlers with a concurrency, else unbounded.
+func (f FrontendConfig) Discipline() string {
+	switch {
+	case f.Mode != "":
+		return f.Mode
+	case f.CPUShare > 0:
+		return FrontendEventLoop
+	case f.HoldForSlot:
+		return FrontendHoldForSlot
+	case f.Concurrency > 0:
+		return FrontendHandlers
+	}
+	return FrontendUnbounded
+}
+
+// ClientConfig is what the load generator does apart from the server: its
+// own time between a response and the next send, its stalls, and the order
+// of simultaneous sends. (Before the client: section these were
+// frontend.client_gap_ms, client_gap_samples_ms, client_stall_ms,
+// client_stall_every_ms and tie_order, which still load; see renamedKeys.)
+type ClientConfig struct {
+	// GapMs is the load generator's own time between a response's end and
+	// the next request it sends from the freed slot or session (closed
+	// loop, concurrency caps, later turns). AIPerf's is visible in its
+	// exports as benchmark_duration beyond the requests' latencies.
+	GapMs float64 `yaml:"gap_ms" json:"gap_ms"`
+	// GapSamplesMs, when set, are measured client gaps (or their
+	// percentiles): each gap is one of them drawn at random, so the gap
+	// varies as the real client's did (calibrate measures them from a
+	// closed-loop run's records). gap_ms is then unused.
+	GapSamplesMs []float64 `yaml:"gap_samples_ms,omitempty" json:"gap_samples_ms,omitempty"`
+	// StallMs and StallEveryMs are the load generator's own stalls: once
+	// every stall_every_ms (from half of it in) each slot's next send
+	// waits stall_ms more. AIPerf's exports show them as client gaps of
+	// seconds among gaps of milliseconds (calibrate measures both); each
+	// slot has a worker process of its own, and the workers stall in step,
+	// so the slots keep their phase. 0: none.
+	StallMs      float64 `yaml:"stall_ms,omitempty" json:"stall_ms,omitempty"`
+	StallEveryMs float64 `yaml:"stall_every_ms,omitempty" json:"stall_every_ms,omitempty"`
+	// TieOrder is the order in which requests sent at the same instant
+	// reach the frontend: "trace" (the workload's order; the default) or
+	// "random" (seeded by seed): a real client sends them on concurrent
+	// connections, and which one the server reads first is a race. Which
+	// one it finishes preparing first is then up to the frontend's
+	// handlers (frontend.concurrency, frontend.prompt_token_ms).
+	TieOrder string `yaml:"tie_order,omitempty" json:"tie_order,omitempty"`
+}
+
+// The orders of simultaneous sends (ClientConfig.TieOrder).
 const (
 	TieOrderTrace  = "trace"
 	TieOrderRandom = "random"
@@ -385,7 +439,8 @@ func DefaultConfig() Config {
 }
 
 // LoadConfig reads a YAML file over DefaultConfig. Unknown keys are errors
-// naming the file, line and full key.
+// naming the file, line and full key; a renamed key's warning
+// (KeyWarnings) names the file too.
 func LoadConfig(path string) (Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -394,6 +449,9 @@ func LoadConfig(path string) (Config, error) {
 	cfg, err := ParseConfig(b)
 	if err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	for i, w := range cfg.keyWarnings {
+		cfg.keyWarnings[i] = fmt.Errorf("%s: %w", path, w)
 	}
 	return cfg, nil
 }
@@ -417,17 +475,20 @@ func ParseConfig(b []byte) (Config, error) {
 	if len(root.Content) == 0 {
 		return cfg, nil // empty document
 	}
+	warns, err := moveRenamed(root.Content[0])
+	if err != nil {
+		return cfg, err
+	}
 	if err := checkKeys(root.Content[0], reflect.TypeOf(cfg), ""); err != nil {
 		return cfg, err
 	}
 	if mappingValue(root.Content[0], "disaggregation") != nil {
 		cfg.Disaggregation = DefaultDisaggregation() // the keys given are decoded over its defaults
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	if err := root.Decode(&cfg); err != nil { // checkKeys has refused every unknown key
 		return cfg, err
 	}
+	cfg.keyWarnings = warns
 	unnameModel(root.Content[0], &cfg.Hardware)
 	if err := resolvePools(root.Content[0], &cfg); err != nil {
 		return cfg, err
@@ -452,6 +513,14 @@ func unnameModel(root *yaml.Node, h *HardwareConfig) {
 func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode {
+		for i, e := range n.Content {
+			if err := checkKeys(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
 		return nil
@@ -580,12 +649,9 @@ var configDocs = map[string]string{
 	"frontend.request_overhead_ms":             "client send → engine arrival",
 	"frontend.response_overhead_ms":            "engine token → client, every token",
 	"frontend.concurrency":                     "requests the frontend prepares at once (request_overhead_ms + prompt_token_ms × ISL each, FIFO); 0 = unbounded",
-	"frontend.client_stall_ms":                 "the load generator's stalls: each slot's next send waits this long more (closed loop), once every client_stall_every_ms",
-	"frontend.client_stall_every_ms":           "time from one of the client's stalls to the next (the first half of it in); 0 = none",
 	"frontend.cpu_share":                       "share of each request's frontend work that is CPU on the server's one event loop, shared by the requests it prepares at once (vLLM's, SGLang's API server); 0 = none",
 	"frontend.prompt_token_ms":                 "frontend work per prompt token (template, tokenisation): of a burst, a shorter prompt is ready first",
 	"frontend.template_tokens":                 "tokens the chat template adds to every prompt (computed and counted in ISL)",
-	"frontend.tie_order":                       "trace (default) | random: the order in which requests sent at one instant reach the frontend",
 	"frontend.arrival_stall_ms":                "the server's work on a request stretches the steps beside it by this in all, pro rata over its frontend time (a CPU engine sharing its cores)",
 	"frontend.hold_for_slot":                   "the server holds requests beyond engine.llamacpp.parallel before its work on them, until one finishes (Ollama's NUM_PARALLEL semaphore)",
 	"disaggregation.prefill_workers":           "0 = aggregated serving; else workers = prefill_workers + decode_workers",
@@ -635,8 +701,6 @@ var configDocs = map[string]string{
 	"hardware.custom_cpu.clock_ghz":             "core clock, GHz",
 	"hardware.custom_cpu.mem_bw_gbs":            "memory bandwidth the engine sees, GB/s",
 	"hardware.custom_cpu.mem_gb":                "memory the engine sees, GB",
-	"frontend.client_gap_ms":                    "the load generator's time between a response's end and the next send from the freed slot or session",
-	"frontend.client_gap_samples_ms":            "measured client gaps, dealt from a shuffled deck (calibrate writes them); client_gap_ms is then unused",
 	"calibration":                               "written by simbench calibrate: the fitted model, the runs (fitted_on), the workload range and every parameter; sim warns outside the range",
 
 	// Speculative decoding (a block of its own, aligned on its own).
@@ -646,6 +710,14 @@ var configDocs = map[string]string{
 	"engine.speculative_config.model":                  "draft_model: the drafter's preset name, or custom with custom_model",
 	"engine.speculative_config.custom_model":           "draft_model: the drafter's shape (the keys of hardware.custom_model)",
 	"engine.speculative_config.model_config":           "draft_model: the drafter's Hugging Face config.json",
+
+	// The load generator, and the frontend's discipline.
+	"client.gap_ms":         "the load generator's time between a response's end and the next send from the freed slot or session",
+	"client.gap_samples_ms": "measured client gaps, dealt from a shuffled deck (calibrate writes them); gap_ms is then unused",
+	"client.stall_ms":       "the load generator's stalls: each slot's next send waits this long more (closed loop), once every stall_every_ms",
+	"client.stall_every_ms": "time from one of the client's stalls to the next (the first half of it in); 0 = none",
+	"client.tie_order":      "trace (default) | random: the order in which requests sent at one instant reach the frontend",
+	"frontend.mode":         "unbounded | handlers (concurrency) | event_loop (cpu_share) | hold_for_slot (a gate of engine.llamacpp.parallel before the handlers); unset = from cpu_share, hold_for_slot, concurrency, else unbounded",
 }
 
 // annotate adds configDocs comments to the mapping n and prints short
@@ -728,7 +800,7 @@ func dropUnusedTiming(t *yaml.Node, model string) {
 // Validate checks every value; the error names the offending key.
 func (c Config) Validate() error {
 	checks := []func() error{c.validateTop, c.Engine.validate, c.Router.validate(c.Workers),
-		c.Timing.validate, c.Hardware.validate, c.validateSpec, c.Frontend.validate, c.ServerMetrics.validate, c.validateDisaggregation,
+		c.Timing.validate, c.Hardware.validate, c.validateSpec, c.Frontend.validate, c.Client.validate, c.ServerMetrics.validate, c.validateDisaggregation,
 		c.validateMemory}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -758,9 +830,33 @@ func (c Config) validateTop() error {
 }
 
 // validateStalls: a stall must end before the next is due.
-func (f FrontendConfig) validateStalls() error {
-	if f.ClientStallMs > 0 && f.ClientStallEveryMs <= f.ClientStallMs {
-		return fmt.Errorf("frontend.client_stall_every_ms: the stalls come one after another; want more than client_stall_ms (%g), got %g", f.ClientStallMs, f.ClientStallEveryMs)
+func (c ClientConfig) validateStalls() error {
+	if c.StallMs > 0 && c.StallEveryMs <= c.StallMs {
+		return fmt.Errorf("client.stall_every_ms: the stalls come one after another; want more than stall_ms (%g), got %g", c.StallMs, c.StallEveryMs)
+	}
+	return nil
+}
+
+// validateMode: an explicit frontend.mode agrees with the keys that set a
+// discipline of their own.
+func (f FrontendConfig) validateMode() error {
+	if f.Mode == "" {
+		return nil
+	}
+	if err := oneOf("frontend.mode", f.Mode, FrontendModes()...); err != nil {
+		return err
+	}
+	switch {
+	case f.CPUShare > 0 && f.Mode != FrontendEventLoop:
+		return fmt.Errorf("frontend.cpu_share: the event loop's share; frontend.mode is %s, want event_loop", f.Mode)
+	case f.Mode == FrontendEventLoop && f.CPUShare == 0:
+		return errors.New("frontend.mode: event_loop needs frontend.cpu_share > 0")
+	case f.HoldForSlot && f.Mode != FrontendHoldForSlot:
+		return fmt.Errorf("frontend.hold_for_slot: the gate; frontend.mode is %s, want hold_for_slot", f.Mode)
+	case f.Mode == FrontendHandlers && f.Concurrency == 0:
+		return errors.New("frontend.mode: handlers needs frontend.concurrency >= 1")
+	case f.Mode == FrontendUnbounded && f.Concurrency > 0:
+		return fmt.Errorf("frontend.concurrency: %d handlers; frontend.mode is unbounded, want handlers", f.Concurrency)
 	}
 	return nil
 }
@@ -786,7 +882,7 @@ func (f FrontendConfig) validateLoop() error {
 // its llama.cpp runner's slots.
 func (c Config) validateHold() error {
 	switch {
-	case !c.Frontend.HoldForSlot:
+	case c.Frontend.Discipline() != FrontendHoldForSlot:
 		return nil
 	case c.Engine.Type != "llamacpp":
 		return fmt.Errorf("frontend.hold_for_slot: holds requests for engine.llamacpp.parallel slots; engine.type is %q, want llamacpp", c.Engine.Type)
@@ -1125,16 +1221,19 @@ func (h HardwareConfig) modelName() string { return cmp.Or(h.ModelConfig, h.Mode
 func (f FrontendConfig) validate() error {
 	return firstErr(finiteIn("frontend.request_overhead_ms", f.RequestOverheadMs, 0, 1e7),
 		finiteIn("frontend.response_overhead_ms", f.ResponseOverheadMs, 0, 1e7),
-		finiteIn("frontend.client_gap_ms", f.ClientGapMs, 0, 1e7),
 		finiteIn("frontend.arrival_stall_ms", f.ArrivalStallMs, 0, 1e7),
 		finiteIn("frontend.prompt_token_ms", f.PromptTokenMs, 0, 1e3),
 		inRange("frontend.template_tokens", f.TemplateTokens, 0, maxContextTokens),
-		oneOf("frontend.tie_order", cmp.Or(f.TieOrder, TieOrderTrace), TieOrderTrace, TieOrderRandom),
-		validateSamples("frontend.client_gap_samples_ms", f.ClientGapSamplesMs),
-		finiteIn("frontend.client_stall_ms", f.ClientStallMs, 0, 1e7),
-		finiteIn("frontend.client_stall_every_ms", f.ClientStallEveryMs, 0, 1e9), f.validateStalls(),
 		nonNegative("frontend.concurrency", f.Concurrency), atMost("frontend.concurrency", f.Concurrency, 1<<16),
-		finiteIn("frontend.cpu_share", f.CPUShare, 0, 1), f.validateLoop())
+		finiteIn("frontend.cpu_share", f.CPUShare, 0, 1), f.validateLoop(), f.validateMode())
+}
+
+func (c ClientConfig) validate() error {
+	return firstErr(finiteIn("client.gap_ms", c.GapMs, 0, 1e7),
+		oneOf("client.tie_order", cmp.Or(c.TieOrder, TieOrderTrace), TieOrderTrace, TieOrderRandom),
+		validateSamples("client.gap_samples_ms", c.GapSamplesMs),
+		finiteIn("client.stall_ms", c.StallMs, 0, 1e7),
+		finiteIn("client.stall_every_ms", c.StallEveryMs, 0, 1e9), c.validateStalls())
 }
 
 func (m ServerMetricsConfig) validate() error {

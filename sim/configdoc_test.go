@@ -112,6 +112,11 @@ func renderConfigReference() ([]byte, error) {
 		}
 		fmt.Fprintf(&doc, "| `%s` | %s | %s |\n", key.path, defaultCell(defaults, key), escapeCell(configDocs[key.path]))
 	}
+	doc.WriteString("\n## Renamed keys\n\nA file may still spell these the old way: it loads as the new key, with a warning.\n\n" +
+		"| old key | read as |\n|---|---|\n")
+	for _, r := range renamedKeys {
+		fmt.Fprintf(&doc, "| `%s` | `%s` |\n", r.old, r.new)
+	}
 	return doc.Bytes(), nil
 }
 

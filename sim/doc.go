@@ -10,11 +10,15 @@
 //
 //   - sim.go: Run, the simulator struct and its event loop (loop, instant,
 //     handle); send, the client's send once the pacer lets it go; arrive,
-//     routing (router.go); complete and clientDone, the client's gap and
-//     stalls (clientgap.go) before the slot's next send.
-//   - the frontend, between send and arrive: frontendDone for the handlers
-//     (frontend.concurrency), loopJoin for a shared event loop
-//     (frontend.cpu_share), slotGate for frontend.hold_for_slot.
+//     routing (router.go); complete and clientDone, before the slot's next
+//     send.
+//   - frontend.go: the server's work between send and arrive, a discipline
+//     per frontend.mode (unboundedFrontend, handlerFrontend for
+//     frontend.concurrency, loopFrontend for a shared event loop's
+//     cpu_share, gateFrontend for hold_for_slot), and arrivalSteal, what
+//     that work takes from a CPU engine's steps.
+//   - client.go: the load generator (the client: section): the order of
+//     simultaneous sends, the gap after each response, its stalls.
 //   - worker.go: one engine step at a time. startStep asks the engine's
 //     scheduler (engines.go: planVLLM, planSGLang, planLlamaCpp) for the
 //     step's work and the timing model for its duration; endStep stamps
@@ -60,9 +64,9 @@
 //   - each worker's step jitter and host stalls (timing.jitter, timing.stall_*;
 //     see newJitter), one stream per worker;
 //   - each worker's speed drift (timing.drift_*; see newDrift), one per worker;
-//   - the deck of client gaps (frontend.client_gap_samples_ms; see
-//     newClientGap);
-//   - the order of requests sent at one instant (frontend.tie_order: random);
+//   - the deck of client gaps (client.gap_samples_ms; see newClientGap);
+//   - the order of requests sent at one instant (client.tie_order: random;
+//     see newClient);
 //   - each worker's acceptance of speculative drafts
 //     (engine.speculative_config; see speculator.accept), one per worker.
 //

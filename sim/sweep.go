@@ -31,7 +31,13 @@ const maxSweepPoints = 100000
 //	    values: [1, 2]
 type Sweep struct {
 	Parameters []SweepParam `yaml:"parameters"`
+
+	keyWarnings []error // the keys given under an old name (KeyWarnings)
 }
+
+// KeyWarnings are the sweep file's keys given under an old name (see
+// CurrentKey): each is read, and described, as its current key.
+func (s *Sweep) KeyWarnings() []error { return s.keyWarnings }
 
 // SweepParam is one axis of the grid.
 type SweepParam struct {
@@ -56,6 +62,9 @@ func LoadSweep(path string) (*Sweep, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	for i, w := range s.keyWarnings {
+		s.keyWarnings[i] = fmt.Errorf("%s: %w", path, w)
+	}
 	return s, nil
 }
 
@@ -79,6 +88,10 @@ func (s *Sweep) check() error {
 	for i, p := range s.Parameters {
 		if strings.TrimSpace(p.Key) == "" || len(p.Values) == 0 {
 			return fmt.Errorf("sweep: parameters[%d]: want a key and at least one value", i)
+		}
+		if cur, renamed := CurrentKey(p.Key); renamed {
+			s.keyWarnings = append(s.keyWarnings, fmt.Errorf("parameters[%d]: %s is deprecated, read as %s", i, p.Key, cur))
+			p.Key, s.Parameters[i].Key = cur, cur
 		}
 		if seen[p.Key] {
 			return fmt.Errorf("sweep: parameter %q given twice", p.Key)

@@ -60,3 +60,18 @@ func TestSweepDisaggregatedPoolSize(t *testing.T) {
 		assert.Equal(t, 25.0, d.KVTransfer.BandwidthGBs, "the section's defaults")
 	}
 }
+
+// A grid may name a renamed key the old way: it sets the current key, and
+// says so.
+func TestSweepRenamedKey(t *testing.T) {
+	sw, err := ParseSweep([]byte("parameters:\n  - key: frontend.client_gap_ms\n    values: [0, 5]\n"))
+	require.NoError(t, err)
+	require.Len(t, sw.KeyWarnings(), 1)
+	assert.EqualError(t, sw.KeyWarnings()[0], "parameters[0]: frontend.client_gap_ms is deprecated, read as client.gap_ms")
+	cfg, _, err := sw.Apply(DefaultConfig(), sw.Points()[1])
+	require.NoError(t, err)
+	assert.Equal(t, 5.0, cfg.Client.GapMs)
+	assert.Equal(t, "client.gap_ms=5", sw.Describe(sw.Points()[1]))
+	_, err = ParseSweep([]byte("parameters:\n  - key: frontend.tie_order\n    values: [trace]\n  - key: client.tie_order\n    values: [random]\n"))
+	assert.EqualError(t, err, `sweep: parameter "client.tie_order" given twice`)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/simbench/simbench/grid"
 	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
@@ -32,6 +33,7 @@ func simGrid(c *cli.Context, base sim.Config, wl *traces.Workload, input *result
 	if err != nil {
 		return usage.Wrap(fmt.Errorf("--grid %w", err))
 	}
+	warning.Print(c.App.ErrWriter, sw.KeyWarnings())
 	spec, sharded, err := shardFromFlags(c)
 	if err != nil {
 		return err

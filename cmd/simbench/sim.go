@@ -11,6 +11,7 @@ import (
 	"github.com/simbench/simbench/internal/interrupt"
 	"github.com/simbench/simbench/internal/progress"
 	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 
 	"github.com/urfave/cli/v2"
@@ -72,7 +73,7 @@ func simConfigFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "prefix-caching", DefaultText: "true", Usage: "engine.enable_prefix_caching (--prefix-caching=false turns it off)"},
 		&cli.Float64Flag{Name: "request-overhead-ms", DefaultText: "0", Usage: "frontend.request_overhead_ms: client send to engine arrival"},
 		&cli.Float64Flag{Name: "response-overhead-ms", DefaultText: "0", Usage: "frontend.response_overhead_ms: engine token to client, every token"},
-		&cli.Float64Flag{Name: "client-gap-ms", DefaultText: "0", Usage: "frontend.client_gap_ms: load generator time between a response's end and the next send from its slot"},
+		&cli.Float64Flag{Name: "client-gap-ms", DefaultText: "0", Usage: "client.gap_ms: load generator time between a response's end and the next send from its slot"},
 	}
 }
 
@@ -178,6 +179,7 @@ func simConfig(c *cli.Context) (sim.Config, error) {
 		if cfg, err = sim.LoadConfig(path); err != nil {
 			return cfg, usage.Wrap(fmt.Errorf("--config %w", err))
 		}
+		warning.Print(c.App.ErrWriter, cfg.KeyWarnings())
 	}
 	applyConfigFlags(c, &cfg)
 	if err := cfg.Validate(); err != nil {
@@ -226,7 +228,7 @@ func configFields(cfg *sim.Config) map[string]any {
 		"kv-block-size": &cfg.Engine.BlockSize, "num-gpu-blocks": &cfg.Engine.NumGPUBlocks,
 		"max-num-seqs": &cfg.Engine.MaxNumSeqs, "max-num-batched-tokens": &cfg.Engine.MaxNumBatchedTokens,
 		"prefix-caching": &cfg.Engine.EnablePrefixCaching, "request-overhead-ms": &cfg.Frontend.RequestOverheadMs,
-		"response-overhead-ms": &cfg.Frontend.ResponseOverheadMs, "client-gap-ms": &cfg.Frontend.ClientGapMs}
+		"response-overhead-ms": &cfg.Frontend.ResponseOverheadMs, "client-gap-ms": &cfg.Client.GapMs}
 }
 
 // simWorkload builds the workload from the flags and warns on stderr

@@ -180,6 +180,21 @@ func TestSimConfigFileAndPrintConfig(t *testing.T) {
 	golden(t, "sim_print_config.golden", []byte(out))
 }
 
+// A config with a renamed key loads, and the command says which key it
+// was read as.
+func TestSimConfigRenamedKeyWarns(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "old.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte("frontend:\n  client_gap_ms: 4\n"), 0o644))
+	code, out, errOut := runSim(t, "--config", cfgPath, "--print-config")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "warning: "+cfgPath+": line 2: frontend.client_gap_ms is deprecated, read as client.gap_ms "+
+		"(the load generator's, apart from the server's frontend:)\n", errOut)
+	cfg, err := sim.ParseConfig([]byte(out))
+	require.NoError(t, err)
+	assert.Equal(t, 4.0, cfg.Client.GapMs)
+	assert.Empty(t, cfg.KeyWarnings(), "--print-config writes the current key")
+}
+
 func TestSimUsageErrors(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("engine:\n  blok_size: 16\n"), 0o644))
