@@ -29,8 +29,11 @@
 //   - kv.go and hashtable.go: the KV cache and the prefix cache; pool.go
 //     and disagg.go: disaggregated prefill/decode pools and KV transfer;
 //     spec.go: speculative decoding.
-//   - config.go: every key, its default (DefaultConfig), its documentation
-//     (configDocs) and its check (Validate).
+//   - the configuration, a file per job: config.go its types and
+//     defaults (DefaultConfig), configkeys.go reading a file (ParseConfig,
+//     checkKeys), configrenamed.go the keys read under an old name,
+//     configdocs.go every key's comment (configDocs), configyaml.go the
+//     commented YAML written back, validate.go its check (Validate).
 //   - record.go and write.go turn finished requests into AIPerf's files;
 //     servermetrics.go and scrape.go are the simulated /metrics; online.go
 //     is the same loop for simbench serve.
