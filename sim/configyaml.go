@@ -43,7 +43,9 @@ func (c Config) YAML() ([]byte, error) { return c.yaml(false) }
 
 // UsedTimingYAML is YAML with only the timing model timing.model names:
 // the others' sections, which the simulator does not use, are left to
-// their defaults (a written, calibrated sim.yaml).
+// their defaults. It is what a written sim.yaml holds (calibrate's,
+// --print-config's); YAML, every section, is what the grid sets keys in
+// and the benchmark id hashes.
 func (c Config) UsedTimingYAML() ([]byte, error) { return c.yaml(true) }
 
 func (c Config) yaml(usedTiming bool) ([]byte, error) {

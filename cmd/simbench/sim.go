@@ -54,7 +54,7 @@ func simConfigFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "simulator configuration `YAML` (engine, workers, router, timing, hardware, frontend)"},
 		&cli.Int64Flag{Name: "sim-seed", DefaultText: "--random-seed, else the config's seed", Usage: "seed: the simulator's own random streams (router, step jitter and stalls, drift, client gaps, tie order, speculative acceptance); the workload keeps --random-seed"},
-		&cli.BoolFlag{Name: "print-config", Usage: "print the effective configuration as YAML and exit"},
+		&cli.BoolFlag{Name: "print-config", Usage: "print the effective configuration as YAML (of the timing models, only timing.model's section) and exit"},
 		&cli.StringFlag{Name: "engine", DefaultText: d.Engine.Type, Usage: "engine.type: vllm, sglang or llamacpp"},
 		&cli.IntFlag{Name: "workers", DefaultText: itoa(d.Workers), Usage: "workers: engine replicas behind the router"},
 		&cli.StringFlag{Name: "router", DefaultText: d.Router.Policy, Usage: "router.policy: round_robin, random, least_loaded or kv"},
@@ -117,9 +117,10 @@ func simInto(c *cli.Context, cfg sim.Config, dir string) error {
 	return writeOutputDir(c, dir, results.DropPartial, func(stage string) error { return simRun(c, cfg, wl, input, stage) })
 }
 
-// printConfig prints the effective configuration as YAML.
+// printConfig prints the effective configuration as YAML, with only the
+// timing model it uses (a file that holds the others still reads).
 func printConfig(w io.Writer, cfg sim.Config) error {
-	b, err := cfg.YAML()
+	b, err := cfg.UsedTimingYAML()
 	if err != nil {
 		return err
 	}
