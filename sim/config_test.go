@@ -43,6 +43,7 @@ func TestConfigUnknownKeys(t *testing.T) {
 		{"engine:\n  blok_size: 16\n", `line 2: unknown key "engine.blok_size" (known under engine: async_scheduling, block_size,`},
 		{"timing:\n  linear:\n    a: 1\n", `unknown key "timing.linear.a"`},
 		{"hardware:\n  custom_gpu:\n    tflops: 1\n", `unknown key "hardware.custom_gpu.tflops"`},
+		{"calibration:\n  parameters:\n    - name: jitter\n      valu: 1\n", `line 4: unknown key "calibration.parameters[0].valu"`}, // a list of sections
 	} {
 		_, err := ParseConfig([]byte(tc.yaml))
 		require.Error(t, err, tc.yaml)

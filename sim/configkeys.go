@@ -86,12 +86,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 		t = t.Elem()
 	}
 	if t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode {
-		for i, e := range n.Content {
-			if err := checkKeys(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return checkElems(n, t, path, checkKeys) // a list of sections
 	}
 	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
 		return nil
@@ -122,17 +117,23 @@ func checkInts(v *yaml.Node, t reflect.Type, key string) error {
 		t = t.Elem()
 	}
 	if t.Kind() == reflect.Slice && v.Kind == yaml.SequenceNode {
-		for i, e := range v.Content {
-			if err := checkInts(e, t.Elem(), fmt.Sprintf("%s[%d]", key, i)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return checkElems(v, t, key, checkInts)
 	}
 	if v.Kind != yaml.ScalarNode || !isIntKind(t.Kind()) || v.ShortTag() == "!!int" || v.ShortTag() == "!!null" {
 		return nil
 	}
 	return fmt.Errorf("line %d: %s: want an integer, got %s", v.Line, key, v.Value)
+}
+
+// checkElems checks each element of the sequence v, of the slice type t,
+// as key[i].
+func checkElems(v *yaml.Node, t reflect.Type, key string, check func(*yaml.Node, reflect.Type, string) error) error {
+	for i, e := range v.Content {
+		if err := check(e, t.Elem(), fmt.Sprintf("%s[%d]", key, i)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func isIntKind(k reflect.Kind) bool {
