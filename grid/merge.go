@@ -12,7 +12,7 @@ import (
 
 // Merge merges the shards of one `simbench sim --grid --shard I/N`
 // into out: every point's run directory, copied as is, and the summary and
-// Pareto plot of the whole grid, as the unsharded sweep writes them; it
+// Pareto plot of the whole grid, as the unsharded grid writes them; it
 // returns the files written beside the points.
 func Merge(dirs []string, out string) ([]string, error) {
 	sums := make([]*Summary, len(dirs))
@@ -37,7 +37,7 @@ func Merge(dirs []string, out string) ([]string, error) {
 		}
 	}
 	if len(merged.Results) != merged.Points {
-		return nil, fmt.Errorf("incomplete sweep: %d of %d points in the shards", len(merged.Results), merged.Points)
+		return nil, fmt.Errorf("incomplete grid: %d of %d points in the shards", len(merged.Results), merged.Points)
 	}
 	return writeOutputs(out, &merged)
 }
@@ -55,28 +55,28 @@ func loadSummary(dir string) (*Summary, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if head.Kind != "" && head.Kind != capacity.KindConfigGrid {
-		return nil, fmt.Errorf("%s: kind %q: a load sweep (simbench run or sim --sweep-concurrency/--sweep-rate), not a config-grid sweep shard", path, head.Kind)
+		return nil, fmt.Errorf("%s: kind %q: a load sweep (simbench run or sim --sweep-concurrency/--sweep-rate), not a config-grid shard", path, head.Kind)
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if s.Shard == nil {
-		return nil, fmt.Errorf("%s: a whole sweep, not a shard: was it run with --shard I/N?", dir)
+		return nil, fmt.Errorf("%s: a whole grid, not a shard: was it run with --shard I/N?", dir)
 	}
 	return &s, nil
 }
 
-// checkShards checks the summaries are the N shards of one sweep, each
+// checkShards checks the summaries are the N shards of one grid, each
 // once, and no point is in two of them.
 func checkShards(dirs []string, sums []*Summary) error {
 	first, byIndex, points := sums[0], map[int]string{}, map[int]string{}
 	for i, s := range sums {
 		switch {
 		case s.Digest != first.Digest:
-			return fmt.Errorf("%s and %s are shards of different sweeps: sweep digest %s vs %s", dirs[0], dirs[i], first.Digest, s.Digest)
+			return fmt.Errorf("%s and %s are shards of different grids: grid digest %s vs %s", dirs[0], dirs[i], first.Digest, s.Digest)
 		case s.Shard.Count != first.Shard.Count:
-			return fmt.Errorf("%s and %s are shards of different sweeps: shard count %d vs %d", dirs[0], dirs[i], first.Shard.Count, s.Shard.Count)
+			return fmt.Errorf("%s and %s are shards of different grids: shard count %d vs %d", dirs[0], dirs[i], first.Shard.Count, s.Shard.Count)
 		}
 		if prev, dup := byIndex[s.Shard.Index]; dup {
 			return fmt.Errorf("shard %d/%d given twice: %s and %s", s.Shard.Index, s.Shard.Count, prev, dirs[i])
@@ -84,12 +84,12 @@ func checkShards(dirs []string, sums []*Summary) error {
 		byIndex[s.Shard.Index] = dirs[i]
 		for _, r := range s.Results {
 			if prev, dup := points[r.Index]; dup {
-				return fmt.Errorf("sweep point %d is in %s and in %s", r.Index, prev, dirs[i])
+				return fmt.Errorf("grid point %d is in %s and in %s", r.Index, prev, dirs[i])
 			}
 			points[r.Index] = dirs[i]
 		}
 	}
-	return traces.MissingShards("sweep", byIndex, len(sums), first.Shard.Count)
+	return traces.MissingShards("grid", byIndex, len(sums), first.Shard.Count)
 }
 
 // copyPointDir copies a point's run directory from a shard into out.

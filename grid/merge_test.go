@@ -47,7 +47,7 @@ func TestSummaryNames(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, 2, s.Points)
-			assert.Equal(t, "g.yaml", s.Sweep)
+			assert.Equal(t, "g.yaml", s.File)
 		})
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/simbench/simbench/traces"
 )
 
-// Options describe a sweep.
+// Options describe a grid run.
 type Options struct {
-	File     string     // the grid's YAML file (its base name goes into the summary)
-	Sweep    *sim.Sweep // the grid
+	File     string // the grid's YAML file (its base name goes into the summary)
+	Grid     *sim.Grid
 	Base     sim.Config // the configuration every point starts from
 	Workload *traces.Workload
 	Input    *results.InputConfig // input_config's workload sections (sim.WorkloadInput)
@@ -20,7 +20,7 @@ type Options struct {
 	// SLOs are --goodput's, for every point's aggregate.
 	SLOs []results.SLO
 	// OnPoint, when set, is called after each point's run.
-	OnPoint func(pt sim.SweepPoint, res Point)
+	OnPoint func(pt sim.GridPoint, res Point)
 }
 
 // Run simulates every point of the grid (or of the shard) into
@@ -28,11 +28,11 @@ type Options struct {
 // plot); it returns the files written beside the points. Every point's
 // configuration is checked before the first one runs.
 func Run(ctx context.Context, dir string, o Options) ([]string, error) {
-	todo, err := plan(o.Sweep, o.Base, o.Shard)
+	todo, err := plan(o.Grid, o.Base, o.Shard)
 	if err != nil {
 		return nil, err
 	}
-	sum, err := newSummary(o.File, o.Sweep, o.Base, o.Workload, o.Input)
+	sum, err := newSummary(o.File, o.Grid, o.Base, o.Workload, o.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -40,12 +40,12 @@ func Run(ctx context.Context, dir string, o Options) ([]string, error) {
 		sum.Shard = &Shard{Index: o.Shard.Index, Count: o.Shard.Count}
 	}
 	for _, pt := range todo {
-		res, err := runPoint(ctx, o.Sweep, pt, o.Workload, o.Input, o.SLOs, dir)
+		res, err := runPoint(ctx, o.Grid, pt, o.Workload, o.Input, o.SLOs, dir)
 		if err != nil {
 			return nil, err
 		}
 		if o.OnPoint != nil {
-			o.OnPoint(pt.SweepPoint, res)
+			o.OnPoint(pt.GridPoint, res)
 		}
 		sum.Results = append(sum.Results, res)
 	}

@@ -34,7 +34,7 @@ func TestRangeWarnings(t *testing.T) {
 // TestClientGapSamples: measured gaps are dealt from a shuffled deck, so
 // every one comes up once per round (the mean is kept) in a seeded order.
 func TestClientGapSamples(t *testing.T) {
-	f := FrontendConfig{ClientGapMs: 99, ClientGapSamplesMs: []float64{1, 2, 3, 3000}}
+	f := ClientConfig{GapMs: 99, GapSamplesMs: []float64{1, 2, 3, 3000}}
 	draw := func(seed int64) []int64 {
 		g := newClientGap(f, seed)
 		var out []int64
@@ -47,8 +47,8 @@ func TestClientGapSamples(t *testing.T) {
 	assert.Equal(t, a, draw(1))
 	assert.ElementsMatch(t, []int64{1e6, 2e6, 3e6, 3000e6}, a[:4])
 	assert.ElementsMatch(t, []int64{1e6, 2e6, 3e6, 3000e6}, a[4:])
-	assert.Equal(t, int64(99e6), newClientGap(FrontendConfig{ClientGapMs: 99}, 1).next())
+	assert.Equal(t, int64(99e6), newClientGap(ClientConfig{GapMs: 99}, 1).next())
 	bad := DefaultConfig()
-	bad.Frontend.ClientGapSamplesMs = []float64{1, -2}
-	assert.ErrorContains(t, bad.Validate(), "frontend.client_gap_samples_ms[1]")
+	bad.Client.GapSamplesMs = []float64{1, -2}
+	assert.ErrorContains(t, bad.Validate(), "client.gap_samples_ms[1]")
 }

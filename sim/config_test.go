@@ -43,6 +43,7 @@ func TestConfigUnknownKeys(t *testing.T) {
 		{"engine:\n  blok_size: 16\n", `line 2: unknown key "engine.blok_size" (known under engine: async_scheduling, block_size,`},
 		{"timing:\n  linear:\n    a: 1\n", `unknown key "timing.linear.a"`},
 		{"hardware:\n  custom_gpu:\n    tflops: 1\n", `unknown key "hardware.custom_gpu.tflops"`},
+		{"calibration:\n  parameters:\n    - name: jitter\n      valu: 1\n", `line 4: unknown key "calibration.parameters[0].valu"`}, // a list of sections
 	} {
 		_, err := ParseConfig([]byte(tc.yaml))
 		require.Error(t, err, tc.yaml)
@@ -160,7 +161,7 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{func(c *Config) { c.Timing.Model = "physics"; c.Timing.Physics.PrefillOverheadMs = -1 }, "timing.physics.prefill_overhead_ms"},
 		{func(c *Config) { c.Frontend.CPUShare, c.Frontend.Concurrency = 0.5, 1 }, "frontend.cpu_share: one event loop shared by all requests; frontend.concurrency is 1 handlers, want 0 (set one of them)"},
 		{func(c *Config) { c.Frontend.CPUShare, c.Frontend.ArrivalStallMs = 0.5, 2 }, "frontend.cpu_share: not with frontend.arrival_stall_ms"},
-		{func(c *Config) { c.Frontend.ClientStallMs, c.Frontend.ClientStallEveryMs = 3000, 2000 }, "frontend.client_stall_every_ms: the stalls come one after another; want more than client_stall_ms (3000), got 2000"},
+		{func(c *Config) { c.Client.StallMs, c.Client.StallEveryMs = 3000, 2000 }, "client.stall_every_ms: the stalls come one after another; want more than stall_ms (3000), got 2000"},
 		{func(c *Config) { c.Frontend.HoldForSlot = true }, `frontend.hold_for_slot: holds requests for engine.llamacpp.parallel slots; engine.type is "vllm", want llamacpp`},
 		{func(c *Config) { c.Engine.Type, c.Workers, c.Frontend.HoldForSlot = "llamacpp", 2, true }, "frontend.hold_for_slot: one server in front of one runner; workers is 2, want 1 aggregated"},
 		{func(c *Config) {

@@ -6,23 +6,37 @@
 //
 // # Reading guide
 //
-// Start with sim.go: Run, the simulator struct and its event loop (loop,
-// instant, handle), then a request's way through it: send (the client's
-// send, after the pacer lets it go), the frontend (frontendDone for the
-// handlers, loopJoin for a shared event loop, slotGate for
-// frontend.hold_for_slot), arrive (routing, router.go), complete and
-// clientDone (the client's gap and stalls, clientgap.go, before the slot's
-// next send). Then worker.go: one engine step at a time, startStep asks
-// the engine's scheduler (engines.go: planVLLM, planSGLang, planLlamaCpp)
-// for the step's work and the timing model (timing.go; physics.go for the
-// default, presets.go and device.go for its hardware) for its duration,
-// stretched by jitter.go and drift.go; endStep stamps the step's tokens.
-// The KV cache and prefix cache are kv.go and hashtable.go; disaggregated
-// prefill/decode pools are pool.go and disagg.go. config.go is every key,
-// its default (DefaultConfig), its documentation (configDocs) and its
-// check (Validate); record.go and write.go turn finished requests into
-// AIPerf's files; servermetrics.go and scrape.go the simulated /metrics;
-// online.go the same loop for simbench serve.
+// Start with sim.go's Run, then follow a request, then the engine step:
+//
+//   - sim.go: Run, the simulator struct and its event loop (loop, instant,
+//     handle); send, the client's send once the pacer lets it go; arrive,
+//     routing (router.go); complete and clientDone, before the slot's next
+//     send.
+//   - frontend.go: the server's work between send and arrive, a discipline
+//     per frontend.mode (unboundedFrontend, handlerFrontend for
+//     frontend.concurrency, loopFrontend for a shared event loop's
+//     cpu_share, gateFrontend for hold_for_slot), and arrivalSteal, what
+//     that work takes from a CPU engine's steps.
+//   - client.go: the load generator (the client: section): the order of
+//     simultaneous sends, the gap after each response, its stalls.
+//   - worker.go: one engine step at a time. startStep asks the engine's
+//     scheduler (engines.go: planVLLM, planSGLang, planLlamaCpp) for the
+//     step's work and the timing model for its duration; endStep stamps
+//     the step's tokens.
+//   - timing.go: the step-time models (TimingModels); physics.go is the
+//     default, presets.go and device.go its hardware, priors.go its GPU
+//     priors; jitter.go and drift.go stretch a step at random.
+//   - kv.go and hashtable.go: the KV cache and the prefix cache; pool.go
+//     and disagg.go: disaggregated prefill/decode pools and KV transfer;
+//     spec.go: speculative decoding.
+//   - the configuration, a file per job: config.go its types and
+//     defaults (DefaultConfig), configkeys.go reading a file (ParseConfig,
+//     checkKeys), configrenamed.go the keys read under an old name,
+//     configdocs.go every key's comment (configDocs), configyaml.go the
+//     commented YAML written back, validate.go its check (Validate).
+//   - record.go and write.go turn finished requests into AIPerf's files;
+//     servermetrics.go and scrape.go are the simulated /metrics; online.go
+//     is the same loop for simbench serve.
 //
 // # Event loop
 //
@@ -53,9 +67,9 @@
 //   - each worker's step jitter and host stalls (timing.jitter, timing.stall_*;
 //     see newJitter), one stream per worker;
 //   - each worker's speed drift (timing.drift_*; see newDrift), one per worker;
-//   - the deck of client gaps (frontend.client_gap_samples_ms; see
-//     newClientGap);
-//   - the order of requests sent at one instant (frontend.tie_order: random);
+//   - the deck of client gaps (client.gap_samples_ms; see newClientGap);
+//   - the order of requests sent at one instant (client.tie_order: random;
+//     see newClient);
 //   - each worker's acceptance of speculative drafts
 //     (engine.speculative_config; see speculator.accept), one per worker.
 //

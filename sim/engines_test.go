@@ -370,7 +370,7 @@ func TestLlamaCppReuseLag(t *testing.T) {
 	}
 }
 
-// frontend.tie_order: three prompts sent at once to one slot (10 ms + 0.1
+// client.tie_order: three prompts sent at once to one slot (10 ms + 0.1
 // ms per prompt token a step) are served in the workload's order, or, with
 // random, in a seeded order: the same seed gives the same order, and
 // different seeds give different ones.
@@ -409,7 +409,7 @@ func TestTieOrder(t *testing.T) {
 		cfg := constCfg("llamacpp", 10, 0.1)
 		cfg.Seed = seed
 		cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 1, CtxSize: 512, NBatch: 64}
-		cfg.Frontend.TieOrder = order
+		cfg.Client.TieOrder = order
 		recs, _ := runAll(t, cfg, workload(req(0, 10, 1), req(0, 20, 1), req(0, 30, 1)))
 		return []float64{stampsMs(recs[0])[0], stampsMs(recs[1])[0], stampsMs(recs[2])[0]}
 	}
@@ -494,7 +494,7 @@ func TestHoldForSlotBurst(t *testing.T) {
 	maxWaiting, maxThrough := 0, 0
 	hook := withHook(func(s *simulator) {
 		maxWaiting = max(maxWaiting, s.workers[0].waiting.len()+len(s.workers[0].running))
-		maxThrough = max(maxThrough, s.gate.in)
+		maxThrough = max(maxThrough, s.front.(*gateFrontend).in)
 	})
 	recs, _ := runAll(t, cfg, workload(reqs...), hook)
 	require.Len(t, recs, 9)

@@ -10,7 +10,7 @@ const (
 	evTransferJoin                  // a KV transfer's latency is over: its bytes join the shared link (arg: request index)
 	evTransferEnd                   // a KV transfer without contention ends (arg: request index)
 	evLinkDone                      // the shared link's next transfer may be done (arg: the link's generation)
-	evLoopDone                      // the server's event loop may be done with a request's CPU (arg: its generation)
+	evFrontend                      // the frontend's own event (arg: its own; the event loop's generation)
 )
 
 // event is one entry of the simulator's agenda. Events at the same time run

@@ -31,7 +31,8 @@ func metricsCfg(engine string, workers int) Config {
 	cfg.Engine.MaxNumBatchedTokens = 512
 	cfg.Engine.LlamaCpp = LlamaCppConfig{Parallel: 3, CtxSize: 3 * 2300, NBatch: 256}
 	cfg.Router.Policy = "kv"
-	cfg.Frontend = FrontendConfig{RequestOverheadMs: 1.5, ResponseOverheadMs: 0.7, ClientGapMs: 2}
+	cfg.Frontend = FrontendConfig{RequestOverheadMs: 1.5, ResponseOverheadMs: 0.7}
+	cfg.Client.GapMs = 2
 	cfg.ServerMetrics.IntervalMs = 50
 	return cfg
 }

@@ -64,32 +64,21 @@ func withHook(fn func(*simulator)) Option { return func(o *options) { o.hook = f
 
 // simulator is one run: the agenda, the pacer, the router and the workers.
 type simulator struct {
-	cfg   Config
-	wl    *traces.Workload
-	opts  options
-	reqOv int64
-	// stallNs is frontend.arrival_stall_ms: the CPU the server's work on
-	// one request takes from the engine's steps beside it, spread over
-	// windows, the spans of that work still open or to come.
-	stallNs int64
-	windows []frontWindow
-	// sendQueue holds the sends released at this instant; ties shuffles
-	// them (frontend.tie_order random), nil keeps the workload's order.
+	cfg  Config
+	wl   *traces.Workload
+	opts options
+	// front is the server's work on a request before the router
+	// (frontend.mode), steal what it takes from a CPU engine's steps
+	// (frontend.arrival_stall_ms); reqOv and respOv are
+	// request_overhead_ms and response_overhead_ms in ns.
+	front         discipline
+	steal         arrivalSteal
+	reqOv, respOv int64
+	// client is the load generator's gaps, stalls and order of
+	// simultaneous sends (the client: section); sendQueue holds the sends
+	// released at this instant.
+	client    client
 	sendQueue []pacer.Send
-	ties      *rand.Rand
-	respOv    int64
-	// front holds, for each of frontend.concurrency request handlers, when
-	// it is next free (empty: unbounded, every request's overhead overlaps).
-	front []int64
-	// evloop is the server's one event loop (frontend.cpu_share > 0): the
-	// CPU part of the requests' frontend work, shared by those prepared at
-	// once; loopEnded is the scratch of its checks.
-	evloop    *sharedServer
-	loopEnded []int32
-	gap       *clientGap    // client gap after each response (frontend.client_gap_ms)
-	stalls    *clientStalls // the client's stalls (frontend.client_stall_ms); nil: none
-	// gate is frontend.hold_for_slot's (nil without it).
-	gate *slotGate
 
 	events eventHeap
 	now    int64
@@ -175,10 +164,10 @@ func build(cfg Config, wl *traces.Workload, pc *pacer.Pacer, sink Sink, opts []O
 	s := &simulator{cfg: cfg, wl: wl, sink: sink, pacer: pc, stale: true,
 		live: make([]*request, len(wl.Requests)), dirty: make([]bool, cfg.Workers),
 		reqOv: msToNs(cfg.Frontend.RequestOverheadMs), respOv: msToNs(cfg.Frontend.ResponseOverheadMs),
-		stallNs: msToNs(cfg.Frontend.ArrivalStallMs),
-		gap:     newClientGap(cfg.Frontend, cfg.Seed), stalls: newClientStalls(cfg.Frontend, wl.Concurrency), profileStart: -1,
-		front: make([]int64, cfg.Frontend.Concurrency),
-		sum:   tally{reasons: map[string]int{}}}
+		steal:  arrivalSteal{ns: msToNs(cfg.Frontend.ArrivalStallMs)},
+		client: newClient(cfg.Client, cfg.Seed, wl.Concurrency), profileStart: -1,
+		sum: tally{reasons: map[string]int{}}}
+	s.front = newDiscipline(s)
 	for _, o := range opts {
 		o(&s.opts)
 	}
@@ -192,15 +181,6 @@ func build(cfg Config, wl *traces.Workload, pc *pacer.Pacer, sink Sink, opts []O
 	}
 	if err := s.buildPools(); err != nil {
 		return nil, err
-	}
-	if cfg.Frontend.TieOrder == TieOrderRandom {
-		s.ties = rand.New(rand.NewPCG(uint64(cfg.Seed), 0x71e5_0bde_7a11))
-	}
-	if cfg.Frontend.HoldForSlot {
-		s.gate = &slotGate{limit: cfg.Engine.LlamaCpp.Parallel}
-	}
-	if cfg.Frontend.CPUShare > 0 {
-		s.evloop = &sharedServer{rate: 1} // a ns of CPU a ns, shared
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed_5111_b3c4))
 	s.router = newRouter(&s.cfg.Router, s.pools[0].workers, rng)
@@ -288,8 +268,8 @@ func (s *simulator) handle(e event) {
 		s.transferDone(s.live[e.arg])
 	case evLinkDone:
 		s.linkDone(e.arg)
-	case evLoopDone:
-		s.loopDone(e.arg)
+	case evFrontend:
+		s.front.wake(e.arg)
 	}
 }
 
@@ -326,12 +306,10 @@ func (s *simulator) release() {
 	}
 }
 
-// flushSends sends what dispatch let go at this instant, in the workload's
-// order or, with frontend.tie_order random, shuffled.
+// flushSends sends what dispatch let go at this instant, in the client's
+// order (client.tie_order).
 func (s *simulator) flushSends() {
-	if s.ties != nil {
-		s.ties.Shuffle(len(s.sendQueue), func(i, j int) { s.sendQueue[i], s.sendQueue[j] = s.sendQueue[j], s.sendQueue[i] })
-	}
+	s.client.order(s.sendQueue)
 	for _, snd := range s.sendQueue {
 		s.send(snd)
 	}
@@ -381,153 +359,7 @@ func (s *simulator) send(snd pacer.Send) {
 	if s.metrics != nil {
 		s.metrics.sent()
 	}
-	if s.gate != nil && !s.gate.enter(r) {
-		return
-	}
-	if s.evloop != nil {
-		s.loopJoin(r)
-		return
-	}
-	if at := s.frontendDone(r.isl); at > s.now {
-		s.push(at, evArrive, idx)
-		return
-	}
-	s.arrive(r)
-}
-
-// frontendWork is the server's work on a request of isl prompt tokens:
-// request_overhead_ms plus prompt_token_ms a token, in ns.
-func (s *simulator) frontendWork(isl int) int64 {
-	return s.reqOv + msToNs(s.cfg.Frontend.PromptTokenMs*float64(isl))
-}
-
-// loopCPU is the part of work that is CPU on the server's event loop
-// (frontend.cpu_share); the rest is latency after it.
-func (s *simulator) loopCPU(work int64) int64 {
-	return int64(math.Round(float64(work) * s.cfg.Frontend.CPUShare))
-}
-
-// loopJoin starts the server's work on r: its CPU on the shared event
-// loop, then the rest of its frontend time.
-func (s *simulator) loopJoin(r *request) {
-	if cpu := s.loopCPU(s.frontendWork(r.isl)); cpu > 0 {
-		s.evloop.join(s.now, r.wi, float64(cpu))
-		s.loopSchedule()
-		return
-	}
-	s.loopLeave(r)
-}
-
-// loopSchedule schedules the check for the request whose CPU ends first
-// at the current share.
-func (s *simulator) loopSchedule() {
-	if gen, at, ok := s.evloop.next(s.now); ok {
-		s.push(at, evLoopDone, gen)
-	}
-}
-
-// loopDone ends the CPU part of the requests whose share is done.
-func (s *simulator) loopDone(gen int32) {
-	if s.evloop.stale(gen) {
-		return
-	}
-	s.loopEnded = s.evloop.finish(s.now, s.loopEnded[:0])
-	s.loopSchedule()
-	for _, wi := range s.loopEnded {
-		s.loopLeave(s.live[wi])
-	}
-}
-
-// loopLeave sends r on to the engine after the rest of its frontend time.
-func (s *simulator) loopLeave(r *request) {
-	work := s.frontendWork(r.isl)
-	if lat := work - s.loopCPU(work); lat > 0 {
-		s.push(s.now+lat, evArrive, r.wi)
-		return
-	}
-	s.arrive(r)
-}
-
-// slotGate is frontend.hold_for_slot: at most limit requests are past it
-// (in the frontend or the engine); the others wait in send order.
-type slotGate struct {
-	limit, in int
-	held      []*request
-}
-
-// enter lets r through, or holds it when limit requests are through.
-func (g *slotGate) enter(r *request) bool {
-	if g.in >= g.limit {
-		g.held = append(g.held, r)
-		return false
-	}
-	g.in++
-	r.gated = true
-	return true
-}
-
-// leaveGate is a request that was through the gate finishing: the first
-// one held, if any, goes through and starts its way to the engine. Its
-// arrival is an event even when it is due now, since a worker's step end
-// calls this mid-step.
-func (s *simulator) leaveGate(r *request) {
-	if s.gate == nil || !r.gated {
-		return
-	}
-	r.gated = false
-	s.gate.in--
-	if len(s.gate.held) == 0 {
-		return
-	}
-	next := s.gate.held[0]
-	s.gate.held[0] = nil
-	s.gate.held = s.gate.held[1:]
-	s.gate.enter(next)
-	s.push(s.frontendDone(next.isl), evArrive, next.wi)
-}
-
-// frontendDone is when a request of isl prompt tokens sent now reaches the
-// router: after request_overhead_ms plus prompt_token_ms per token, on the
-// first free of frontend.concurrency handlers (FIFO), or at once on its own
-// handler when the concurrency is unbounded.
-func (s *simulator) frontendDone(isl int) int64 {
-	work := s.frontendWork(isl)
-	done := s.now + work
-	if len(s.front) > 0 {
-		j := 0
-		for i, t := range s.front {
-			if t < s.front[j] {
-				j = i
-			}
-		}
-		s.front[j] = max(s.now, s.front[j]) + work
-		done = s.front[j]
-	}
-	if s.stallNs > 0 && work > 0 {
-		s.openWindow(frontWindow{done - work, done})
-	}
-	return done
-}
-
-// openWindow adds the server's work on a request: the steps in flight are
-// stretched by the share of it they overlap, and the steps to come by
-// theirs as they start (frontendStall).
-func (s *simulator) openWindow(fw frontWindow) {
-	s.windows = append(s.windows, fw)
-	for _, w := range s.workers {
-		if w.busy {
-			w.stallNs += s.share(fw, s.now, w.stepEnd)
-		}
-	}
-}
-
-// share is the stall a window puts on a step over [from, to).
-func (s *simulator) share(fw frontWindow, from, to int64) int64 {
-	o := min(fw.end, to) - max(fw.start, from)
-	if o <= 0 {
-		return 0
-	}
-	return int64(math.Round(float64(s.stallNs) * float64(o) / float64(fw.end-fw.start)))
+	s.front.send(r)
 }
 
 // engineISL is the prompt length the engine computes: the trace's ISL, or
@@ -558,30 +390,6 @@ func (s *simulator) arrive(r *request) {
 		return
 	}
 	s.enqueue(r, s.pools[0].workers[s.router.pick(r)])
-}
-
-// frontWindow is the server's work on one request, [start, end) ns.
-type frontWindow struct{ start, end int64 }
-
-// frontendStall is how much the server's work on requests stretches a
-// step of dur ns that starts now: frontend.arrival_stall_ms a request, in
-// the share of its window the step overlaps. Work beside an idle engine
-// takes nothing from it. Steps start in time order, so windows over
-// before now are done with.
-func (s *simulator) frontendStall(now, dur int64) int64 {
-	if s.stallNs == 0 {
-		return 0
-	}
-	keep, st := s.windows[:0], int64(0)
-	for _, w := range s.windows {
-		if w.end <= now {
-			continue
-		}
-		keep = append(keep, w)
-		st += s.share(w, now, now+dur)
-	}
-	s.windows = keep
-	return st
 }
 
 // enqueue puts r in w's waiting queue.
@@ -700,8 +508,8 @@ func (s *simulator) complete(r *request, now int64) {
 		s.metrics.completed(r, now, s.respOv)
 	}
 	s.emit(s.record(r))
-	s.leaveGate(r)
-	s.finishClient(r, s.stalls.hold(now+s.respOv+s.gap.next()))
+	s.front.leave(r)
+	s.finishClient(r, s.client.freed(now+s.respOv))
 }
 
 func (s *simulator) reject(r *request, reason string) {
@@ -711,8 +519,8 @@ func (s *simulator) reject(r *request, reason string) {
 		s.metrics.rejected()
 	}
 	s.emit(s.rejectedRecord(r, reason))
-	s.leaveGate(r)
-	s.finishClient(r, s.stalls.hold(s.now+s.respOv+s.gap.next()))
+	s.front.leave(r)
+	s.finishClient(r, s.client.freed(s.now+s.respOv))
 }
 
 func (s *simulator) finishClient(r *request, at int64) {

@@ -277,7 +277,7 @@ func (w *worker) startStep(now int64) bool {
 	}
 	st := w.stepShape()
 	dur := w.drift.apply(now, w.jitter.apply(w.pool.clock.stepNs(st)+w.draftNs(st)))
-	dur += w.sim.frontendStall(now, dur)
+	dur += w.sim.steal.stall(now, dur)
 	for _, e := range w.batch {
 		if !e.prefill || e.r.generated > 0 {
 			continue

@@ -209,9 +209,11 @@ func (v *validation) preflight() error {
 		return usage.Wrap(err)
 	}
 	if c := v.p.Sim.Config; c != "" {
-		if _, err := sim.LoadConfig(v.p.Resolve(c)); err != nil {
+		cfg, err := sim.LoadConfig(v.p.Resolve(c))
+		if err != nil {
 			return usage.Errorf("sim.config: %v", err)
 		}
+		v.warn(cfg.KeyWarnings())
 	}
 	if spec := v.p.workload(); v.p.Sweep == nil || spec.IsTrace() { // a sweep sets the load per point
 		if _, _, err := spec.Build(0); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/calibrate"
@@ -49,6 +50,7 @@ func calibrateAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warning.Print(c.App.ErrWriter, base.KeyWarnings())
 	res, err := fitFromFlags(c, base)
 	if err != nil {
 		return err

@@ -104,11 +104,11 @@ func TestCalibrateNoiseOnlyWhenAsked(t *testing.T) {
 		require.Equal(t, exitOK, run(args, &out, &errOut), errOut.String())
 		cfg, err := sim.LoadConfig(cfgPath)
 		require.NoError(t, err)
-		assert.Equal(t, tc.want, cfg.Frontend.ClientStallMs > 0, "%v", tc.flags)
+		assert.Equal(t, tc.want, cfg.Client.StallMs > 0, "%v", tc.flags)
 		assert.Equal(t, tc.want, cfg.Frontend.CPUShare > 0, "%v", tc.flags)
 		assert.Equal(t, tc.want, cfg.Timing.Jitter > 0, "%v", tc.flags)
-		assert.Equal(t, tc.want, len(cfg.Frontend.ClientGapSamplesMs) > 0, "%v", tc.flags)
-		assert.Equal(t, tc.want, cfg.Frontend.TieOrder == sim.TieOrderRandom, "%v", tc.flags)
+		assert.Equal(t, tc.want, len(cfg.Client.GapSamplesMs) > 0, "%v", tc.flags)
+		assert.Equal(t, tc.want, cfg.Client.TieOrder == sim.TieOrderRandom, "%v", tc.flags)
 		for _, row := range []string{"client_stall_ms", "cpu_share", "drift_cv", "stall_ms", "arrival_stall_ms", "jitter", "client_gap_ms"} {
 			assert.Equal(t, tc.want, bytes.Contains(out.Bytes(), []byte("  "+row+" ")), "%v: row %s in\n%s", tc.flags, row, out.String())
 		}

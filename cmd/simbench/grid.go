@@ -10,6 +10,7 @@ import (
 
 	"github.com/simbench/simbench/grid"
 	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
@@ -28,10 +29,11 @@ func simGrid(c *cli.Context, base sim.Config, wl *traces.Workload, input *result
 	if c.IsSet("repeat") {
 		return usagef("--grid and --repeat cannot be combined: put the seed in the grid instead (key: seed)")
 	}
-	sw, err := sim.LoadSweep(c.String("grid"))
+	sw, err := sim.LoadGrid(c.String("grid"))
 	if err != nil {
 		return usage.Wrap(fmt.Errorf("--grid %w", err))
 	}
+	warning.Print(c.App.ErrWriter, sw.KeyWarnings())
 	spec, sharded, err := shardFromFlags(c)
 	if err != nil {
 		return err
@@ -40,13 +42,13 @@ func simGrid(c *cli.Context, base sim.Config, wl *traces.Workload, input *result
 	if err != nil {
 		return err
 	}
-	o := grid.Options{File: c.String("grid"), Sweep: sw, Base: base, Workload: wl, Input: input, SLOs: slos}
+	o := grid.Options{File: c.String("grid"), Grid: sw, Base: base, Workload: wl, Input: input, SLOs: slos}
 	if sharded {
 		o.Shard = &spec
 	}
 	if !c.Bool("quiet") {
 		total := len(sw.Points())
-		o.OnPoint = func(pt sim.SweepPoint, res grid.Point) {
+		o.OnPoint = func(pt sim.GridPoint, res grid.Point) {
 			fmt.Fprintf(c.App.Writer, "point %d/%d (%s): TTFT p99 %.2f ms, ITL p99 %.2f ms, %.1f output tokens/s per worker\n",
 				pt.Index+1, total, sw.Describe(pt), res.Metrics[grid.KeyTTFTP99], res.Metrics[grid.KeyITLP99], res.Metrics[grid.KeyOutputPerWorker])
 		}

@@ -14,20 +14,20 @@ import (
 	"github.com/simbench/simbench/grid"
 )
 
-const testSweep = `parameters:
+const testGrid = `parameters:
   - key: workers
     values: [1, 2]
   - key: speedup
     values: [1, 4]
 `
 
-// TestShardedSweepEqualsSweep: three shards merged equal the unsharded sweep
+// TestShardedGridEqualsGrid: three shards merged equal the unsharded grid
 // bit for bit (every point's files, the summary and the Pareto PNG).
-func TestShardedSweepEqualsSweep(t *testing.T) {
+func TestShardedGridEqualsGrid(t *testing.T) {
 	dir := t.TempDir()
 	trace := writeRunTrace(t, 16, 20, 400, 12)
 	gridFile := filepath.Join(dir, "grid.yaml")
-	require.NoError(t, os.WriteFile(gridFile, []byte(testSweep), 0o644))
+	require.NoError(t, os.WriteFile(gridFile, []byte(testGrid), 0o644))
 	simArgs := func(out string, extra ...string) []string {
 		return append([]string{"sim", "--trace", trace, "--grid", gridFile, "--quiet", "-o", out}, extra...)
 	}
@@ -74,7 +74,7 @@ func TestShardedSweepEqualsSweep(t *testing.T) {
 
 	code, _, errOut = runCmdLine("merge", shards[0], shards[2], "-o", filepath.Join(dir, "m2"))
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "incomplete sweep: shard 1/3 missing")
+	assert.Contains(t, errOut, "incomplete grid: shard 1/3 missing")
 	code, _, errOut = runCmdLine("merge", shards[0], shards[1], shards[1], "-o", filepath.Join(dir, "m3"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "given twice")

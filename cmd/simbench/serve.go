@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/simbench/simbench/internal/interrupt"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/serve"
 	"github.com/simbench/simbench/sim"
@@ -41,6 +42,9 @@ func serveAction(c *cli.Context) error {
 		var err error
 		if cfg, faults, err = serve.LoadConfig(path); err != nil {
 			return usagef("--config %v", err)
+		}
+		for _, w := range cfg.KeyWarnings() {
+			warning.Print(c.App.ErrWriter, []error{fmt.Errorf("%s: %w", path, w)})
 		}
 	}
 	model := c.String("model")

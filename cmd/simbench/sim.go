@@ -11,6 +11,7 @@ import (
 	"github.com/simbench/simbench/internal/interrupt"
 	"github.com/simbench/simbench/internal/progress"
 	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 
 	"github.com/urfave/cli/v2"
@@ -52,8 +53,8 @@ func simConfigFlags() []cli.Flag {
 	itoa, ftoa := strconv.Itoa, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	return []cli.Flag{
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "simulator configuration `YAML` (engine, workers, router, timing, hardware, frontend)"},
-		&cli.Int64Flag{Name: "sim-seed", DefaultText: "--random-seed, else the config's seed", Usage: "seed: the simulator's own random streams (router, step jitter and stalls, drift, client gaps, tie order); the workload keeps --random-seed"},
-		&cli.BoolFlag{Name: "print-config", Usage: "print the effective configuration as YAML and exit"},
+		&cli.Int64Flag{Name: "sim-seed", DefaultText: "--random-seed, else the config's seed", Usage: "seed: the simulator's own random streams (router, step jitter and stalls, drift, client gaps, tie order, speculative acceptance); the workload keeps --random-seed"},
+		&cli.BoolFlag{Name: "print-config", Usage: "print the effective configuration as YAML (of the timing models, only timing.model's section) and exit"},
 		&cli.StringFlag{Name: "engine", DefaultText: d.Engine.Type, Usage: "engine.type: vllm, sglang or llamacpp"},
 		&cli.IntFlag{Name: "workers", DefaultText: itoa(d.Workers), Usage: "workers: engine replicas behind the router"},
 		&cli.StringFlag{Name: "router", DefaultText: d.Router.Policy, Usage: "router.policy: round_robin, random, least_loaded or kv"},
@@ -72,7 +73,7 @@ func simConfigFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "prefix-caching", DefaultText: "true", Usage: "engine.enable_prefix_caching (--prefix-caching=false turns it off)"},
 		&cli.Float64Flag{Name: "request-overhead-ms", DefaultText: "0", Usage: "frontend.request_overhead_ms: client send to engine arrival"},
 		&cli.Float64Flag{Name: "response-overhead-ms", DefaultText: "0", Usage: "frontend.response_overhead_ms: engine token to client, every token"},
-		&cli.Float64Flag{Name: "client-gap-ms", DefaultText: "0", Usage: "frontend.client_gap_ms: load generator time between a response's end and the next send from its slot"},
+		&cli.Float64Flag{Name: "client-gap-ms", DefaultText: "0", Usage: "client.gap_ms: load generator time between a response's end and the next send from its slot"},
 	}
 }
 
@@ -116,9 +117,10 @@ func simInto(c *cli.Context, cfg sim.Config, dir string) error {
 	return writeOutputDir(c, dir, results.DropPartial, func(stage string) error { return simRun(c, cfg, wl, input, stage) })
 }
 
-// printConfig prints the effective configuration as YAML.
+// printConfig prints the effective configuration as YAML, with only the
+// timing model it uses (a file that holds the others still reads).
 func printConfig(w io.Writer, cfg sim.Config) error {
-	b, err := cfg.YAML()
+	b, err := cfg.UsedTimingYAML()
 	if err != nil {
 		return err
 	}
@@ -178,6 +180,7 @@ func simConfig(c *cli.Context) (sim.Config, error) {
 		if cfg, err = sim.LoadConfig(path); err != nil {
 			return cfg, usage.Wrap(fmt.Errorf("--config %w", err))
 		}
+		warning.Print(c.App.ErrWriter, cfg.KeyWarnings())
 	}
 	applyConfigFlags(c, &cfg)
 	if err := cfg.Validate(); err != nil {
@@ -226,7 +229,7 @@ func configFields(cfg *sim.Config) map[string]any {
 		"kv-block-size": &cfg.Engine.BlockSize, "num-gpu-blocks": &cfg.Engine.NumGPUBlocks,
 		"max-num-seqs": &cfg.Engine.MaxNumSeqs, "max-num-batched-tokens": &cfg.Engine.MaxNumBatchedTokens,
 		"prefix-caching": &cfg.Engine.EnablePrefixCaching, "request-overhead-ms": &cfg.Frontend.RequestOverheadMs,
-		"response-overhead-ms": &cfg.Frontend.ResponseOverheadMs, "client-gap-ms": &cfg.Frontend.ClientGapMs}
+		"response-overhead-ms": &cfg.Frontend.ResponseOverheadMs, "client-gap-ms": &cfg.Client.GapMs}
 }
 
 // simWorkload builds the workload from the flags and warns on stderr

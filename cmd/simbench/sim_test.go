@@ -180,6 +180,48 @@ func TestSimConfigFileAndPrintConfig(t *testing.T) {
 	golden(t, "sim_print_config.golden", []byte(out))
 }
 
+// --print-config writes the timing model timing.model names and not the
+// others; a file that holds them all (an older sim.yaml) still reads.
+func TestSimPrintConfigUsedTimingOnly(t *testing.T) {
+	full, err := sim.DefaultConfig().YAML()
+	require.NoError(t, err)
+	cfgPath := filepath.Join(t.TempDir(), "all.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, full, 0o644))
+	code, out, errOut := runSim(t, "--config", cfgPath, "--timing", "linear", "--print-config")
+	require.Equal(t, exitUsage, code, "linear's coefficients are all 0 by default")
+	assert.Contains(t, errOut, "timing.linear: every coefficient is 0")
+
+	doc := strings.Replace(string(full), "    base_ms: 0", "    base_ms: 2", 1)
+	require.NoError(t, os.WriteFile(cfgPath, []byte(doc), 0o644))
+	code, out, errOut = runSim(t, "--config", cfgPath, "--timing", "linear", "--print-config")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "\n  linear:\n    base_ms: 2")
+	for _, other := range []string{"poly", "roofline", "physics", "table"} {
+		assert.NotContains(t, out, "\n  "+other+":", other)
+	}
+	back, err := sim.ParseConfig([]byte(out))
+	require.NoError(t, err)
+	want, err := sim.ParseConfig([]byte(doc))
+	require.NoError(t, err)
+	assert.Equal(t, want.Timing.Linear, back.Timing.Linear)
+	assert.Equal(t, sim.DefaultConfig().Timing.Poly, back.Timing.Poly, "the unused models read as their defaults")
+}
+
+// A config with a renamed key loads, and the command says which key it
+// was read as.
+func TestSimConfigRenamedKeyWarns(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "old.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte("frontend:\n  client_gap_ms: 4\n"), 0o644))
+	code, out, errOut := runSim(t, "--config", cfgPath, "--print-config")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "warning: "+cfgPath+": line 2: frontend.client_gap_ms is deprecated, read as client.gap_ms "+
+		"(the load generator's, apart from the server's frontend:)\n", errOut)
+	cfg, err := sim.ParseConfig([]byte(out))
+	require.NoError(t, err)
+	assert.Equal(t, 4.0, cfg.Client.GapMs)
+	assert.Empty(t, cfg.KeyWarnings(), "--print-config writes the current key")
+}
+
 func TestSimUsageErrors(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("engine:\n  blok_size: 16\n"), 0o644))

@@ -196,9 +196,9 @@ func pooledStalls(targets []Target) (lenMs, everyMs float64) {
 	return sumLen / count, durMs / count
 }
 
-// client sets f's client to t's: its gaps and its stalls.
-func (t Target) client(f *sim.FrontendConfig) {
-	f.ClientGapMs = t.ClientGapMs
-	f.ClientGapSamplesMs = gapSamples(t.ClientGapsMs)
-	f.ClientStallMs, f.ClientStallEveryMs = t.ClientStallMs, t.ClientStallEveryMs
+// client sets c to t's client: its gaps and its stalls.
+func (t Target) client(c *sim.ClientConfig) {
+	c.GapMs = t.ClientGapMs
+	c.GapSamplesMs = gapSamples(t.ClientGapsMs)
+	c.StallMs, c.StallEveryMs = t.ClientStallMs, t.ClientStallEveryMs
 }

@@ -158,7 +158,7 @@ func counted(m *results.RecordMetrics) (float64, bool) {
 // simSpread is the median over seeds of the simulated per-request ITL cv
 // of t's workload, measured as the real one was.
 func simSpread(ctx context.Context, cfg sim.Config, t Target, seeds int, robust bool) (float64, error) {
-	t.client(&cfg.Frontend)
+	t.client(&cfg.Client)
 	seed0 := cfg.Seed
 	cvs := make([]float64, 0, seeds)
 	for i := range seeds {

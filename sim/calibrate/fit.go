@@ -320,18 +320,18 @@ func (f *fitter) stepNoise(context.Context) error {
 // simulated, and whose simultaneous sends reach the server in the order of
 // a race.
 func (f *fitter) client(context.Context) error {
-	fe := &f.cfg.Frontend
-	fe.TieOrder = sim.TieOrderRandom
-	fe.ClientGapMs = f.targets[0].ClientGapMs
+	cl := &f.cfg.Client
+	cl.TieOrder = sim.TieOrderRandom
+	cl.GapMs = f.targets[0].ClientGapMs
 	gaps := pooledGaps(f.targets)
-	fe.ClientGapSamplesMs = gapSamples(gaps)
-	fe.ClientStallMs, fe.ClientStallEveryMs = pooledStalls(f.targets)
-	f.res.Params = append(f.res.Params, clientParam(*fe, len(gaps)))
-	if fe.ClientStallMs > 0 {
+	cl.GapSamplesMs = gapSamples(gaps)
+	cl.StallMs, cl.StallEveryMs = pooledStalls(f.targets)
+	f.res.Params = append(f.res.Params, clientParam(*cl, len(gaps)))
+	if cl.StallMs > 0 {
 		src := "the client's gaps beyond 3.5 robust sds above their median, counted by the runs' mean gap"
 		f.res.Params = append(f.res.Params,
-			sim.CalibratedParam{Name: "client_stall_ms", Value: fe.ClientStallMs, Pinned: true, Source: src},
-			sim.CalibratedParam{Name: "client_stall_every_ms", Value: fe.ClientStallEveryMs, Pinned: true, Source: src})
+			sim.CalibratedParam{Name: "client_stall_ms", Value: cl.StallMs, Pinned: true, Source: src},
+			sim.CalibratedParam{Name: "client_stall_every_ms", Value: cl.StallEveryMs, Pinned: true, Source: src})
 	}
 	return nil
 }
@@ -801,7 +801,7 @@ func evaluate(ctx context.Context, cfg sim.Config, targets []Target, terms []Ter
 	loss := 0.0
 	seed0 := cfg.Seed
 	for _, t := range targets {
-		t.client(&cfg.Frontend)
+		t.client(&cfg.Client)
 		profs := make([]*results.Profile, 0, seeds)
 		for i := range seeds {
 			cfg.Seed = seed0 + int64(i)

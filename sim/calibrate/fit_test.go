@@ -97,7 +97,7 @@ func TestRecoverKnownParameters(t *testing.T) {
 	truth.Timing.Physics.AttentionEfficiency = 0.08
 	truth.Timing.Physics.MultiTokenOverheadMs = 1.2
 	truth.Frontend.ArrivalStallMs = 2
-	truth.Frontend.TieOrder = sim.TieOrderRandom // as calibrate assumes of a real client
+	truth.Client.TieOrder = sim.TieOrderRandom // as calibrate assumes of a real client
 	truth.Frontend.TemplateTokens = 12
 	base := truth
 	base.Timing.Physics = sim.DefaultConfig().Timing.Physics
@@ -145,7 +145,7 @@ func TestRecoverKnownParameters(t *testing.T) {
 		}
 		assert.Equal(t, [2]int{1, 4}, res.Range.Concurrency)
 		assert.Equal(t, "physics", res.Config.Calibration.Model)
-		assert.Equal(t, sim.TieOrderRandom, res.Config.Frontend.TieOrder, "real clients race their simultaneous sends")
+		assert.Equal(t, sim.TieOrderRandom, res.Config.Client.TieOrder, "real clients race their simultaneous sends")
 	})
 
 	t.Run("one load", func(t *testing.T) {
@@ -361,8 +361,8 @@ func TestFitAIPerfRun(t *testing.T) {
 	noisy := base
 	noisy.Timing.Jitter, noisy.Timing.DriftCV, noisy.Timing.DriftPeriodMs = 0.05, 0.1, 500
 	noisy.Timing.StallMs, noisy.Timing.StallsPerStep = 5, 0.01
-	noisy.Frontend.CPUShare, noisy.Frontend.ClientStallMs, noisy.Frontend.ClientStallEveryMs = 0.7, 100, 1000
-	noisy.Frontend.TieOrder, noisy.Frontend.ClientGapSamplesMs = sim.TieOrderRandom, []float64{1, 2}
+	noisy.Frontend.CPUShare, noisy.Client.StallMs, noisy.Client.StallEveryMs = 0.7, 100, 1000
+	noisy.Client.TieOrder, noisy.Client.GapSamplesMs = sim.TieOrderRandom, []float64{1, 2}
 	quiet, err := Fit(context.Background(), []Target{tg}, Options{Base: noisy})
 	require.NoError(t, err)
 	assert.False(t, quiet.Noise)
@@ -399,8 +399,8 @@ func TestFitAIPerfRun(t *testing.T) {
 	cfg := res.Config
 	assert.Equal(t, 0.5, cfg.Frontend.CPUShare)
 	assert.InDelta(t, 3065.713334, paramByName(res.Params, "client_stall_ms").Value, 1e-6)
-	assert.InDelta(t, 36228.770, cfg.Frontend.ClientStallEveryMs, 0.01)
-	assert.Equal(t, sim.TieOrderRandom, cfg.Frontend.TieOrder)
+	assert.InDelta(t, 36228.770, cfg.Client.StallEveryMs, 0.01)
+	assert.Equal(t, sim.TieOrderRandom, cfg.Client.TieOrder)
 	assert.Equal(t, cfg.Timing.Jitter, paramByName(res.Params, "jitter").Value)
 	assert.Greater(t, cfg.Timing.Jitter, 0.0)
 	assert.InDelta(t, 3.1288, paramByName(res.Params, "client_gap_ms").Value, 1e-3, "the deck's mean")
@@ -438,10 +438,10 @@ func TestClientStallsOfAIPerfRun(t *testing.T) {
 	assert.Less(t, slices.Max(tg.ClientGapsMs), 4.0)
 	assert.InDelta(t, 3065.713334, tg.ClientStallMs, 1e-6)
 	assert.InDelta(t, 36228.770, tg.ClientStallEveryMs, 0.01)
-	var f sim.FrontendConfig
-	tg.client(&f)
-	assert.Equal(t, 3065.713334, f.ClientStallMs)
-	assert.Len(t, f.ClientGapSamplesMs, 8)
+	var c sim.ClientConfig
+	tg.client(&c)
+	assert.Equal(t, 3065.713334, c.StallMs)
+	assert.Len(t, c.GapSamplesMs, 8)
 }
 
 // Only an outlier above the ordinary gaps is a stall: one far below is a
@@ -538,7 +538,7 @@ func TestFitDeterministic(t *testing.T) {
 func TestFitScoresMedianOfSeeds(t *testing.T) {
 	truth := cpuTruth()
 	truth.Timing.Jitter = 0.15
-	truth.Frontend.TieOrder = sim.TieOrderRandom
+	truth.Client.TieOrder = sim.TieOrderRandom
 	truth.Seed = 7
 	tg := simulateTarget(t, "c4", truth, synth(t, 4, 16, 300, 100))
 	res, err := Fit(context.Background(), []Target{tg}, Options{Base: truth, Seeds: 3})
@@ -548,7 +548,7 @@ func TestFitScoresMedianOfSeeds(t *testing.T) {
 	for i := range 3 {
 		cfg := res.Config
 		cfg.Seed = 7 + int64(i)
-		cfg.Frontend.ClientGapMs, cfg.Frontend.ClientGapSamplesMs = tg.ClientGapMs, gapSamples(tg.ClientGapsMs)
+		cfg.Client.GapMs, cfg.Client.GapSamplesMs = tg.ClientGapMs, gapSamples(tg.ClientGapsMs)
 		p, err := Simulate(context.Background(), cfg, tg.Workload)
 		require.NoError(t, err)
 		v, ok := p.Value(results.TagTTFT, "avg")
@@ -589,12 +589,12 @@ func TestRunWorkloadFromAIPerfInputConfig(t *testing.T) {
 	assert.ErrorContains(t, err, "cannot rebuild the workload")
 }
 
-// TestClientGapDelaysNextSend: with frontend.client_gap_ms, a closed-loop
+// TestClientGapDelaysNextSend: with client.gap_ms, a closed-loop
 // slot sends its next request that long after the previous response ended.
 func TestClientGapDelaysNextSend(t *testing.T) {
 	wl := synth(t, 1, 3, 64, 0)
 	cfg := cpuTruth()
-	cfg.Frontend.ClientGapMs = 250
+	cfg.Client.GapMs = 250
 	var recs []*results.Record
 	_, err := sim.Run(context.Background(), cfg, wl, func(r *results.Record) error { recs = append(recs, r); return nil })
 	require.NoError(t, err)

@@ -73,8 +73,7 @@ func withoutNoise(c sim.Config) sim.Config {
 	t, f := &c.Timing, &c.Frontend
 	t.Jitter, t.StallMs, t.StallCV, t.StallsPerStep, t.DriftCV, t.DriftPeriodMs = 0, 0, 0, 0, 0, 0
 	f.ArrivalStallMs, f.CPUShare = 0, 0
-	f.ClientGapMs, f.ClientGapSamplesMs, f.ClientStallMs, f.ClientStallEveryMs = 0, nil, 0, 0
-	f.TieOrder = ""
+	c.Client = sim.ClientConfig{}
 	return c
 }
 
@@ -91,18 +90,18 @@ func withoutClient(targets []Target) []Target {
 // clientParam is the client's row: its mean gap (the deck's, or the
 // aggregate's estimate) and where it came from, and the order of
 // simultaneous sends.
-func clientParam(f sim.FrontendConfig, gaps int) sim.CalibratedParam {
-	p := sim.CalibratedParam{Name: "client_gap_ms", Value: f.ClientGapMs, Pinned: true,
+func clientParam(c sim.ClientConfig, gaps int) sim.CalibratedParam {
+	p := sim.CalibratedParam{Name: "client_gap_ms", Value: c.GapMs, Pinned: true,
 		Source: "the aggregate's duration beyond its requests' latencies"}
 	switch {
-	case len(f.ClientGapSamplesMs) > 0:
+	case len(c.GapSamplesMs) > 0:
 		sum := 0.0
-		for _, g := range f.ClientGapSamplesMs {
+		for _, g := range c.GapSamplesMs {
 			sum += g
 		}
-		p.Value = sum / float64(len(f.ClientGapSamplesMs))
+		p.Value = sum / float64(len(c.GapSamplesMs))
 		p.Source = fmt.Sprintf("%d gaps between a response and its slot's next send, dealt from a shuffled deck", gaps)
-	case f.ClientGapMs == 0:
+	case c.GapMs == 0:
 		p.Pinned, p.Source = false, "no closed-loop run: none"
 	}
 	p.Source += "; simultaneous sends in a seeded random order (tie_order random)"

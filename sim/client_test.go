@@ -11,7 +11,7 @@ import (
 // whole stall; sends between stalls go out when due, and the next stall
 // holds the first two sends due after the next period.
 func TestClientStallsHoldEachSlotOnce(t *testing.T) {
-	c := newClientStalls(FrontendConfig{ClientStallMs: 3, ClientStallEveryMs: 10}, 2)
+	c := newClientStalls(ClientConfig{StallMs: 3, StallEveryMs: 10}, 2)
 	phase := c.due
 	assert.Equal(t, msToNs(5), phase)
 	assert.Equal(t, phase-1, c.hold(phase-1), "before the first stall is due")
@@ -27,7 +27,7 @@ func TestClientStallsHoldEachSlotOnce(t *testing.T) {
 }
 
 func TestClientStallsNoneWithout(t *testing.T) {
-	for _, f := range []FrontendConfig{{}, {ClientStallMs: 3}, {ClientStallEveryMs: 10}} {
+	for _, f := range []ClientConfig{{}, {StallMs: 3}, {StallEveryMs: 10}} {
 		c := newClientStalls(f, 1)
 		assert.Nil(t, c)
 		assert.Equal(t, int64(42), c.hold(42))
@@ -39,15 +39,15 @@ func TestClientStallsNoneWithout(t *testing.T) {
 // then. A stall due from 15 ms holds both of them, one per slot, for its
 // whole length: the slots keep their phase rather than meeting at its end.
 func TestClientStallsKeepTheSlotsPhase(t *testing.T) {
-	f := FrontendConfig{ClientStallMs: 25, ClientStallEveryMs: 30}
+	f := ClientConfig{StallMs: 25, StallEveryMs: 30}
 	cfg := constCfg("vllm", 10, 0)
 	wl := workload(req(0, 2, 2), req(0, 2, 4), req(0, 2, 2), req(0, 2, 2))
 	wl.Concurrency = 2
 	for i := range wl.Requests {
 		wl.Requests[i].HasTimestamp = false
 	}
-	secondRound := func(f FrontendConfig) []float64 {
-		cfg.Frontend = f
+	secondRound := func(c ClientConfig) []float64 {
+		cfg.Client = c
 		recs, _ := runAll(t, cfg, wl)
 		var out []float64
 		for _, r := range recs[2:] {
@@ -55,6 +55,6 @@ func TestClientStallsKeepTheSlotsPhase(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []float64{20, 40}, secondRound(FrontendConfig{}))
+	assert.Equal(t, []float64{20, 40}, secondRound(ClientConfig{}))
 	assert.Equal(t, []float64{45, 65}, secondRound(f), "the stall began with the send due at 20 ms")
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSweepPointsAndApply(t *testing.T) {
-	s, err := ParseSweep([]byte("parameters:\n  - key: workers\n    values: [1, 2]\n  - key: router.policy\n    values: [round_robin, kv, least_loaded]\n  - key: speedup\n    values: [1.5]\n"))
+func TestGridPointsAndApply(t *testing.T) {
+	s, err := ParseGrid([]byte("parameters:\n  - key: workers\n    values: [1, 2]\n  - key: router.policy\n    values: [round_robin, kv, least_loaded]\n  - key: speedup\n    values: [1.5]\n"))
 	require.NoError(t, err)
 	pts := s.Points()
 	require.Len(t, pts, 6)
@@ -23,14 +23,14 @@ func TestSweepPointsAndApply(t *testing.T) {
 	assert.Equal(t, "workers=2, router.policy=kv, speedup=1.5", s.Describe(pts[4]))
 }
 
-func TestSweepErrors(t *testing.T) {
+func TestGridErrors(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{"parameters: []", "no parameters"},
 		{"parameter: []", "not found"},
 		{"parameters:\n  - key: workers\n    values: []", "at least one value"},
 		{"parameters:\n  - key: workers\n    values: [1]\n  - key: workers\n    values: [2]", "given twice"},
 	} {
-		_, err := ParseSweep([]byte(tc.doc))
+		_, err := ParseGrid([]byte(tc.doc))
 		assert.ErrorContains(t, err, tc.want, tc.doc)
 	}
 	for _, tc := range []struct{ doc, want string }{
@@ -38,17 +38,17 @@ func TestSweepErrors(t *testing.T) {
 		{"parameters:\n  - key: workers\n    values: [0]", "workers"},
 		{"parameters:\n  - key: speedup\n    values: [-1]", "speedup"},
 	} {
-		s, err := ParseSweep([]byte(tc.doc))
+		s, err := ParseGrid([]byte(tc.doc))
 		require.NoError(t, err)
 		_, _, err = s.Apply(DefaultConfig(), s.Points()[0])
 		assert.ErrorContains(t, err, tc.want, tc.doc)
 	}
 }
 
-// A sweep over a pool's size keeps workers equal to the pools' sum, from an
+// A grid over a pool's size keeps workers equal to the pools' sum, from an
 // aggregated base too.
-func TestSweepDisaggregatedPoolSize(t *testing.T) {
-	s, err := ParseSweep([]byte("parameters:\n  - key: disaggregation.decode_workers\n    values: [1, 3]\n  - key: disaggregation.prefill_workers\n    values: [1, 2]\n"))
+func TestGridDisaggregatedPoolSize(t *testing.T) {
+	s, err := ParseGrid([]byte("parameters:\n  - key: disaggregation.decode_workers\n    values: [1, 3]\n  - key: disaggregation.prefill_workers\n    values: [1, 2]\n"))
 	require.NoError(t, err)
 	pts := s.Points()
 	require.Len(t, pts, 4)
@@ -59,4 +59,19 @@ func TestSweepDisaggregatedPoolSize(t *testing.T) {
 		assert.Equal(t, d.PrefillWorkers+d.DecodeWorkers, cfg.Workers, s.Describe(pt))
 		assert.Equal(t, 25.0, d.KVTransfer.BandwidthGBs, "the section's defaults")
 	}
+}
+
+// A grid may name a renamed key the old way: it sets the current key, and
+// says so.
+func TestGridRenamedKey(t *testing.T) {
+	sw, err := ParseGrid([]byte("parameters:\n  - key: frontend.client_gap_ms\n    values: [0, 5]\n"))
+	require.NoError(t, err)
+	require.Len(t, sw.KeyWarnings(), 1)
+	assert.EqualError(t, sw.KeyWarnings()[0], "parameters[0]: frontend.client_gap_ms is deprecated, read as client.gap_ms")
+	cfg, _, err := sw.Apply(DefaultConfig(), sw.Points()[1])
+	require.NoError(t, err)
+	assert.Equal(t, 5.0, cfg.Client.GapMs)
+	assert.Equal(t, "client.gap_ms=5", sw.Describe(sw.Points()[1]))
+	_, err = ParseGrid([]byte("parameters:\n  - key: frontend.tie_order\n    values: [trace]\n  - key: client.tie_order\n    values: [random]\n"))
+	assert.EqualError(t, err, `grid: parameter "client.tie_order" given twice`)
 }

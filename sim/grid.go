@@ -11,16 +11,16 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// SpeedupKey is the sweep parameter that is not a configuration key: the
+// SpeedupKey is the grid parameter that is not a configuration key: the
 // workload's arrival speedup (timestamps and delays divided by it).
 const SpeedupKey = "speedup"
 
-// maxSweepPoints bounds a grid (a typo such as a 1e6-long list fails early).
-const maxSweepPoints = 100000
+// maxGridPoints bounds a grid (a typo such as a 1e6-long list fails early).
+const maxGridPoints = 100000
 
-// Sweep is a grid of simulator configurations over one workload: the
+// Grid is a grid of simulator configurations over one workload: the
 // cartesian product of its parameters' values, the first parameter varying
-// slowest. A sweep file is YAML:
+// slowest. A grid file is YAML:
 //
 //	parameters:
 //	  - key: workers              # any configuration key, dotted as in the YAML
@@ -29,39 +29,48 @@ const maxSweepPoints = 100000
 //	    values: [round_robin, kv]
 //	  - key: speedup              # arrival speedup of the workload
 //	    values: [1, 2]
-type Sweep struct {
-	Parameters []SweepParam `yaml:"parameters"`
+type Grid struct {
+	Parameters []GridParam `yaml:"parameters"`
+
+	keyWarnings []error // the keys given under an old name (KeyWarnings)
 }
 
-// SweepParam is one axis of the grid.
-type SweepParam struct {
+// KeyWarnings are the grid file's keys given under an old name (see
+// CurrentKey): each is read, and described, as its current key.
+func (s *Grid) KeyWarnings() []error { return s.keyWarnings }
+
+// GridParam is one axis of the grid.
+type GridParam struct {
 	Key    string `yaml:"key"`
 	Values []any  `yaml:"values"`
 }
 
-// SweepPoint is one configuration of the grid: Values[i] is the value of
+// GridPoint is one configuration of the grid: Values[i] is the value of
 // Parameters[i].
-type SweepPoint struct {
+type GridPoint struct {
 	Index  int
 	Values []any
 }
 
-// LoadSweep reads and checks a sweep file.
-func LoadSweep(path string) (*Sweep, error) {
+// LoadGrid reads and checks a grid file.
+func LoadGrid(path string) (*Grid, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	s, err := ParseSweep(b)
+	s, err := ParseGrid(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i, w := range s.keyWarnings {
+		s.keyWarnings[i] = fmt.Errorf("%s: %w", path, w)
 	}
 	return s, nil
 }
 
-// ParseSweep parses a sweep document; unknown keys are errors.
-func ParseSweep(b []byte) (*Sweep, error) {
-	var s Sweep
+// ParseGrid parses a grid document; unknown keys are errors.
+func ParseGrid(b []byte) (*Grid, error) {
+	var s Grid
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
@@ -70,48 +79,52 @@ func ParseSweep(b []byte) (*Sweep, error) {
 	return &s, s.check()
 }
 
-func (s *Sweep) check() error {
+func (s *Grid) check() error {
 	if len(s.Parameters) == 0 {
-		return errors.New("sweep: no parameters")
+		return errors.New("grid: no parameters")
 	}
 	seen := map[string]bool{}
 	n := 1
 	for i, p := range s.Parameters {
 		if strings.TrimSpace(p.Key) == "" || len(p.Values) == 0 {
-			return fmt.Errorf("sweep: parameters[%d]: want a key and at least one value", i)
+			return fmt.Errorf("grid: parameters[%d]: want a key and at least one value", i)
+		}
+		if cur, renamed := CurrentKey(p.Key); renamed {
+			s.keyWarnings = append(s.keyWarnings, fmt.Errorf("parameters[%d]: %s is deprecated, read as %s", i, p.Key, cur))
+			p.Key, s.Parameters[i].Key = cur, cur
 		}
 		if seen[p.Key] {
-			return fmt.Errorf("sweep: parameter %q given twice", p.Key)
+			return fmt.Errorf("grid: parameter %q given twice", p.Key)
 		}
 		seen[p.Key] = true
-		if n *= len(p.Values); n > maxSweepPoints {
-			return fmt.Errorf("sweep: more than %d points", maxSweepPoints)
+		if n *= len(p.Values); n > maxGridPoints {
+			return fmt.Errorf("grid: more than %d points", maxGridPoints)
 		}
 	}
 	return nil
 }
 
 // Points enumerates the grid.
-func (s *Sweep) Points() []SweepPoint {
+func (s *Grid) Points() []GridPoint {
 	n := 1
 	for _, p := range s.Parameters {
 		n *= len(p.Values)
 	}
-	out := make([]SweepPoint, n)
+	out := make([]GridPoint, n)
 	for i := range out {
 		vals, rest := make([]any, len(s.Parameters)), i
 		for k := len(s.Parameters) - 1; k >= 0; k-- {
 			m := len(s.Parameters[k].Values)
 			vals[k], rest = s.Parameters[k].Values[rest%m], rest/m
 		}
-		out[i] = SweepPoint{Index: i, Values: vals}
+		out[i] = GridPoint{Index: i, Values: vals}
 	}
 	return out
 }
 
 // Apply returns base with the point's configuration keys set, validated,
-// and the point's arrival speedup (0 when the sweep has none).
-func (s *Sweep) Apply(base Config, pt SweepPoint) (Config, float64, error) {
+// and the point's arrival speedup (0 when the grid has none).
+func (s *Grid) Apply(base Config, pt GridPoint) (Config, float64, error) {
 	b, err := base.YAML()
 	if err != nil {
 		return base, 0, err
@@ -124,7 +137,7 @@ func (s *Sweep) Apply(base Config, pt SweepPoint) (Config, float64, error) {
 	for i, p := range s.Parameters {
 		if p.Key == SpeedupKey {
 			if speedup, err = positiveFloat(pt.Values[i]); err != nil {
-				return base, 0, fmt.Errorf("sweep point %d: speedup: %w", pt.Index, err)
+				return base, 0, fmt.Errorf("grid point %d: speedup: %w", pt.Index, err)
 			}
 			continue
 		}
@@ -141,14 +154,14 @@ func (s *Sweep) Apply(base Config, pt SweepPoint) (Config, float64, error) {
 		err = cfg.Validate()
 	}
 	if err != nil {
-		return base, 0, fmt.Errorf("sweep point %d (%s): %w", pt.Index, s.Describe(pt), err)
+		return base, 0, fmt.Errorf("grid point %d (%s): %w", pt.Index, s.Describe(pt), err)
 	}
 	return cfg, speedup, nil
 }
 
-// setsPoolSizes reports whether the sweep sets a disaggregated pool's size
+// setsPoolSizes reports whether the grid sets a disaggregated pool's size
 // and not workers (which must then follow the pools).
-func (s *Sweep) setsPoolSizes() bool {
+func (s *Grid) setsPoolSizes() bool {
 	pools := false
 	for _, p := range s.Parameters {
 		if p.Key == "workers" {
@@ -160,7 +173,7 @@ func (s *Sweep) setsPoolSizes() bool {
 }
 
 // Describe is "key=value, key=value".
-func (s *Sweep) Describe(pt SweepPoint) string {
+func (s *Grid) Describe(pt GridPoint) string {
 	parts := make([]string, len(s.Parameters))
 	for i, p := range s.Parameters {
 		parts[i] = fmt.Sprintf("%s=%v", p.Key, pt.Values[i])

@@ -26,7 +26,7 @@ import (
 const (
 	SummaryName       = "grid_summary.json"
 	LegacySummaryName = "sweep_summary.json"
-	ParetoName        = "sweep_pareto.png"
+	ParetoName        = "grid_pareto.png"
 )
 
 // Keys of Point.Metrics: the headline statistics of each point.
@@ -43,8 +43,10 @@ const (
 type Summary struct {
 	// Kind is "config_grid"; a load sweep's summary (package capacity)
 	// is "load_sweep". Summaries written before kind existed have none.
-	Kind           string   `json:"kind"`
-	Sweep          string   `json:"sweep"`
+	Kind string `json:"kind"`
+	// File is the grid file's name (the key is the name older summaries
+	// gave it).
+	File           string   `json:"sweep"`
 	Digest         string   `json:"sweep_digest"`
 	WorkloadDigest string   `json:"workload_digest"`
 	Parameters     []string `json:"parameters"`
@@ -60,7 +62,7 @@ type Shard struct {
 }
 
 // Point is one grid point's parameters and metrics; the Pareto flags are
-// set in a whole sweep's summary.
+// set in a whole grid's summary.
 type Point struct {
 	Index      int                `json:"index"`
 	Dir        string             `json:"dir"`
@@ -73,14 +75,14 @@ type Point struct {
 
 // planned is a grid point with its configuration.
 type planned struct {
-	sim.SweepPoint
+	sim.GridPoint
 	cfg     sim.Config
 	speedup float64
 }
 
 // plan applies every point of the grid (so a bad one fails before any
 // runs) and keeps the shard's: points I, I+N, ….
-func plan(sw *sim.Sweep, base sim.Config, spec *traces.ShardSpec) ([]planned, error) {
+func plan(sw *sim.Grid, base sim.Config, spec *traces.ShardSpec) ([]planned, error) {
 	var out []planned
 	for _, pt := range sw.Points() {
 		cfg, speedup, err := sw.Apply(base, pt)
@@ -88,15 +90,15 @@ func plan(sw *sim.Sweep, base sim.Config, spec *traces.ShardSpec) ([]planned, er
 			return nil, usage.Wrap(err)
 		}
 		if spec == nil || pt.Index%spec.Count == spec.Index {
-			out = append(out, planned{SweepPoint: pt, cfg: cfg, speedup: speedup})
+			out = append(out, planned{GridPoint: pt, cfg: cfg, speedup: speedup})
 		}
 	}
 	return out, nil
 }
 
-// newSummary starts the summary; its digest identifies the sweep (grid,
+// newSummary starts the summary; its digest identifies the grid (its file,
 // base configuration, workload and input) for merging shards.
-func newSummary(file string, sw *sim.Sweep, base sim.Config, wl *traces.Workload, input *results.InputConfig) (*Summary, error) {
+func newSummary(file string, sw *sim.Grid, base sim.Config, wl *traces.Workload, input *results.InputConfig) (*Summary, error) {
 	h := sha256.New()
 	for _, v := range []any{sw, input, wl.Digest} {
 		b, err := json.Marshal(v)
@@ -110,7 +112,7 @@ func newSummary(file string, sw *sim.Sweep, base sim.Config, wl *traces.Workload
 		return nil, err
 	}
 	h.Write(y)
-	sum := &Summary{Kind: capacity.KindConfigGrid, Sweep: filepath.Base(file), Digest: hex.EncodeToString(h.Sum(nil)), WorkloadDigest: wl.Digest,
+	sum := &Summary{Kind: capacity.KindConfigGrid, File: filepath.Base(file), Digest: hex.EncodeToString(h.Sum(nil)), WorkloadDigest: wl.Digest,
 		Points: len(sw.Points()), Results: []Point{}}
 	for _, p := range sw.Parameters {
 		sum.Parameters = append(sum.Parameters, p.Key)
@@ -118,7 +120,7 @@ func newSummary(file string, sw *sim.Sweep, base sim.Config, wl *traces.Workload
 	return sum, nil
 }
 
-func runPoint(ctx context.Context, sw *sim.Sweep, pt planned, wl *traces.Workload, input *results.InputConfig, slos []results.SLO, dir string) (Point, error) {
+func runPoint(ctx context.Context, sw *sim.Grid, pt planned, wl *traces.Workload, input *results.InputConfig, slos []results.SLO, dir string) (Point, error) {
 	res := Point{Index: pt.Index, Dir: fmt.Sprintf("point_%04d", pt.Index), Params: map[string]any{},
 		Workers: pt.cfg.Workers, Metrics: map[string]float64{}}
 	for i, p := range sw.Parameters {
@@ -127,14 +129,14 @@ func runPoint(ctx context.Context, sw *sim.Sweep, pt planned, wl *traces.Workloa
 	if pt.speedup > 0 {
 		var err error
 		if wl, err = traces.Apply(wl, traces.Filter{Speedup: pt.speedup}); err != nil {
-			return res, fmt.Errorf("sweep point %d: %w", pt.Index, err)
+			return res, fmt.Errorf("grid point %d: %w", pt.Index, err)
 		}
 	}
 	in := *input
 	in.Sweep = &results.SweepInfo{Index: pt.Index, Params: res.Params}
 	files, err := sim.WriteRun(ctx, filepath.Join(dir, res.Dir), pt.cfg, wl, &in, sim.WithSLOs(slos))
 	if err != nil {
-		return res, fmt.Errorf("sweep point %d (%s): %w", pt.Index, sw.Describe(pt.SweepPoint), err)
+		return res, fmt.Errorf("grid point %d (%s): %w", pt.Index, sw.Describe(pt.GridPoint), err)
 	}
 	for key, ts := range map[string][2]string{KeyTTFTP99: {results.TagTTFT, "p99"}, KeyITLP99: {results.TagITL, "p99"},
 		KeyOutputThroughput: {results.TagOutputThroughput, "avg"}, KeyRequestThroughput: {results.TagRequestThroughput, "avg"}} {
@@ -148,8 +150,8 @@ func runPoint(ctx context.Context, sw *sim.Sweep, pt planned, wl *traces.Workloa
 	return res, nil
 }
 
-// writeOutputs writes grid_summary.json and, for a whole sweep (not a
-// shard), marks the Pareto fronts and draws sweep_pareto.png; it returns
+// writeOutputs writes grid_summary.json and, for a whole grid (not a
+// shard), marks the Pareto fronts and draws grid_pareto.png; it returns
 // the files written.
 func writeOutputs(dir string, sum *Summary) ([]string, error) {
 	slices.SortFunc(sum.Results, func(a, b Point) int { return cmp.Compare(a.Index, b.Index) })

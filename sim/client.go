@@ -4,10 +4,42 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/simbench/simbench/pacer"
 )
 
+// client is the load generator's own part of the run (the client:
+// section): the order in which it sends simultaneous requests, and when a
+// slot freed by a response sends again (its gap, then its stalls).
+type client struct {
+	gap    *clientGap
+	stalls *clientStalls // nil: none
+	ties   *rand.Rand    // nil: the workload's order
+}
+
+// newClient is c's client of slots concurrent sends.
+func newClient(c ClientConfig, seed int64, slots int) client {
+	cl := client{gap: newClientGap(c, seed), stalls: newClientStalls(c, slots)}
+	if c.TieOrder == TieOrderRandom {
+		cl.ties = rand.New(rand.NewPCG(uint64(seed), 0x71e5_0bde_7a11))
+	}
+	return cl
+}
+
+// order puts the sends released at one instant in the order they reach
+// the frontend: the workload's, or with tie_order random shuffled.
+func (c client) order(sends []pacer.Send) {
+	if c.ties != nil {
+		c.ties.Shuffle(len(sends), func(i, j int) { sends[i], sends[j] = sends[j], sends[i] })
+	}
+}
+
+// freed is when the slot of a response that reached the client at t
+// sends again: after the client's gap, and its stall when one is due.
+func (c client) freed(t int64) int64 { return c.stalls.hold(t + c.gap.next()) }
+
 // clientGap draws the load generator's gap after each response: the
-// constant frontend.client_gap_ms, or, with client_gap_samples_ms, one of
+// constant client.gap_ms, or, with gap_samples_ms, one of
 // those measured gaps at random on its own seeded stream: dealt from a
 // shuffled deck of them, so that every gap comes up equally often and the
 // mean gap (hence throughput) is kept while the order is random. A real client's gap varies (a few ms, now and then a
@@ -20,8 +52,8 @@ type clientGap struct {
 	rng     *rand.Rand
 }
 
-func newClientGap(f FrontendConfig, seed int64) *clientGap {
-	g := &clientGap{constNs: msToNs(f.ClientGapMs), samples: f.ClientGapSamplesMs}
+func newClientGap(c ClientConfig, seed int64) *clientGap {
+	g := &clientGap{constNs: msToNs(c.GapMs), samples: c.GapSamplesMs}
 	if len(g.samples) > 0 {
 		g.rng = rand.New(rand.NewPCG(uint64(seed), 0xc11e_9a95))
 	}
@@ -49,8 +81,8 @@ func validateSamples(key string, q []float64) error {
 	return nil
 }
 
-// clientStalls are the load generator's own stalls (frontend.client_stall_ms,
-// one every client_stall_every_ms). AIPerf runs each slot in a worker
+// clientStalls are the load generator's own stalls (client.stall_ms, one
+// every stall_every_ms). AIPerf runs each slot in a worker
 // process of its own (the exports' worker_id), and a worker's stall holds
 // its own sends, not the others': the send it begins waits the whole stall.
 // The workers start together and do the same work, so they stall in step:
@@ -75,13 +107,13 @@ type clientStalls struct {
 	left           int   // sends the current stall still holds
 }
 
-// newClientStalls gives f's stalls of a client with slots concurrent
+// newClientStalls gives cc's stalls of a client with slots concurrent
 // sends (at least one; an open loop's sessions count as one); nil: none.
-func newClientStalls(f FrontendConfig, slots int) *clientStalls {
-	if f.ClientStallMs <= 0 || f.ClientStallEveryMs <= f.ClientStallMs {
+func newClientStalls(cc ClientConfig, slots int) *clientStalls {
+	if cc.StallMs <= 0 || cc.StallEveryMs <= cc.StallMs {
 		return nil
 	}
-	c := &clientStalls{lenNs: msToNs(f.ClientStallMs), everyNs: msToNs(f.ClientStallEveryMs), slots: max(1, slots)}
+	c := &clientStalls{lenNs: msToNs(cc.StallMs), everyNs: msToNs(cc.StallEveryMs), slots: max(1, slots)}
 	c.due = c.everyNs / 2
 	return c
 }
