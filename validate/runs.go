@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"
@@ -94,7 +95,8 @@ func (v *validation) realOptions() (realrun.Options, float64, error) {
 	if v.opts.RunProgress != nil && !v.opts.Quiet {
 		cfg.Progress, cfg.ProgressEvery = v.opts.RunProgress()
 	}
-	opts := realrun.Options{Config: cfg, Spec: v.p.workload(), SLOs: v.p.slos, Log: v.opts.Log, Quiet: v.opts.Quiet}
+	opts := realrun.Options{Config: cfg, Spec: v.p.workload(), SLOs: v.p.slos, Log: v.opts.Log, Quiet: v.opts.Quiet,
+		Warn: warning.To(v.opts.Log)}
 	return opts, maxErr, nil
 }
 

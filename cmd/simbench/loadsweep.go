@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/urfave/cli/v2"
 
 	"github.com/simbench/simbench/capacity"
@@ -70,7 +71,7 @@ func runLoadSweep(c *cli.Context) (bool, error) {
 	ctx, stop := interrupt.Context(c.Context, c.App.ErrWriter, os.Exit)
 	defer stop()
 	opts := realrun.Options{Config: cfg, BenchmarkDuration: c.Float64("benchmark-duration"), ServerMetrics: sm,
-		SLOs: plan.SLOs, Log: c.App.ErrWriter, Quiet: c.Bool("quiet")}
+		SLOs: plan.SLOs, Log: c.App.ErrWriter, Quiet: c.Bool("quiet"), Warn: warning.To(c.App.ErrWriter)}
 	var sum *capacity.Summary
 	err = writeOutputDir(c, c.String("output-dir"), results.KeepPartial, func(dir string) (err error) {
 		sum, err = loadsweep.Run(ctx, dir, plan, workloadSpec(c), loadsweep.Real(opts, opts.BenchmarkDuration), c.App.ErrWriter)
