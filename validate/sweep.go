@@ -118,7 +118,7 @@ func (v *validation) runSweeps(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		runner := loadsweep.Sim(cfg, w, sim.WithSLOs(plan.SLOs))
+		runner := loadsweep.Sim(cfg, warning.To(w), sim.WithSLOs(plan.SLOs))
 		return results.WriteOutput(simDir, v.warn, results.KeepPartial, func(dir string) error {
 			return writeSweepText(w)(loadsweep.Run(context.Background(), dir, plan, v.p.workload(), runner, w))
 		})

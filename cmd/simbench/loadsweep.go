@@ -89,7 +89,7 @@ func simLoadSweep(c *cli.Context, cfg sim.Config, dir string) (bool, error) {
 	}
 	var sum *capacity.Summary
 	err = writeOutputDir(c, dir, results.KeepPartial, func(stage string) (err error) {
-		sum, err = loadsweep.Run(c.Context, stage, plan, workloadSpec(c), loadsweep.Sim(cfg, c.App.ErrWriter, sim.WithSLOs(plan.SLOs)), c.App.ErrWriter)
+		sum, err = loadsweep.Run(c.Context, stage, plan, workloadSpec(c), loadsweep.Sim(cfg, warning.To(c.App.ErrWriter), sim.WithSLOs(plan.SLOs)), c.App.ErrWriter)
 		return err
 	})
 	return sweepDone(c, sum, err, c.Bool("quiet"))
