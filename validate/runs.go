@@ -193,9 +193,7 @@ func (v *validation) simConfig(seed *int64) (sim.Config, error) {
 // warnings go to the log.
 func (v *validation) buildWorkload(fillSeconds float64) (*traces.Workload, error) {
 	wl, warns, err := v.p.workload().Build(fillSeconds)
-	for _, w := range warns {
-		fmt.Fprintf(v.opts.Log, "warning: %s\n", w)
-	}
+	v.warn(warning.Of(warns))
 	return wl, err
 }
 
