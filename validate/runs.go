@@ -96,7 +96,7 @@ func (v *validation) realOptions() (realrun.Options, float64, error) {
 		cfg.Progress, cfg.ProgressEvery = v.opts.RunProgress()
 	}
 	opts := realrun.Options{Config: cfg, Spec: v.p.workload(), SLOs: v.p.slos, Log: v.opts.Log, Quiet: v.opts.Quiet,
-		Warn: warning.To(v.opts.Log)}
+		Warn: v.warn}
 	return opts, maxErr, nil
 }
 
