@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"github.com/simbench/simbench/internal/warning"
 	"github.com/urfave/cli/v2"
 
