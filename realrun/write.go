@@ -37,7 +37,7 @@ type Options struct {
 	// SLOs are --goodput's: the aggregate gets good_request_count,
 	// goodput and slo_attainment, input_config records them.
 	SLOs []results.SLO
-	// Log gets notes unless Quiet; nil discards them.
+	// Log gets the run's notes (most only unless Quiet); nil discards them.
 	Log   io.Writer
 	Quiet bool
 	// Warn gets the run's warnings as they arise; nil drops them.
