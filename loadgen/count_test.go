@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -373,6 +374,6 @@ func TestReportWarnsOfImplausibleUsage(t *testing.T) {
 		rep.add(job{rec: rec, req: &traces.Request{}, implausibleUsage: bad}, &m)
 	}
 	assert.Equal(t, 2, rep.ImplausibleUsage)
-	assert.Contains(t, rep.Warnings(), "2 of 3 successful requests reported a usage completion_tokens beyond both the max tokens "+
+	assert.Contains(t, warning.Messages(rep.Warnings()), "2 of 3 successful requests reported a usage completion_tokens beyond both the max tokens "+
 		"asked and the text streamed: the server's count was not used, the client's count kept")
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 	"github.com/stretchr/testify/assert"
@@ -123,7 +124,7 @@ func TestRunCountsStreamsCutBeforeDone(t *testing.T) {
 	assert.Equal(t, []results.ErrorCount{{Details: results.ErrorDetails{Type: "ServerDisconnectedError",
 		Message: "stream ended before [DONE] after 3 content chunks"}, Count: 4}}, agg.Profile().ErrorSummary)
 	var warned []string
-	for _, w := range rep.Warnings() {
+	for _, w := range warning.Messages(rep.Warnings()) {
 		if strings.Contains(w, "[DONE]") {
 			warned = append(warned, w)
 		}
@@ -150,7 +151,7 @@ func TestRunWarnsWhenTheServerIgnoresStream(t *testing.T) {
 	rep := runInOrder(t, ts.URL, 4, 20)
 	assert.Zero(t, rep.Errors)
 	assert.Equal(t, 2, rep.NotStreamed)
-	assert.Contains(t, rep.Warnings(), `2 of 4 successful responses came as one JSON body although the request asked for a stream ("stream": true): `+
+	assert.Contains(t, warning.Messages(rep.Warnings()), `2 of 4 successful responses came as one JSON body although the request asked for a stream ("stream": true): `+
 		`counted as successes without TTFT, ITL or token gaps (the server ignores "stream")`)
 }
 
@@ -180,9 +181,9 @@ func TestRunWarnsAboutAnswersThatAreNotWhatWasAsked(t *testing.T) {
 			"--extra-inputs ignore_eos:true (or min_tokens) holds it to the trace",
 		"2 of 4 successful responses have a server usage.completion_tokens beyond twice or under half " +
 			"the client's count of what was streamed (first: 999 against 4)",
-	}, rep.answerWarnings())
+	}, warning.Messages(rep.answerWarnings()))
 	var all strings.Builder
-	for _, w := range rep.Warnings() {
+	for _, w := range warning.Messages(rep.Warnings()) {
 		all.WriteString(w + "\n")
 	}
 	assert.Contains(t, all.String(), "abort ×2", "the warnings reach the run summary")
@@ -233,7 +234,7 @@ func TestRunSaysWhatIsWrongWithUsage(t *testing.T) {
 	assert.Equal(t, []int{3, 3}, osl, "the client's counts, not 3.5 cut to 3 by luck or 0")
 	assert.Equal(t, 2, rep.UsageInvalid)
 	assert.Zero(t, rep.UsageFar, "an invalid usage is said once, as invalid")
-	assert.Contains(t, rep.Warnings(), "2 of 2 successful responses carried an invalid usage "+
+	assert.Contains(t, warning.Messages(rep.Warnings()), "2 of 2 successful responses carried an invalid usage "+
 		"(first: usage.completion_tokens is 3.5, not a whole number of tokens): their token counts are the client's")
 
 	// without a valid prompt count anywhere, the ISL line says why
@@ -290,7 +291,7 @@ func TestRunWarnsWhenTheHeuristicIsOffTheServersUsage(t *testing.T) {
 			})
 			require.NoError(t, err)
 			var got []string
-			for _, w := range rep.Warnings() {
+			for _, w := range warning.Messages(rep.Warnings()) {
 				if strings.Contains(w, "word heuristic") {
 					got = append(got, w)
 				}

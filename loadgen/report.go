@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/pacer"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
@@ -256,46 +258,46 @@ func (rep *Report) ISLError() (intended, server, pct float64, ok bool) {
 }
 
 // Warnings are the run's self-checks that failed.
-func (rep *Report) Warnings() []string {
-	var out []string
+func (rep *Report) Warnings() []error {
+	var out []error
 	if rep.StartLate > 0 {
-		out = append(out, fmt.Sprintf("the run was ready %.1f ms after --start-at: its first sends were late by that much (counted in send_lag)",
+		out = append(out, fmt.Errorf("the run was ready %.1f ms after --start-at: its first sends were late by that much (counted in send_lag)",
 			float64(rep.StartLate)/1e6))
 	}
 	if s, late, ok := rep.SendLag(); ok && float64(late) > LateShareWarn*float64(s.Count) {
-		out = append(out, fmt.Sprintf("the client fell behind the schedule: %.1f%% of sends were more than %g ms late (send lag p99 %.2f ms); "+
+		out = append(out, fmt.Errorf("the client fell behind the schedule: %.1f%% of sends were more than %g ms late (send lag p99 %.2f ms); "+
 			"latencies from the intended send time are in the *_from_intended metrics", 100*float64(late)/float64(s.Count), LateThresholdMs, s.P[8]))
 	}
 	req, ok1 := rep.RequestedRate()
 	got, ok2 := rep.AchievedRate()
 	if ok1 && ok2 && !rep.Interrupted && got < req*(1-RateShortfall) {
-		out = append(out, fmt.Sprintf("achieved rate %.2f req/s is %.1f%% below the requested %.2f req/s", got, 100*(1-got/req), req))
+		out = append(out, fmt.Errorf("achieved rate %.2f req/s is %.1f%% below the requested %.2f req/s", got, 100*(1-got/req), req))
 	}
 	if rep.NoDone > 0 {
-		out = append(out, fmt.Sprintf("%d of %d successful streams ended after a finish_reason but without data: [DONE]: "+
+		out = append(out, fmt.Errorf("%d of %d successful streams ended after a finish_reason but without data: [DONE]: "+
 			"counted as successes (the server closed the stream early)", rep.NoDone, rep.Finished-rep.Errors))
 	}
 	if rep.NotStreamed > 0 {
-		out = append(out, fmt.Sprintf("%d of %d successful responses came as one JSON body although the request asked for a stream (\"stream\": true): "+
+		out = append(out, fmt.Errorf("%d of %d successful responses came as one JSON body although the request asked for a stream (\"stream\": true): "+
 			"counted as successes without TTFT, ITL or token gaps (the server ignores \"stream\")", rep.NotStreamed, rep.Finished-rep.Errors))
 	}
 	out = append(out, rep.answerWarnings()...)
 	if rep.ImplausibleUsage > 0 {
-		out = append(out, fmt.Sprintf("%d of %d successful requests reported a usage completion_tokens beyond both the max tokens asked "+
+		out = append(out, fmt.Errorf("%d of %d successful requests reported a usage completion_tokens beyond both the max tokens asked "+
 			"and the text streamed: the server's count was not used, the client's count kept", rep.ImplausibleUsage, rep.Finished-rep.Errors))
 	}
 	if rep.HeldByCap > 0 {
-		out = append(out, fmt.Sprintf("%d of %d sends waited for a free --concurrency slot past their intended time (counted in send_lag)", rep.HeldByCap, rep.Sent))
+		out = append(out, fmt.Errorf("%d of %d sends waited for a free --concurrency slot past their intended time (counted in send_lag)", rep.HeldByCap, rep.Sent))
 	}
 	if rep.Interrupted {
-		out = append(out, "the run was interrupted: requests in flight were cancelled (code 499) and later ones never sent")
+		out = append(out, errors.New("the run was interrupted: requests in flight were cancelled (code 499) and later ones never sent"))
 	}
 	return out
 }
 
 // answerWarnings are checkAnswer's findings.
-func (rep *Report) answerWarnings() []string {
-	var out []string
+func (rep *Report) answerWarnings() []error {
+	var out []error
 	ok := rep.Finished - rep.Errors
 	if len(rep.Reasons) > 0 {
 		var parts []string
@@ -304,24 +306,24 @@ func (rep *Report) answerWarnings() []string {
 			parts = append(parts, fmt.Sprintf("%s ×%d", r, rep.Reasons[r]))
 			n += rep.Reasons[r]
 		}
-		out = append(out, fmt.Sprintf("%d of %d successful responses ended with a finish_reason other than stop or length (%s): "+
+		out = append(out, fmt.Errorf("%d of %d successful responses ended with a finish_reason other than stop or length (%s): "+
 			"counted as successes", n, ok, strings.Join(parts, ", ")))
 	}
 	if rep.OSLMismatch > 0 {
-		out = append(out, fmt.Sprintf("%d of %d successful responses have an OSL off the requested max tokens by more than min(5%%, 50 tokens) "+
+		out = append(out, fmt.Errorf("%d of %d successful responses have an OSL off the requested max tokens by more than min(5%%, 50 tokens) "+
 			"(osl_mismatch_diff_pct %+.0f%% to %+.0f%%): the server stopped early or ignored the limit; "+
 			"--extra-inputs ignore_eos:true (or min_tokens) holds it to the trace", rep.OSLMismatch, ok, rep.oslDiffLo, rep.oslDiffHi))
 	}
 	if rep.UsageInvalid > 0 {
-		out = append(out, fmt.Sprintf("%d of %d successful responses carried an invalid usage (first: %s): "+
+		out = append(out, fmt.Errorf("%d of %d successful responses carried an invalid usage (first: %s): "+
 			"their token counts are the client's", rep.UsageInvalid, ok, rep.firstBadUsage))
 	}
 	if rep.UsageFar > 0 {
-		out = append(out, fmt.Sprintf("%d of %d successful responses have a server usage.completion_tokens beyond twice or under half "+
+		out = append(out, fmt.Errorf("%d of %d successful responses have a server usage.completion_tokens beyond twice or under half "+
 			"the client's count of what was streamed (first: %d against %d)", rep.UsageFar, ok, rep.usageFarServer, rep.usageFarClient))
 	}
 	if off, ok := rep.HeuristicError(); ok && rep.Heuristic && math.Abs(off) > HeuristicDisagreement {
-		out = append(out, fmt.Sprintf("the word heuristic counted %d output tokens where the server's usage counts %d (%+.0f%%): "+
+		out = append(out, fmt.Errorf("the word heuristic counted %d output tokens where the server's usage counts %d (%+.0f%%): "+
 			"OSL, ITL and the token throughputs rest on the heuristic; --tokenizer PATH (the model's tokenizer.json or its directory) "+
 			"counts as AIPerf does, --use-server-token-count takes the server's counts", rep.heuristicOut, rep.usageOut, 100*off))
 	}
@@ -347,9 +349,7 @@ func (rep *Report) HeuristicError() (float64, bool) {
 func (rep *Report) WriteSummary(w io.Writer, p *results.Profile) error {
 	var b strings.Builder
 	rep.writeSchedule(&b)
-	for _, warn := range rep.Warnings() {
-		fmt.Fprintf(&b, "warning: %s\n", warn)
-	}
+	warning.Print(&b, rep.Warnings())
 	b.WriteString("\n")
 	if err := writeMetricTable(&b, p); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/pacer"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
@@ -51,7 +52,7 @@ func TestReportOnSchedule(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, []float64{100, 110}, []float64{in, srv})
 	assert.InDelta(t, 10, pct, 1e-9)
-	assert.Empty(t, rep.Warnings())
+	assert.Empty(t, warning.Messages(rep.Warnings()))
 	var b strings.Builder
 	require.NoError(t, rep.WriteSummary(&b, p))
 	out := b.String()
@@ -79,7 +80,7 @@ func TestReportWarnsWhenBehind(t *testing.T) {
 		}
 	}
 	rep, p := reportOf(t, lags, 25)
-	warns := rep.Warnings()
+	warns := warning.Messages(rep.Warnings())
 	require.NotEmpty(t, warns)
 	assert.Contains(t, warns[0], "fell behind")
 	_, late, _ := rep.SendLag()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/loadgen/openaitest"
 	"github.com/simbench/simbench/servermetrics"
 	"github.com/stretchr/testify/assert"
@@ -331,7 +332,7 @@ func TestScrapeDynamoBreakdown(t *testing.T) {
 	assert.Equal(t, []string{good, dead}, e.Summary.EndpointsConfigured)
 	assert.Equal(t, []string{good}, e.Summary.EndpointsSuccessful)
 	assert.Equal(t, map[string]int{good: 1, dead: 5}, e.Simbench.FailedFetches)
-	warn := strings.Join(ms.col.Warnings(), "\n")
+	warn := strings.Join(warning.Messages(ms.col.Warnings()), "\n")
 	assert.Contains(t, warn, good+": HTTP 500")
 	assert.Contains(t, warn, dead+": ")
 	assert.Contains(t, warn, "5 scrapes failed in all")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/loadgen/openaitest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,7 +40,7 @@ func TestRunStartAtIsTheTimeOrigin(t *testing.T) {
 			}
 			if tc.late {
 				assert.GreaterOrEqual(t, rep.StartLate, 200*time.Millisecond)
-				assert.Contains(t, rep.Warnings()[0], "after --start-at")
+				assert.Contains(t, warning.Messages(rep.Warnings())[0], "after --start-at")
 			} else {
 				assert.Zero(t, rep.StartLate)
 				assert.GreaterOrEqual(t, rep.StartNs, at.UnixNano())

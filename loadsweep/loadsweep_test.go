@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -56,7 +57,7 @@ func TestRunOnTheSimulator(t *testing.T) {
 	p, err := NewPlan(Flags{Rate: "5,10", Goodput: "time_to_first_token:1000", Attainment: 0.9, MaxErrorRate: -1})
 	require.NoError(t, err)
 	spec := traces.Spec{RequestCount: ptr(20), ISL: ptr(32), OSL: ptr(8), ArrivalPattern: ptr("constant")}
-	s, err := Run(context.Background(), dir, p, spec, Sim(sim.DefaultConfig(), io.Discard, sim.WithSLOs(p.SLOs)), io.Discard)
+	s, err := Run(context.Background(), dir, p, spec, Sim(sim.DefaultConfig(), nil, sim.WithSLOs(p.SLOs)), io.Discard)
 	require.NoError(t, err)
 	require.Len(t, s.Points, 2)
 	assert.Equal(t, "r5", s.Points[0].Dir)
@@ -76,7 +77,7 @@ func TestRunInterrupted(t *testing.T) {
 	p, err := NewPlan(Flags{Concurrency: "1,2,4", Attainment: 0.9, MaxErrorRate: -1})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	runner := Sim(sim.DefaultConfig(), io.Discard)
+	runner := Sim(sim.DefaultConfig(), nil)
 	cancelAfterFirst := func(ctx context.Context, d string, spec traces.Spec) (*results.Profile, error) {
 		defer cancel()
 		return runner(ctx, d, spec)
@@ -127,7 +128,7 @@ func TestRunPointFailureKeepsTheSummary(t *testing.T) {
 	dir := t.TempDir()
 	p, err := NewPlan(Flags{Concurrency: "1,2,4", Attainment: 0.9, MaxErrorRate: -1})
 	require.NoError(t, err)
-	runner := Sim(sim.DefaultConfig(), io.Discard)
+	runner := Sim(sim.DefaultConfig(), nil)
 	failSecond := func(ctx context.Context, d string, spec traces.Spec) (*results.Profile, error) {
 		if *spec.Concurrency == 2 {
 			return nil, errors.New("disk full")
@@ -144,4 +145,20 @@ func TestRunPointFailureKeepsTheSummary(t *testing.T) {
 	assert.Equal(t, capacity.StopFailed, s.Stopped.Reason)
 	assert.Equal(t, []float64{2, 4}, s.Stopped.Skipped)
 	assert.Equal(t, 1.0, s.Stopped.After)
+}
+
+func TestBuildHandsTheWorkloadsWarningsToWarn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	rows := `{"timestamp": 10, "input_length": 8, "output_length": 2, "hash_ids": [1]}` + "\n" +
+		`{"timestamp": 5, "input_length": 8, "output_length": 2, "hash_ids": [2]}` + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(rows), 0o644))
+	var got []error
+	wl, err := build(traces.Spec{Trace: &path}, 0, func(ws []error) { got = append(got, ws...) })
+	require.NoError(t, err)
+	assert.Len(t, wl.Requests, 2)
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0].Error(), path+":2: timestamps go backwards")
+
+	_, err = build(traces.Spec{Trace: &path}, 0, nil)
+	assert.NoError(t, err, "a nil warn drops them")
 }

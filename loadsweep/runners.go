@@ -2,9 +2,8 @@ package loadsweep
 
 import (
 	"context"
-	"fmt"
-	"io"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
@@ -12,11 +11,12 @@ import (
 )
 
 // Real runs each point on a real server with realrun.WriteRun and opts
-// (its Spec is the point's; SLOs should be the plan's). fillSeconds is
+// (its Spec is the point's; SLOs should be the plan's); the workload's
+// warnings go to opts.Warn with the run's. fillSeconds is
 // --benchmark-duration, for rate workloads without --request-count.
 func Real(opts realrun.Options, fillSeconds float64) Runner {
 	return func(ctx context.Context, dir string, spec traces.Spec) (*results.Profile, error) {
-		wl, err := build(spec, fillSeconds, opts.Log)
+		wl, err := build(spec, fillSeconds, opts.Warn)
 		if err != nil {
 			return nil, err
 		}
@@ -30,11 +30,12 @@ func Real(opts realrun.Options, fillSeconds float64) Runner {
 	}
 }
 
-// Sim runs each point on the simulator with configuration cfg; opts
-// should carry sim.WithSLOs(plan.SLOs).
-func Sim(cfg sim.Config, log io.Writer, opts ...sim.Option) Runner {
+// Sim runs each point on the simulator with configuration cfg; warn (nil
+// drops them) gets the workload's warnings; opts should carry
+// sim.WithSLOs(plan.SLOs).
+func Sim(cfg sim.Config, warn func([]error), opts ...sim.Option) Runner {
 	return func(ctx context.Context, dir string, spec traces.Spec) (*results.Profile, error) {
-		wl, err := build(spec, 0, log)
+		wl, err := build(spec, 0, warn)
 		if err != nil {
 			return nil, err
 		}
@@ -53,12 +54,11 @@ func Sim(cfg sim.Config, log io.Writer, opts ...sim.Option) Runner {
 	}
 }
 
-func build(spec traces.Spec, fillSeconds float64, log io.Writer) (*traces.Workload, error) {
+// build builds spec's workload and hands its warnings, if any, to warn.
+func build(spec traces.Spec, fillSeconds float64, warn func([]error)) (*traces.Workload, error) {
 	wl, warns, err := spec.Build(fillSeconds)
-	for _, w := range warns {
-		if log != nil {
-			fmt.Fprintf(log, "warning: %s\n", w)
-		}
+	if warn != nil && len(warns) > 0 {
+		warn(warning.Of(warns))
 	}
 	return wl, err
 }

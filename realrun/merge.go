@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
@@ -283,30 +284,14 @@ func mergedConfig(shards []*shardDir, records int, out string) *results.InputCon
 }
 
 // WriteText prints what was merged: the shards, the records, the run's
-// duration, late and interrupted shards, and the files written.
+// duration, the warnings and the files written.
 func (m *Merged) WriteText(w io.Writer) {
-	shards, p, out := m.shards, m.Profile, m.Dir
-	worst, worstDir := 0.0, ""
-	for _, s := range shards {
-		if late := s.config.Simbench.StartLateMs; late != nil && *late > worst {
-			worst, worstDir = *late, s.dir
-		}
-	}
-	fmt.Fprintf(w, "merged %d shards: %d records\n", len(shards), m.Records)
-	if d, ok := p.Value(results.TagBenchmarkDuration, "avg"); ok {
+	out := m.Dir
+	fmt.Fprintf(w, "merged %d shards: %d records\n", len(m.shards), m.Records)
+	if d, ok := m.Profile.Value(results.TagBenchmarkDuration, "avg"); ok {
 		fmt.Fprintf(w, "benchmark_duration %.3f s across all shards\n", d)
 	}
-	if worstDir != "" {
-		fmt.Fprintf(w, "warning: %s started %.1f ms after --start-at\n", worstDir, worst)
-	}
-	for _, s := range shards {
-		if s.cancelled {
-			fmt.Fprintf(w, "warning: %s was interrupted: the merged run misses its unsent requests\n", s.dir)
-		}
-	}
-	if m.NoWorkload != "" {
-		fmt.Fprintf(w, "warning: no %s in %s (calibrate --real cannot replay this run): %s\n", traces.WorkloadFile, out, m.NoWorkload)
-	}
+	warning.Print(w, m.Warnings())
 	names := []string{results.RecordsName, results.ProfileJSONName, results.ProfileCSVName}
 	if m.NoWorkload == "" {
 		names = append(names, traces.WorkloadFile)
@@ -314,4 +299,28 @@ func (m *Merged) WriteText(w io.Writer) {
 	for _, name := range names {
 		fmt.Fprintf(w, "wrote %s\n", filepath.Join(out, name))
 	}
+}
+
+// Warnings are the merge's: the latest shard to start after --start-at,
+// the interrupted shards and a missing workload file.
+func (m *Merged) Warnings() []error {
+	var ws []error
+	worst, worstDir := 0.0, ""
+	for _, s := range m.shards {
+		if late := s.config.Simbench.StartLateMs; late != nil && *late > worst {
+			worst, worstDir = *late, s.dir
+		}
+	}
+	if worstDir != "" {
+		ws = append(ws, fmt.Errorf("%s started %.1f ms after --start-at", worstDir, worst))
+	}
+	for _, s := range m.shards {
+		if s.cancelled {
+			ws = append(ws, fmt.Errorf("%s was interrupted: the merged run misses its unsent requests", s.dir))
+		}
+	}
+	if m.NoWorkload != "" {
+		ws = append(ws, fmt.Errorf("no %s in %s (calibrate --real cannot replay this run): %s", traces.WorkloadFile, m.Dir, m.NoWorkload))
+	}
+	return ws
 }

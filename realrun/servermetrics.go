@@ -2,6 +2,7 @@ package realrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/servermetrics"
@@ -34,6 +36,7 @@ type serverMetrics struct {
 	collector *servermetrics.Collector
 	urls      []string
 	errw      io.Writer
+	warn      func([]error)
 	firstNs   atomic.Int64 // earliest send of a non-warmup request; 0 = none
 	endNs     int64        // the final scrape
 }
@@ -70,7 +73,7 @@ func newServerMetrics(ctx context.Context, baseURL string, o Options) (*serverMe
 	if err != nil {
 		return nil, err
 	}
-	return &serverMetrics{scraper: s, collector: cfg.Collector, urls: cfg.URLs, errw: o.Log}, nil
+	return &serverMetrics{scraper: s, collector: cfg.Collector, urls: cfg.URLs, errw: o.Log, warn: o.warn}, nil
 }
 
 // probeMetricsURL checks that the default endpoint answers with an exposition.
@@ -136,14 +139,15 @@ func (sm *serverMetrics) noteSend(ns int64) {
 // scrape) and, when the server breaks TTFT down, DIR/ttft_breakdown.json;
 // it returns that breakdown (nil when none) and the server's speculative
 // decoding counters over the window (nil when it drafted nothing). Scrape
-// warnings, and a failure to write these files, go to the log: they are a
+// warnings (each once), and a failure to write these files, go to the warn
+// hook and the note that none was scraped to the log: they are a
 // supplement to the run's results and never fail it.
 func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) (*servermetrics.TTFTBreakdown, *results.SpecDecode) {
 	if sm == nil {
 		return nil, nil
 	}
 	if !sm.scraped() {
-		sm.warn(sm.collector.Warnings())
+		sm.warn(warning.Unique(sm.collector.Warnings()))
 		fmt.Fprintf(sm.errw, "server metrics: no endpoint was scraped successfully; %s not written\n", servermetrics.JSONName)
 		return nil, nil
 	}
@@ -153,13 +157,13 @@ func (sm *serverMetrics) finish(dir string, runStartNs int64, inputConfig any) (
 	}
 	e := sm.collector.Export(w, inputConfig)
 	if sm.scraper.BoundaryMissed() {
-		e.Simbench.Warnings = append(e.Simbench.Warnings, "the scrape at the start of the profiling phase failed: "+
-			"server-side counters and histograms may include warmup requests")
+		e.Simbench.Warnings = append(e.Simbench.Warnings, errors.New("the scrape at the start of the profiling phase failed: "+
+			"server-side counters and histograms may include warmup requests"))
 	}
-	sm.warn(append(sm.collector.Warnings(), e.Simbench.Warnings...))
+	sm.warn(warning.Unique(append(sm.collector.Warnings(), e.Simbench.Warnings...)))
 	b, err := servermetrics.WriteFiles(dir, e)
 	if err != nil {
-		fmt.Fprintf(sm.errw, "warning: server metrics: %v\n", err)
+		sm.warn([]error{fmt.Errorf("server metrics: %w", err)})
 	}
 	if s, ok := servermetrics.SpecDecode(e); ok {
 		return b, &s
@@ -174,15 +178,4 @@ func (sm *serverMetrics) scraped() bool {
 		}
 	}
 	return false
-}
-
-// warn prints each warning once.
-func (sm *serverMetrics) warn(ws []string) {
-	seen := map[string]bool{}
-	for _, w := range ws {
-		if !seen[w] {
-			seen[w] = true
-			fmt.Fprintf(sm.errw, "warning: %s\n", w)
-		}
-	}
 }

@@ -37,9 +37,18 @@ type Options struct {
 	// SLOs are --goodput's: the aggregate gets good_request_count,
 	// goodput and slo_attainment, input_config records them.
 	SLOs []results.SLO
-	// Log gets warnings; notes too unless Quiet. nil discards them.
+	// Log gets the run's notes (most only unless Quiet); nil discards them.
 	Log   io.Writer
 	Quiet bool
+	// Warn gets the run's warnings as they arise; nil drops them.
+	Warn func([]error)
+}
+
+// warn hands ws to Warn, when there are any.
+func (o Options) warn(ws []error) {
+	if o.Warn != nil && len(ws) > 0 {
+		o.Warn(ws)
+	}
 }
 
 // Result is what WriteRun wrote.
@@ -62,7 +71,7 @@ func WriteRun(ctx context.Context, dir string, wl *traces.Workload, opts Options
 	opts.Log = orDiscard(opts.Log)
 	cfg := opts.runConfig(wl)
 	if _, err := loadgen.RaiseFileLimit(); err != nil && !opts.Quiet {
-		fmt.Fprintf(opts.Log, "warning: could not raise the open-file limit: %v\n", err)
+		opts.warn([]error{fmt.Errorf("could not raise the open-file limit: %w", err)})
 	}
 	sm, err := newServerMetrics(ctx, cfg.Endpoint.URL, opts)
 	if err != nil {

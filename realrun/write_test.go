@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -66,7 +67,8 @@ func testOptions(url string, log *syncBuffer) Options {
 	return Options{Config: loadgen.Config{Endpoint: ep, Grace: 30 * time.Second},
 		Spec: traces.Spec{Concurrency: ptr(2), RequestCount: ptr(8), ISL: ptr(8), OSL: ptr(4)},
 		// Scrapes every 10 ms, each with time to answer on a loaded machine.
-		ServerMetrics: ServerMetricsOptions{Interval: 10 * time.Millisecond, Timeout: 5 * time.Second}, Log: log}
+		ServerMetrics: ServerMetricsOptions{Interval: 10 * time.Millisecond, Timeout: 5 * time.Second}, Log: log,
+		Warn: warning.To(log)}
 }
 
 // runWithMetrics runs the options' workload into dir; it returns the run's

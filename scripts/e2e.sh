@@ -39,11 +39,12 @@
 # 16), whose median the fidelity table takes (compare and the plots use
 # the one run sim/ of calibrated.yaml). The assertions (every request ok
 # with exact OSL and one chunk per token, ISL = intended + chat template,
-# TTFT rises from concurrency 4 to 8, compare files and PNGs present) live
-# in cmd/simbench/e2e_test.go, which also writes the fidelity table
-# (fidelity.txt, fidelity.json: per workload and field each configuration's
-# error beside the real-vs-real spread, and the host drift; reported, not
-# gated). The engine is stopped by PID on exit, also on failure.
+# TTFT rises from concurrency 4 to 8, compare files, PNGs and the fidelity
+# table present) live in cmd/simbench/e2e_test.go. `simbench validate
+# fidelity` writes the fidelity table (fidelity.txt, fidelity.json: per
+# workload and field each configuration's error beside the real-vs-real
+# spread, and the host drift; reported, not gated) and summary.txt. The
+# engine is stopped by PID on exit, also on failure.
 #
 #   scripts/e2e.sh [SIMBENCH_BINARY]      default bin/simbench (built if missing)
 #   E2E_REPLAY=artifacts/e2e-old E2E_ARTIFACTS=artifacts/e2e-new scripts/e2e.sh
@@ -253,7 +254,8 @@ compare_pair load-sweep
 predict isl384-c3 "${ISL384[@]}"
 predict trace "${TRACE_WL[@]}"
 
-engine_log "real and simulated runs done in $(($(date +%s) - start))s; checking"
+engine_log "real and simulated runs done in $(($(date +%s) - start))s; the fidelity table, checking"
+"$SB" validate fidelity "$ART"
 SIMBENCH_E2E_DIR="$(cd "$ART" && pwd)" go test -count=1 -run '^TestE2E' ./cmd/simbench/ -v 2>&1 |
 	tee "$ART/check.txt" | grep -v '^=== RUN'
 engine_log "e2e passed in $(($(date +%s) - start))s; artifacts in $ART"

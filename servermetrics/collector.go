@@ -1,9 +1,9 @@
 package servermetrics
 
 import (
+	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/simbench/simbench/results"
@@ -71,7 +71,7 @@ type Collector struct {
 	series    map[uint64][]*seriesData // by identity hash
 	order     []*seriesData            // in first-seen order
 	fetches   map[string]*fetchLog
-	warnings  []string
+	warnings  []error
 	// typeWarned marks the endpoint/family pairs already warned about a
 	// type that differs from the family's first one.
 	typeWarned map[string]bool
@@ -177,19 +177,19 @@ func (c *Collector) Fail(endpoint string, err error) {
 	fl := c.fetchLog(endpoint)
 	fl.failures++
 	if fl.failures <= 3 {
-		c.warnings = append(c.warnings, "server metrics: "+results.RedactURL(endpoint)+": "+err.Error())
+		c.warnings = append(c.warnings, fmt.Errorf("server metrics: %s: %w", results.RedactURL(endpoint), err))
 	}
 }
 
 // Warnings returns what went wrong while scraping: the first failures of
 // each endpoint and a count of the rest, and layout changes seen.
-func (c *Collector) Warnings() []string {
+func (c *Collector) Warnings() []error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := slices.Clone(c.warnings)
 	for _, e := range c.endpoints {
 		if n := c.fetches[e].failures; n > 3 {
-			out = append(out, "server metrics: "+e+": "+strconv.Itoa(n)+" scrapes failed in all")
+			out = append(out, fmt.Errorf("server metrics: %s: %d scrapes failed in all", e, n))
 		}
 	}
 	return out
@@ -230,8 +230,8 @@ func (c *Collector) addFamily(fl *fetchLog, endpoint string, at int64, f *Family
 	} else if fi.kind != f.Kind {
 		if key := endpoint + "\x00" + f.Name; !c.typeWarned[key] {
 			c.typeWarned[key] = true
-			c.warnings = append(c.warnings, "server metrics: "+endpoint+": family "+f.Name+" is a "+string(f.Kind)+
-				", first seen as a "+string(fi.kind)+"; its samples are ignored")
+			c.warnings = append(c.warnings, fmt.Errorf("server metrics: %s: family %s is a %s, first seen as a %s; its samples are ignored",
+				endpoint, f.Name, f.Kind, fi.kind))
 		}
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -94,7 +95,7 @@ func TestExportCounterResetClampsAndWarns(t *testing.T) {
 	total, _ := e.Metrics["requests_total"].Series[0].Stat("total")
 	assert.Equal(t, 0.0, total)
 	require.Len(t, e.Simbench.Warnings, 1)
-	assert.Contains(t, e.Simbench.Warnings[0], "counter went down")
+	assert.Contains(t, e.Simbench.Warnings[0].Error(), "counter went down")
 }
 
 func TestExportHistogramResetNotSummarised(t *testing.T) {
@@ -108,7 +109,7 @@ func TestExportHistogramResetNotSummarised(t *testing.T) {
 	e := c.Export(Window{StartNs: 1e9, EndNs: 4e9}, nil)
 	s := e.Metrics["x_seconds"].Series[0]
 	assert.Equal(t, StatValues{{"count", 0}}, s.Stats)
-	assert.Contains(t, strings.Join(e.Simbench.Warnings, "\n"), "reset")
+	assert.Contains(t, strings.Join(warning.Messages(e.Simbench.Warnings), "\n"), "reset")
 }
 
 func TestScrapeFailureIsAGapAndAWarning(t *testing.T) {
@@ -127,7 +128,7 @@ func TestScrapeFailureIsAGapAndAWarning(t *testing.T) {
 	assert.Equal(t, []string{ep, "http://other:9/metrics"}, e.Summary.EndpointsConfigured)
 	assert.Equal(t, map[string]int{ep: 1, "http://other:9/metrics": 5}, e.Simbench.FailedFetches)
 	assert.Equal(t, 3, e.Summary.EndpointInfo[ep].TotalFetches)
-	w := c.Warnings()
+	w := warning.Messages(c.Warnings())
 	assert.Len(t, w, 5) // 1 + the first 3 of the other + "5 scrapes failed in all"
 	assert.Contains(t, w[4], "5 scrapes failed in all")
 }
@@ -367,7 +368,7 @@ func TestExportEdgeCases(t *testing.T) {
 	s := e.Metrics["x_seconds"].Series[0]
 	assert.Equal(t, StatValues{{"1", 2}, {"+Inf", 2}}, s.Buckets, "the window's layout")
 	n := 0
-	for _, w := range c.Warnings() {
+	for _, w := range warning.Messages(c.Warnings()) {
 		if strings.Contains(w, "x_seconds is a gauge") {
 			n++
 		}

@@ -1,10 +1,12 @@
 package servermetrics
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 )
 
@@ -58,7 +60,7 @@ type Extension struct {
 	WindowEndNs        int64          `json:"window_end_ns"`
 	FailedFetches      map[string]int `json:"failed_fetches,omitempty"`
 	HistogramEstimator string         `json:"histogram_percentile_estimator"`
-	Warnings           []string       `json:"warnings,omitempty"`
+	Warnings           warning.List   `json:"warnings,omitempty"`
 }
 
 // Metric is one metric family of the export.
@@ -104,7 +106,7 @@ func (c *Collector) Export(w Window, inputConfig any) *Export {
 		fi := c.families[sd.family]
 		ss, warn, ok := seriesStats(sd, fi.kind, w, c.seenBefore(sd.endpoint, w.StartNs))
 		if warn != "" {
-			ext.Warnings = append(ext.Warnings, "server metrics: "+sd.endpoint+": "+sd.family+": "+warn)
+			ext.Warnings = append(ext.Warnings, fmt.Errorf("server metrics: %s: %s: %s", sd.endpoint, sd.family, warn))
 		}
 		if !ok {
 			continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/calibrate"
@@ -23,7 +24,7 @@ type Calibration struct {
 	// Params are the calibration's parameters: which the stage's figures
 	// pinned and which stayed at their prior.
 	Params   []sim.CalibratedParam `json:"params,omitempty"`
-	Warnings []string              `json:"warnings,omitempty"`
+	Warnings warning.List          `json:"warnings,omitempty"`
 	Note     string                `json:"note,omitempty"`
 }
 

@@ -49,6 +49,9 @@ func (w Warning) String() string {
 	return fmt.Sprintf("%s:%d: %s", w.File, w.Line, w.Msg)
 }
 
+// Error is String: a Warning is an error value, the shape warnings take.
+func (w Warning) Error() string { return w.String() }
+
 // LoadMooncake reads a Mooncake-format JSONL trace file; see ReadMooncake.
 func LoadMooncake(path string) (*Workload, []Warning, error) {
 	return LoadMooncakeBlocks(path, MooncakeBlockSize)

@@ -19,7 +19,8 @@ const (
 	CompareTextName = "compare.txt"
 	JUnitName       = "junit.xml"
 	// FidelityTextName and FidelityJSONName hold, with repeated runs, the
-	// sim error beside the real-vs-real spread of the first two silicon runs.
+	// sim error beside the real-vs-real spread of the first two silicon runs
+	// (and WriteFidelity's table of a real-engine artifact directory).
 	FidelityTextName = "fidelity.txt"
 	FidelityJSONName = "fidelity.json"
 	PlotsDirName     = "plots"

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/loadgen"
 	"github.com/simbench/simbench/realrun"
 	"github.com/simbench/simbench/results"
@@ -94,7 +95,8 @@ func (v *validation) realOptions() (realrun.Options, float64, error) {
 	if v.opts.RunProgress != nil && !v.opts.Quiet {
 		cfg.Progress, cfg.ProgressEvery = v.opts.RunProgress()
 	}
-	opts := realrun.Options{Config: cfg, Spec: v.p.workload(), SLOs: v.p.slos, Log: v.opts.Log, Quiet: v.opts.Quiet}
+	opts := realrun.Options{Config: cfg, Spec: v.p.workload(), SLOs: v.p.slos, Log: v.opts.Log, Quiet: v.opts.Quiet,
+		Warn: v.warn}
 	return opts, maxErr, nil
 }
 
@@ -191,9 +193,7 @@ func (v *validation) simConfig(seed *int64) (sim.Config, error) {
 // warnings go to the log.
 func (v *validation) buildWorkload(fillSeconds float64) (*traces.Workload, error) {
 	wl, warns, err := v.p.workload().Build(fillSeconds)
-	for _, w := range warns {
-		fmt.Fprintf(v.opts.Log, "warning: %s\n", w)
-	}
+	v.warn(warning.Of(warns))
 	return wl, err
 }
 

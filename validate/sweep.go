@@ -10,6 +10,7 @@ import (
 	"github.com/simbench/simbench/capacity"
 	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/loadsweep"
 	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/realrun"
@@ -92,7 +93,7 @@ func (v *validation) runSweeps(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		opts.SLOs, opts.Log = plan.SLOs, w
+		opts.SLOs, opts.Log, opts.Warn = plan.SLOs, w, warning.To(w)
 		if v.opts.Interrupt != nil {
 			var stop func()
 			ctx, stop = v.opts.Interrupt(ctx)
@@ -117,7 +118,7 @@ func (v *validation) runSweeps(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		runner := loadsweep.Sim(cfg, w, sim.WithSLOs(plan.SLOs))
+		runner := loadsweep.Sim(cfg, warning.To(w), sim.WithSLOs(plan.SLOs))
 		return results.WriteOutput(simDir, v.warn, results.KeepPartial, func(dir string) error {
 			return writeSweepText(w)(loadsweep.Run(context.Background(), dir, plan, v.p.workload(), runner, w))
 		})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simbench/simbench/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -112,7 +113,7 @@ func TestE2EHTMLReportInBrowser(t *testing.T) {
 	pages := map[string][]string{"compare": {real, sim, "--gate"}, "run": {real}}
 	keep := os.Getenv("SIMBENCH_E2E_DIR")
 	if keep != "" {
-		pages["load-sweep"] = []string{filepath.Join(keep, e2eLoadSweep, "real"), filepath.Join(keep, e2eLoadSweep, "sim")}
+		pages["load-sweep"] = []string{filepath.Join(keep, validate.LoadSweepDir, "real"), filepath.Join(keep, validate.LoadSweepDir, "sim")}
 		pages["trace"] = []string{filepath.Join(keep, "trace", "real"), filepath.Join(keep, "trace", "sim")}
 		dir = keep
 	}

@@ -7,22 +7,21 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/simbench/simbench/capacity"
-	"github.com/simbench/simbench/compare"
 	"github.com/simbench/simbench/fidelity"
 	"github.com/simbench/simbench/plots/figures"
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // The real-engine tier's assertions. scripts/e2e.sh (make e2e) writes an
-// artifact directory and runs this test with SIMBENCH_E2E_DIR pointing at
-// it; without that variable it is skipped, so `make test` needs no engine.
+// artifact directory, its fidelity table with `simbench validate fidelity`,
+// and runs this test with SIMBENCH_E2E_DIR pointing at it; without that
+// variable it is skipped, so `make test` needs no engine.
 //
 // ISL is counted against Ollama's template as follows: usage.prompt_tokens
 // is the whole rendered prompt, i.e. the intended ISL (loadgen's words, one
@@ -40,9 +39,9 @@ func TestE2EArtifacts(t *testing.T) {
 	if dir == "" {
 		t.Skip("SIMBENCH_E2E_DIR is not set: run `make e2e` to check a real-engine artifact directory")
 	}
-	names := e2eWorkloads(t, dir)
+	names, err := validate.Workloads(dir)
+	require.NoError(t, err)
 	require.NotEmpty(t, names, "no <workload>/real and <workload>/sim under %s", dir)
-	var rows []e2eRow
 	for _, name := range names {
 		wd := filepath.Join(dir, name)
 		t.Run(name, func(t *testing.T) {
@@ -50,144 +49,49 @@ func TestE2EArtifacts(t *testing.T) {
 			checkRealRecords(t, wd)
 			checkCompareFiles(t, wd)
 		})
-		if row, err := readE2ERow(name, wd); err == nil {
-			rows = append(rows, row)
-		}
 	}
 	t.Run("queueing", func(t *testing.T) { checkQueueing(t, dir) })
-	t.Run("load-sweep", func(t *testing.T) { checkLoadSweep(t, filepath.Join(dir, e2eLoadSweep)) })
-	table := formatE2ETable(rows)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.txt"), []byte(table), 0o644))
-	t.Log("sim vs real (reported, not gated):\n" + table)
-	t.Log("fidelity (reported, not gated):\n" + writeFidelity(t, dir, names))
+	t.Run(validate.LoadSweepDir, func(t *testing.T) { checkLoadSweep(t, filepath.Join(dir, validate.LoadSweepDir)) })
+	t.Run("fidelity", func(t *testing.T) { checkFidelity(t, dir, names) })
 }
 
-// writeFidelity writes dir/fidelity.txt and dir/fidelity.json: every
-// workload's calibrated and uncalibrated errors beside the real-vs-real
-// spread where the workload was run twice (real-repeat). Each simulator's
-// prediction is the median of its seeds (sim-seeds, sim-uncal-seeds: one
-// run per simulator seed), else its one run (sim, sim-uncal).
-func writeFidelity(t *testing.T, dir string, names []string) string {
-	var ws []fidelity.Workload
-	load := func(path string) *results.Profile {
-		if _, err := os.Stat(path); err != nil {
-			return nil
-		}
-		run, err := results.LoadRun(path)
-		require.NoError(t, err)
-		return run.Profile
+// checkFidelity: `simbench validate fidelity` wrote the table (reported,
+// not gated) with every workload, every configuration, the load sweep's
+// capacity and, when the plan ran twice, the host's drift; and the
+// compare summary.
+func checkFidelity(t *testing.T, dir string, names []string) {
+	b, err := os.ReadFile(filepath.Join(dir, validate.FidelityJSONName))
+	require.NoError(t, err)
+	var tab fidelity.Table
+	require.NoError(t, json.Unmarshal(b, &tab))
+	var want []string
+	for _, c := range validate.Candidates {
+		want = append(want, c.Name)
+	}
+	assert.ElementsMatch(t, want, tab.Candidates)
+	seen := map[string]bool{}
+	for _, c := range tab.Cells {
+		seen[c.Workload] = true
 	}
 	for _, name := range names {
-		wd := filepath.Join(dir, name)
-		w := fidelity.Workload{Name: name, Real: load(filepath.Join(wd, "real")), Repeat: load(filepath.Join(wd, "real-repeat"))}
-		for _, c := range e2eCandidates {
-			var runs []*results.Profile
-			for _, path := range candidateRuns(t, wd, c) {
-				runs = append(runs, load(path))
-			}
-			if len(runs) > 0 {
-				w.Candidates = append(w.Candidates, fidelity.Candidate{Name: c.name, Runs: runs})
-			}
-		}
-		ws = append(ws, w)
+		assert.True(t, seen[name], "fidelity table: no cell of %s", name)
 	}
-	tab := fidelity.Build(ws, nil)
-	addCapacityRow(t, tab, filepath.Join(dir, e2eLoadSweep))
-	tab.AddDrift(planDrift(t, dir, load), nil)
-	var txt, js bytes.Buffer
-	require.NoError(t, tab.WriteText(&txt))
-	require.NoError(t, tab.WriteJSON(&js))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "fidelity.txt"), txt.Bytes(), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "fidelity.json"), js.Bytes(), 0o644))
-	return txt.String()
-}
-
-// e2eCandidates are the simulated configurations of every workload: the
-// one run that compare and the plots use, and the runs of several
-// simulator seeds that the fidelity table takes the median of. calibrated
-// is fitted on the calibration plan run before the held-out workloads and
-// again after them, calibrated-first on the plan before them alone (see
-// scripts/e2e.sh).
-var e2eCandidates = []e2eCandidate{
-	{"calibrated", "sim", "sim-seeds"},
-	{"calibrated-first", "sim-first", "sim-first-seeds"},
-	{"uncalibrated", "sim-uncal", "sim-uncal-seeds"},
-}
-
-// The calibration plan's run directories before the held-out workloads
-// and after them: the same runs (the plan is fixed by the base config and
-// the server), so their differences are the host's drift over the table.
-const (
-	e2ePlanBefore = "calibration"
-	e2ePlanAfter  = "calibration-after"
-)
-
-// planDrift pairs every plan run before the held-out workloads with the
-// same run after them; none when the plan ran once.
-func planDrift(t *testing.T, dir string, load func(string) *results.Profile) []fidelity.DriftRun {
-	entries, err := os.ReadDir(filepath.Join(dir, e2ePlanBefore))
-	if os.IsNotExist(err) {
-		return nil
+	assert.Len(t, tab.Summaries, len(want))
+	if assert.Len(t, tab.Capacities, 1) {
+		assert.Equal(t, validate.LoadSweepDir, tab.Capacities[0].Workload)
 	}
+	if _, err := os.Stat(filepath.Join(dir, validate.PlanAfterDir)); err == nil {
+		assert.NotNil(t, tab.Drift, "the plan ran before and after the workloads: the table has the host's drift")
+	}
+	txt, err := os.ReadFile(filepath.Join(dir, validate.FidelityTextName))
 	require.NoError(t, err)
-	var runs []fidelity.DriftRun
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		before := load(filepath.Join(dir, e2ePlanBefore, e.Name()))
-		if after := load(filepath.Join(dir, e2ePlanAfter, e.Name())); after != nil {
-			runs = append(runs, fidelity.DriftRun{Name: e.Name(), Before: before, After: after})
-		}
+	assert.NotEmpty(t, txt)
+	t.Log("fidelity (reported, not gated):\n" + string(txt))
+	sum, err := os.ReadFile(filepath.Join(dir, validate.SummaryName))
+	require.NoError(t, err)
+	for _, name := range names {
+		assert.Contains(t, string(sum), name+" ", "summary: no row of %s", name)
 	}
-	return runs
-}
-
-// e2eCandidate is a simulated configuration's name and its directories
-// in a workload's: its one run and its seeds' runs.
-type e2eCandidate struct{ name, sub, seeds string }
-
-// candidateRuns are c's runs of the workload in wd: its seeds' runs when
-// there are, else its one run (none when it has neither).
-func candidateRuns(t *testing.T, wd string, c e2eCandidate) []string {
-	if _, err := os.Stat(filepath.Join(wd, c.seeds)); err == nil {
-		runs, err := compare.ExpandRuns(filepath.Join(wd, c.seeds))
-		require.NoError(t, err)
-		return runs
-	}
-	if _, err := os.Stat(filepath.Join(wd, c.sub)); err == nil {
-		return []string{filepath.Join(wd, c.sub)}
-	}
-	return nil
-}
-
-// e2eLoadSweep is the load sweep's directory: real, sim and sim-uncal
-// sweeps, compared (their points are the sweep-cN workloads).
-const e2eLoadSweep = "load-sweep"
-
-// addCapacityRow adds the load sweep's SLO capacity to the fidelity table:
-// the engine's estimate and each simulator's error (reported, not gated).
-func addCapacityRow(t *testing.T, tab *fidelity.Table, dir string) {
-	real, err := capacity.ReadSummary(filepath.Join(dir, "real"))
-	if err != nil {
-		t.Logf("no capacity row: %v", err)
-		return
-	}
-	require.NotNil(t, real.Capacity, "the engine's sweep has an SLO")
-	row := fidelity.CapacitySweep{Workload: e2eLoadSweep, Load: string(real.Load), Real: real.Capacity.Estimate,
-		RealStatus: real.Capacity.Method, SLO: fmt.Sprintf("%s, attainment ≥ %g", real.Goodput, real.AttainmentTarget),
-		Candidates: map[string]float64{}}
-	for _, c := range e2eCandidates {
-		if _, err := os.Stat(filepath.Join(dir, c.sub)); os.IsNotExist(err) {
-			continue
-		}
-		s, err := capacity.ReadSummary(filepath.Join(dir, c.sub))
-		require.NoError(t, err)
-		if s.Capacity != nil && s.Capacity.Estimate != nil {
-			row.Candidates[c.name] = *s.Capacity.Estimate
-		}
-	}
-	require.NoError(t, tab.AddCapacity(row))
 }
 
 // checkLoadSweep: the sweeps' comparison has both capacities and its plots.
@@ -214,23 +118,6 @@ func checkLoadSweep(t *testing.T, dir string) {
 	}
 }
 
-// e2eWorkloads lists the subdirectories holding a real and a sim run (not
-// the load sweep's directory, which holds sweeps).
-func e2eWorkloads(t *testing.T, dir string) []string {
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range entries {
-		_, errR := os.Stat(filepath.Join(dir, e.Name(), "real"))
-		_, errS := os.Stat(filepath.Join(dir, e.Name(), "sim"))
-		if e.IsDir() && errR == nil && errS == nil && e.Name() != e2eLoadSweep {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
 // checkSameWorkload: run and every simulated run replayed the same request
 // list.
 func checkSameWorkload(t *testing.T, wd string) {
@@ -238,8 +125,10 @@ func checkSameWorkload(t *testing.T, wd string) {
 	require.NoError(t, err)
 	dr := workloadDigest(real.Profile.InputConfig)
 	require.NotEmpty(t, dr, "real run: no workload digest in input_config")
-	for _, c := range e2eCandidates {
-		for _, path := range candidateRuns(t, wd, c) {
+	for _, c := range validate.Candidates {
+		paths, err := validate.CandidateRuns(wd, c)
+		require.NoError(t, err)
+		for _, path := range paths {
 			sim, err := results.LoadRun(path)
 			require.NoError(t, err)
 			assert.Equal(t, dr, workloadDigest(sim.Profile.InputConfig), "real and simulated workloads differ: %s", path)
@@ -321,8 +210,7 @@ func checkCompareFiles(t *testing.T, wd string) {
 	assert.Contains(t, string(txt), "Time to First Token")
 	rep, err := readCompareJSON(filepath.Join(wd, "compare.json"))
 	require.NoError(t, err)
-	_, ok := rep.row(results.TagTTFT, "avg")
-	assert.True(t, ok, "compare.json has no time_to_first_token avg")
+	assert.True(t, rep.has(results.TagTTFT, "avg"), "compare.json has no time_to_first_token avg")
 	for _, png := range []string{"error_pct.png", "cdf_time_to_first_token.png", "cdf_inter_token_latency.png"} {
 		b, err := os.ReadFile(filepath.Join(wd, "plots", png))
 		if assert.NoError(t, err) {
@@ -348,11 +236,8 @@ func checkQueueing(t *testing.T, dir string) {
 // compareJSON is the part of `simbench compare --format json` read here.
 type compareJSON struct {
 	Metrics []struct {
-		Metric    string   `json:"metric"`
-		Stat      string   `json:"stat"`
-		Reference float64  `json:"reference"`
-		Candidate float64  `json:"candidate"`
-		ErrorPct  *float64 `json:"error_pct"`
+		Metric string `json:"metric"`
+		Stat   string `json:"stat"`
 	} `json:"metrics"`
 }
 
@@ -368,62 +253,14 @@ func readCompareJSON(path string) (*compareJSON, error) {
 	return &c, nil
 }
 
-// e2eCell is one statistic: real, simulated, compare's error %.
-type e2eCell struct {
-	real, sim float64
-	err       *float64
-}
-
-func (c *compareJSON) row(metric, stat string) (e2eCell, bool) {
+// has reports whether the comparison has metric.stat.
+func (c *compareJSON) has(metric, stat string) bool {
 	for _, m := range c.Metrics {
 		if m.Metric == metric && m.Stat == stat {
-			return e2eCell{m.Reference, m.Candidate, m.ErrorPct}, true
+			return true
 		}
 	}
-	return e2eCell{}, false
-}
-
-type e2eRow struct {
-	name  string
-	cells [4]e2eCell // TTFT avg, p99, ITL avg, p99
-}
-
-var e2eColumns = [4][2]string{{results.TagTTFT, "avg"}, {results.TagTTFT, "p99"},
-	{results.TagITL, "avg"}, {results.TagITL, "p99"}}
-
-func readE2ERow(name, wd string) (e2eRow, error) {
-	rep, err := readCompareJSON(filepath.Join(wd, "compare.json"))
-	if err != nil {
-		return e2eRow{}, err
-	}
-	row := e2eRow{name: name}
-	for i, col := range e2eColumns {
-		row.cells[i], _ = rep.row(col[0], col[1])
-	}
-	return row, nil
-}
-
-// formatE2ETable prints real / sim (error %) per workload, values in ms.
-func formatE2ETable(rows []e2eRow) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-10s", "workload")
-	for _, col := range e2eColumns {
-		name := map[string]string{results.TagTTFT: "TTFT", results.TagITL: "ITL"}[col[0]]
-		fmt.Fprintf(&b, "  %-29s", name+" "+col[1]+" ms real/sim (err)")
-	}
-	b.WriteString("\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%-10s", r.name)
-		for _, c := range r.cells {
-			e := "n/a"
-			if c.err != nil {
-				e = fmt.Sprintf("%+.1f%%", *c.err)
-			}
-			fmt.Fprintf(&b, "  %-29s", fmt.Sprintf("%.1f / %.1f (%s)", c.real, c.sim, e))
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
+	return false
 }
 
 // TestE2ECheckRecord: the per-request check catches each violation.

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/urfave/cli/v2"
 
 	"github.com/simbench/simbench/capacity"
@@ -70,7 +71,7 @@ func runLoadSweep(c *cli.Context) (bool, error) {
 	ctx, stop := interrupt.Context(c.Context, c.App.ErrWriter, os.Exit)
 	defer stop()
 	opts := realrun.Options{Config: cfg, BenchmarkDuration: c.Float64("benchmark-duration"), ServerMetrics: sm,
-		SLOs: plan.SLOs, Log: c.App.ErrWriter, Quiet: c.Bool("quiet")}
+		SLOs: plan.SLOs, Log: c.App.ErrWriter, Quiet: c.Bool("quiet"), Warn: warning.To(c.App.ErrWriter)}
 	var sum *capacity.Summary
 	err = writeOutputDir(c, c.String("output-dir"), results.KeepPartial, func(dir string) (err error) {
 		sum, err = loadsweep.Run(ctx, dir, plan, workloadSpec(c), loadsweep.Real(opts, opts.BenchmarkDuration), c.App.ErrWriter)
@@ -88,7 +89,7 @@ func simLoadSweep(c *cli.Context, cfg sim.Config, dir string) (bool, error) {
 	}
 	var sum *capacity.Summary
 	err = writeOutputDir(c, dir, results.KeepPartial, func(stage string) (err error) {
-		sum, err = loadsweep.Run(c.Context, stage, plan, workloadSpec(c), loadsweep.Sim(cfg, c.App.ErrWriter, sim.WithSLOs(plan.SLOs)), c.App.ErrWriter)
+		sum, err = loadsweep.Run(c.Context, stage, plan, workloadSpec(c), loadsweep.Sim(cfg, warning.To(c.App.ErrWriter), sim.WithSLOs(plan.SLOs)), c.App.ErrWriter)
 		return err
 	})
 	return sweepDone(c, sum, err, c.Bool("quiet"))

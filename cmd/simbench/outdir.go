@@ -18,7 +18,7 @@ func writeOutputDir(c *cli.Context, path string, partial results.Partial, write 
 	if err := refuseOutputHoldingInput(c, path); err != nil {
 		return err
 	}
-	err := results.WriteOutput(path, func(ws []error) { warning.Print(c.App.ErrWriter, ws) }, partial, write)
+	err := results.WriteOutput(path, warning.To(c.App.ErrWriter), partial, write)
 	if errors.Is(err, results.ErrNotOutputDir) {
 		return usage.Wrap(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/urfave/cli/v2"
 
 	"github.com/simbench/simbench/internal/interrupt"
@@ -115,7 +116,7 @@ func runOptions(c *cli.Context) (opts realrun.Options, wl *traces.Workload, maxE
 		return opts, nil, 0, err
 	}
 	opts.Spec, opts.BenchmarkDuration = workloadSpec(c), c.Float64("benchmark-duration")
-	opts.Log, opts.Quiet = c.App.ErrWriter, c.Bool("quiet")
+	opts.Log, opts.Quiet, opts.Warn = c.App.ErrWriter, c.Bool("quiet"), warning.To(c.App.ErrWriter)
 	full, err := workloadFromFlags(c)
 	if err != nil {
 		return opts, nil, 0, err

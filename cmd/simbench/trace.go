@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/simbench/simbench/internal/usage"
+	"github.com/simbench/simbench/internal/warning"
 
 	"github.com/urfave/cli/v2"
 
@@ -241,9 +242,7 @@ func loadTrace(c *cli.Context, file string) (*traces.Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range warns {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
-	}
+	warning.Print(c.App.ErrWriter, warning.Of(warns))
 	return wl, nil
 }
 

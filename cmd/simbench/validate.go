@@ -28,13 +28,13 @@ func validateCommand() *cli.Command {
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no step and progress lines on stderr"},
 		},
 		Action:      validateAction,
-		Subcommands: []*cli.Command{validateHistoryCommand()},
+		Subcommands: []*cli.Command{validateHistoryCommand(), validateFidelityCommand()},
 	}
 }
 
 func validateAction(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("validate takes no arguments, got %q (subcommand: history)", c.Args().First())
+		return usagef("validate takes no arguments, got %q (subcommands: history, fidelity)", c.Args().First())
 	}
 	cfg, out := c.String("config"), c.String("output-dir")
 	if cfg == "" || out == "" {

@@ -488,3 +488,31 @@ func TestValidateChecksLocalInputsBeforeTheHealthCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateFidelityCommand: on an artifact directory (here one workload
+// whose "real" run is simulated too) it prints the summary and the table
+// and writes the fidelity files; a missing directory argument is a usage
+// error, a directory without workloads an error.
+func TestValidateFidelityCommand(t *testing.T) {
+	dir := t.TempDir()
+	wl := []string{"--concurrency", "2", "--request-count", "8", "--isl", "64", "--osl", "8", "--quiet"}
+	for sub, seed := range map[string]string{"real": "1", "real-repeat": "2", "sim": "1", "sim-uncal": "3"} {
+		code, _, stderr := runSim(t, append(wl, "--seed", seed, "-o", filepath.Join(dir, "w", sub))...)
+		require.Equal(t, 0, code, stderr)
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"simbench", "validate", "fidelity", dir}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	assert.Contains(t, out.String(), "real-vs-real")
+	for _, name := range []string{validate.FidelityTextName, validate.FidelityJSONName, validate.SummaryName} {
+		assert.FileExists(t, filepath.Join(dir, name))
+		assert.Contains(t, out.String(), "wrote "+filepath.Join(dir, name))
+	}
+
+	code = run([]string{"simbench", "validate", "fidelity"}, &out, &errb)
+	assert.Equal(t, 2, code, "usage error")
+	errb.Reset()
+	code = run([]string{"simbench", "validate", "fidelity", t.TempDir()}, &out, &errb)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errb.String(), "no <workload>/real")
+}

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"fmt"
-
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/urfave/cli/v2"
 
 	"github.com/simbench/simbench/traces"
@@ -70,9 +69,7 @@ func workloadSpec(c *cli.Context) traces.Spec {
 // enough requests are synthesised to fill the duration.
 func workloadFromFlags(c *cli.Context) (*traces.Workload, error) {
 	wl, warns, err := workloadSpec(c).Build(c.Float64("benchmark-duration"))
-	for _, w := range warns {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
-	}
+	warning.Print(c.App.ErrWriter, warning.Of(warns))
 	return wl, err
 }
 

@@ -19,3 +19,9 @@ func Print(w io.Writer, warnings []error) {
 		fmt.Fprintf(w, "warning: %v\n", e)
 	}
 }
+
+// To is a warn hook, the shape a library takes to hand warnings to its
+// caller as they arise: it prints them to w with Print.
+func To(w io.Writer) func([]error) {
+	return func(ws []error) { Print(w, ws) }
+}

@@ -27,3 +27,9 @@ func TestPrint(t *testing.T) {
 	}
 	assert.NotPanics(t, func() { Print(nil, []error{errors.New("dropped")}) })
 }
+
+func TestTo(t *testing.T) {
+	var b bytes.Buffer
+	To(&b)([]error{errors.New("late")})
+	assert.Equal(t, "warning: late\n", b.String())
+}

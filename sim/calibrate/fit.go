@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
@@ -106,7 +107,7 @@ type Result struct {
 	Steps          int                  `json:"steps"`
 	StepResidualMs float64              `json:"step_residual_ms"`
 	Range          sim.CalibrationRange `json:"range"`
-	Warnings       []string             `json:"warnings,omitempty"`
+	Warnings       warning.List         `json:"warnings,omitempty"`
 	// Noise is whether the noise layer was fitted (fitsNoise); without it
 	// the written config has none.
 	Noise bool `json:"noise_fitted"`
@@ -416,8 +417,8 @@ const MissLimitPct = 25
 // the fit misses by more than MissLimitPct. Fitted on several runs, that is
 // most often the runs disagreeing: a shared host whose speed changed
 // between them.
-func missWarnings(rows []Row, targets int) []string {
-	var out []string
+func missWarnings(rows []Row, targets int) []error {
+	var out []error
 	for _, r := range rows {
 		if r.Stat != "avg" || math.Abs(r.ErrorPct) <= MissLimitPct {
 			continue
@@ -431,7 +432,7 @@ func missWarnings(rows []Row, targets int) []string {
 		if targets > 1 {
 			why = "the runs disagree (a shared host may have changed speed between them: run the plan again) or the model misses what this run shows"
 		}
-		out = append(out, fmt.Sprintf("%s: the fit misses its own %s avg by %+.1f %% (beyond %d %%): %s",
+		out = append(out, fmt.Errorf("%s: the fit misses its own %s avg by %+.1f %% (beyond %d %%): %s",
 			r.Target, r.Metric, r.ErrorPct, MissLimitPct, why))
 	}
 	return out
@@ -443,11 +444,11 @@ func missWarnings(rows []Row, targets int) []string {
 // a GPU preset) or the runs disagree. Bandwidth efficiencies above 1 are not flagged: a small model's
 // weights and KV can stay in a CPU's cache, which streams faster than the
 // memory bandwidth the spec gives.
-func peakWarnings(ps []sim.CalibratedParam) []string {
-	var out []string
+func peakWarnings(ps []sim.CalibratedParam) []error {
+	var out []error
 	for _, p := range ps {
 		if (p.Name == "compute_efficiency" || p.Name == "attention_efficiency") && p.Pinned && p.Value-2*p.SD > 1 && p.Value < maxEfficiency {
-			out = append(out, fmt.Sprintf("%s %.3g ± %.2g is above the device's peak: its spec (hardware.cpu or hardware.gpu) gives too low a peak, or the runs disagree",
+			out = append(out, fmt.Errorf("%s %.3g ± %.2g is above the device's peak: its spec (hardware.cpu or hardware.gpu) gives too low a peak, or the runs disagree",
 				p.Name, p.Value, p.SD))
 		}
 	}
@@ -535,9 +536,9 @@ type observations struct {
 // collect gathers the steps and idle prefills of every target with
 // records; a target without them contributes one steady decode step from
 // its aggregate ITL.
-func collect(targets []Target, opts StepsOptions) (observations, []string) {
+func collect(targets []Target, opts StepsOptions) (observations, []error) {
 	var obs observations
-	var warnings []string
+	var warnings []error
 	for ti, t := range targets {
 		if s, ok := ExtractSteps(t.Records, opts); ok {
 			obs.steps = append(obs.steps, s...)
@@ -546,7 +547,7 @@ func collect(targets []Target, opts StepsOptions) (observations, []string) {
 			continue
 		}
 		if s, ok := aggregateStep(t, opts); ok {
-			warnings = append(warnings, fmt.Sprintf("%s: no per-request token gaps (one chunk per token); fitted on its mean ITL only", t.Name))
+			warnings = append(warnings, fmt.Errorf("%s: no per-request token gaps (one chunk per token); fitted on its mean ITL only", t.Name))
 			obs.steps = append(obs.steps, s)
 			obs.target = append(obs.target, ti)
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/stat"
@@ -905,8 +906,8 @@ func TestMissWarnings(t *testing.T) {
 	assert.Equal(t, []string{
 		"a: the fit misses its own inter_token_latency avg by +95.1 % (beyond 25 %): the model misses what this run shows",
 		"b: the fit misses its own request_latency avg by -25.0 % (beyond 25 %): the model misses what this run shows",
-	}, missWarnings(rows, 1))
-	assert.Contains(t, missWarnings(rows, 2)[0], "the runs disagree")
+	}, warning.Messages(missWarnings(rows, 1)))
+	assert.Contains(t, missWarnings(rows, 2)[0].Error(), "the runs disagree")
 }
 
 // TestReportedSDsCoverTheTruth fits the calibration plan, simulated with a
@@ -962,7 +963,7 @@ func TestPeakWarnings(t *testing.T) {
 		{Name: "kv_efficiency", Value: 2, SD: 1, Pinned: true},
 	}
 	assert.Equal(t, []string{"compute_efficiency 2.6 ± 0.3 is above the device's peak: its spec (hardware.cpu or hardware.gpu) gives too low a peak, or the runs disagree"},
-		peakWarnings(ps))
+		warning.Messages(peakWarnings(ps)))
 	ps[0].Pinned = false // the prior's, not the data's
 	assert.Empty(t, peakWarnings(ps))
 	ps[0].Pinned, ps[0].Value = true, maxEfficiency // a cost the data made vanish

@@ -31,7 +31,7 @@ func (f *fitter) acceptance(context.Context) error {
 	pooled, runs := pooledSpec(f.targets)
 	switch {
 	case sc == nil && runs > 0:
-		f.res.Warnings = append(f.res.Warnings, fmt.Sprintf("%d run(s) drafted (spec-decode counters) but the config has no "+
+		f.res.Warnings = append(f.res.Warnings, fmt.Errorf("%d run(s) drafted (spec-decode counters) but the config has no "+
 			"engine.speculative_config: the acceptance is not fitted; set its method and num_speculative_tokens", runs))
 		return nil
 	case sc == nil:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 )
@@ -76,9 +77,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "calibrated range: ISL %d–%d, OSL %d–%d, concurrency %d–%d, batch %d–%d, prefix hit %.2f–%.2f\n",
 		rg.ISL[0], rg.ISL[1], rg.OSL[0], rg.OSL[1], rg.Concurrency[0], rg.Concurrency[1], rg.Batch[0], rg.Batch[1],
 		rg.PrefixHitRate[0], rg.PrefixHitRate[1])
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
+	warning.Print(w, r.Warnings)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tmetric\tstat\treal\tsim\terror %\t")
