@@ -340,3 +340,17 @@ func scaledFigures(f Figures, k float64) Figures {
 	}
 	return out
 }
+
+// TestWritePriorsGoWritesTheShippedFile: WritePriorsGo, given the shipped
+// prior and folds, writes sim/timing/gpupriors_gen.go byte for byte (its
+// package clause and path included), so -write-priors regenerates the
+// file the simulator compiles.
+func TestWritePriorsGoWritesTheShippedFile(t *testing.T) {
+	stages, err := Load(corpus)
+	require.NoError(t, err)
+	var src bytes.Buffer
+	require.NoError(t, WritePriorsGo(&src, sim.DefaultGPUPrior(), sim.GPUPriorFolds(), stages))
+	shipped, err := os.ReadFile("../sim/timing/gpupriors_gen.go")
+	require.NoError(t, err)
+	assert.Equal(t, string(shipped), src.String())
+}
