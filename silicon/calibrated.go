@@ -58,7 +58,7 @@ func Calibrated(ctx context.Context, stages []*Stage, base sim.Config, prior fun
 		}
 		light := idx[0]
 		b := base
-		prior(stages[light]).Apply(&b)
+		sim.ApplyPrior(prior(stages[light]), &b)
 		res, err := calibrateOn(ctx, stages[light], b, opt)
 		if err != nil {
 			return Prediction{}, nil, err

@@ -290,7 +290,7 @@ func (f *fitter) residuals(points [][]float64) ([][]float64, error) {
 
 func (f *fitter) simulate(x []float64, s *Stage) (Figures, error) {
 	cfg := f.base
-	fromVector(x, f.start).Apply(&cfg)
+	sim.ApplyPrior(fromVector(x, f.start), &cfg)
 	cfg, err := s.Config(cfg)
 	if err != nil {
 		return Figures{}, err

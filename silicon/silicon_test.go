@@ -17,7 +17,7 @@ import (
 
 const corpus = "../testdata/silicon"
 
-var writePriors = flag.Bool("write-priors", false, "fit the GPU priors on the corpus and write sim/gpupriors_gen.go and docs/fidelity.md")
+var writePriors = flag.Bool("write-priors", false, "fit the GPU priors on the corpus and write sim/timing/gpupriors_gen.go and docs/fidelity.md")
 
 func TestLoadCorpus(t *testing.T) {
 	stages, err := Load(corpus)
@@ -106,7 +106,7 @@ func TestFitRecoversKnownPrior(t *testing.T) {
 	assert.Less(t, res.RMSLog, 0.02, describePrior(got))
 }
 
-// TestWritePriors regenerates sim/gpupriors_gen.go and docs/fidelity.md
+// TestWritePriors regenerates sim/timing/gpupriors_gen.go and docs/fidelity.md
 // (with -write-priors): the fit on the whole corpus, one fold per
 // deployment, and the predictions of every stage by the old defaults,
 // by the fold that held its deployment out and by the whole fit.
@@ -124,11 +124,11 @@ func TestWritePriors(t *testing.T) {
 	require.NoError(t, err)
 	var src bytes.Buffer
 	require.NoError(t, WritePriorsGo(&src, all.Prior, folds, stages))
-	require.NoError(t, os.WriteFile("../sim/gpupriors_gen.go", src.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile("../sim/timing/gpupriors_gen.go", src.Bytes(), 0o644))
 	writeFidelityDoc(t, stages, all.Prior, folds)
 }
 
-var writeFidelity = flag.Bool("write-fidelity", false, "regenerate docs/fidelity.md from the shipped priors (sim/gpupriors_gen.go) without refitting them")
+var writeFidelity = flag.Bool("write-fidelity", false, "regenerate docs/fidelity.md from the shipped priors (sim/timing/gpupriors_gen.go) without refitting them")
 
 // TestWriteFidelity regenerates docs/fidelity.md (with -write-fidelity)
 // from the shipped priors and folds, as TestWritePriors writes it after a
@@ -277,8 +277,8 @@ func TestCappedReplayMeetsTheSteadyState(t *testing.T) {
 	require.NoError(t, err)
 	s := stages[0]
 	base := sim.DefaultConfig()
-	sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: 0.756, MemoryEfficiency: 0.799, KVEfficiency: 0.855,
-		StepOverheadMs: 1.023, PrefillOverheadMs: 2.736, Combine: "sum"}, RequestOverheadMs: 6.08}.Apply(&base)
+	sim.ApplyPrior(sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: 0.756, MemoryEfficiency: 0.799, KVEfficiency: 0.855,
+		StepOverheadMs: 1.023, PrefillOverheadMs: 2.736, Combine: "sum"}, RequestOverheadMs: 6.08}, &base)
 	cfg, err := s.Config(base)
 	require.NoError(t, err)
 	full, err := s.Simulate(context.Background(), cfg, 0)
@@ -339,4 +339,18 @@ func scaledFigures(f Figures, k float64) Figures {
 		*p = scale(*p)
 	}
 	return out
+}
+
+// TestWritePriorsGoWritesTheShippedFile: WritePriorsGo, given the shipped
+// prior and folds, writes sim/timing/gpupriors_gen.go byte for byte (its
+// package clause and path included), so -write-priors regenerates the
+// file the simulator compiles.
+func TestWritePriorsGoWritesTheShippedFile(t *testing.T) {
+	stages, err := Load(corpus)
+	require.NoError(t, err)
+	var src bytes.Buffer
+	require.NoError(t, WritePriorsGo(&src, sim.DefaultGPUPrior(), sim.GPUPriorFolds(), stages))
+	shipped, err := os.ReadFile("../sim/timing/gpupriors_gen.go")
+	require.NoError(t, err)
+	assert.Equal(t, string(shipped), src.String())
 }

@@ -5,8 +5,10 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,7 +54,7 @@ func sectionKeys(t reflect.Type, path string) []docKey {
 	}
 	var out []docKey
 	fields := yamlFields(t)
-	for _, name := range sortedKeys(fields) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		out = append(out, sectionKeys(fields[name], joinKey(path, name))...)
 	}
 	return out

@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -98,7 +100,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 		ft, ok := fields[k.Value]
 		if !ok {
 			return fmt.Errorf("line %d: unknown key %q (known under %s: %s)",
-				k.Line, key, orRoot(path), strings.Join(sortedKeys(fields), ", "))
+				k.Line, key, orRoot(path), strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
 		}
 		if err := checkInts(v, ft, key); err != nil {
 			return err

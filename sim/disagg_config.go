@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/simbench/simbench/sim/timing"
 )
 
 // DisaggregationConfig splits the workers into a prefill pool and a decode
@@ -96,9 +98,9 @@ func (c Config) validateDisaggregation() error {
 		return nil
 	}
 	d := *c.Disaggregation
-	if err := firstErr(inRange("disaggregation.prefill_workers", d.PrefillWorkers, 0, maxWorkers),
-		inRange("disaggregation.decode_workers", d.DecodeWorkers, 0, maxWorkers),
-		inRange("disaggregation.max_local_prefill_tokens", d.MaxLocalPrefillTokens, 0, maxContextTokens)); err != nil {
+	if err := timing.FirstErr(timing.InRange("disaggregation.prefill_workers", d.PrefillWorkers, 0, maxWorkers),
+		timing.InRange("disaggregation.decode_workers", d.DecodeWorkers, 0, maxWorkers),
+		timing.InRange("disaggregation.max_local_prefill_tokens", d.MaxLocalPrefillTokens, 0, maxContextTokens)); err != nil {
 		return err
 	}
 	if !c.Disaggregated() {
@@ -115,8 +117,8 @@ func (c Config) validateDisaggregation() error {
 			c.Workers, d.PrefillWorkers, d.DecodeWorkers, d.PrefillWorkers+d.DecodeWorkers)
 	}
 	t := d.KVTransfer
-	if err := firstErr(finiteIn("disaggregation.kv_transfer.bandwidth_gbs", t.BandwidthGBs, 1e-6, maxTransferGBs),
-		finiteIn("disaggregation.kv_transfer.latency_ms", t.LatencyMs, 0, maxTransferMs)); err != nil {
+	if err := timing.FirstErr(timing.FiniteIn("disaggregation.kv_transfer.bandwidth_gbs", t.BandwidthGBs, 1e-6, maxTransferGBs),
+		timing.FiniteIn("disaggregation.kv_transfer.latency_ms", t.LatencyMs, 0, maxTransferMs)); err != nil {
 		return err
 	}
 	return c.validatePools()
@@ -129,7 +131,7 @@ func (c Config) validatePools() error {
 	for _, role := range []string{RolePrefill, RoleDecode} {
 		p := c.PoolConfig(role)
 		key := "disaggregation." + role
-		for _, check := range []func() error{p.Engine.validate, p.Timing.validate, p.Hardware.validate, p.validateSpec} {
+		for _, check := range []func() error{p.Engine.validate, p.Timing.Validate, p.Hardware.Validate, p.validateSpec} {
 			if err := check(); err != nil {
 				return fmt.Errorf("%s: %w", key, err)
 			}
@@ -144,7 +146,7 @@ func (c Config) validatePools() error {
 		if _, err := p.KVBlocks(); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
-		if _, err := p.Hardware.model(); err != nil {
+		if _, err := p.Hardware.ResolveModel(); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
 	}

@@ -23,9 +23,12 @@
 //     scheduler (engines.go: planVLLM, planSGLang, planLlamaCpp) for the
 //     step's work and the timing model for its duration; endStep stamps
 //     the step's tokens.
-//   - timing.go: the step-time models (TimingModels); physics.go is the
-//     default, presets.go and device.go its hardware, priors.go its GPU
-//     priors; jitter.go and drift.go stretch a step at random.
+//   - package sim/timing: the step-time models (NewClock, TimingModels)
+//     and their configuration (TimingConfig, HardwareConfig); physics.go
+//     is the default, presets.go, device.go and hfconfig.go its hardware,
+//     priors.go its GPU priors. hardware.go here keeps its names in sim
+//     (aliases) and builds a pool's clock (newTiming); jitter.go and
+//     drift.go stretch a step at random from the worker's streams.
 //   - kv.go and hashtable.go: the KV cache and the prefix cache; pool.go
 //     and disagg.go: disaggregated prefill/decode pools and KV transfer;
 //     spec.go: speculative decoding.

@@ -3,6 +3,8 @@ package sim
 import (
 	"cmp"
 	"strings"
+
+	"github.com/simbench/simbench/sim/timing"
 )
 
 // vLLM's OpenAI-compatible server schedules by default (EngineArgs' batch
@@ -56,7 +58,7 @@ func (c Config) ResolveEngine() (EngineConfig, error) {
 // vllmBatchDefaults are vLLM's server defaults of max_num_batched_tokens
 // and max_num_seqs on h's device (see vllmLargeDeviceGiB).
 func vllmBatchDefaults(h HardwareConfig) (tokens, seqs int, err error) {
-	d, err := h.device()
+	d, err := h.ResolveDevice()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -72,9 +74,5 @@ func isA100(h HardwareConfig) bool {
 	if h.CPU != "" {
 		return false
 	}
-	n := strings.ToLower(h.GPU)
-	if a, ok := gpuAliases[n]; ok {
-		n = a
-	}
-	return strings.HasPrefix(n, "a100")
+	return strings.HasPrefix(timing.CanonicalGPU(h.GPU), "a100")
 }

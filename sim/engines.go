@@ -293,11 +293,11 @@ func (w *worker) assignSlot(r *request, i int) {
 // (H100, H200, A100 80 GB), 16384 above (B200, GB200); 4096 when there is
 // no GPU memory to read (a CPU).
 func sglangChunk(h HardwareConfig) (int, error) {
-	d, err := h.device()
+	d, err := h.ResolveDevice()
 	if err != nil {
 		return 0, err
 	}
-	if d.cpu {
+	if d.CPU {
 		return 4096, nil
 	}
 	mib := d.MemGB * 1e9 / (1 << 20)

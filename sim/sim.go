@@ -186,11 +186,11 @@ func build(cfg Config, wl *traces.Workload, pc *pacer.Pacer, sink Sink, opts []O
 	s.router = newRouter(&s.cfg.Router, s.pools[0].workers, rng)
 	if s.decode != nil {
 		h := s.prefill.cfg.Hardware
-		m, err := h.model()
+		m, err := h.ResolveModel()
 		if err != nil {
 			return nil, err
 		}
-		s.link = newLink(s.cfg.Disaggregation.KVTransfer, m.kvBytesPerToken(dtypeBytes[h.kvDType()]))
+		s.link = newLink(s.cfg.Disaggregation.KVTransfer, h.KVBytesPerToken(m))
 	}
 	return s, nil
 }

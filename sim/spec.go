@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/simbench/simbench/sim/timing"
 )
 
 // SpeculativeConfig is speculative decoding on a vllm worker, as vLLM's
@@ -128,15 +130,15 @@ func (c Config) validateSpec() error {
 		return nil
 	}
 	const key = "engine.speculative_config"
-	if err := firstErr(oneOf(key+".method", s.Method, SpecMethods()...),
-		inRange(key+".num_speculative_tokens", s.NumSpeculativeTokens, 1, maxSpecTokens)); err != nil {
+	if err := timing.FirstErr(timing.OneOf(key+".method", s.Method, SpecMethods()...),
+		timing.InRange(key+".num_speculative_tokens", s.NumSpeculativeTokens, 1, maxSpecTokens)); err != nil {
 		return err
 	}
 	if n := len(s.AcceptanceRate); n > 1 && n != s.NumSpeculativeTokens {
 		return fmt.Errorf("%s.acceptance_rate: %d rates, want one or num_speculative_tokens (%d)", key, n, s.NumSpeculativeTokens)
 	}
 	for i, a := range s.AcceptanceRate {
-		if err := finiteIn(fmt.Sprintf("%s.acceptance_rate[%d]", key, i), a, 0, 1); err != nil {
+		if err := timing.FiniteIn(fmt.Sprintf("%s.acceptance_rate[%d]", key, i), a, 0, 1); err != nil {
 			return err
 		}
 	}
@@ -149,7 +151,7 @@ func (c Config) validateSpec() error {
 	if err := s.validateDrafter(key); err != nil {
 		return err
 	}
-	_, err := c.Hardware.drafter(s)
+	_, err := drafter(c.Hardware, s)
 	return err
 }
 
@@ -175,7 +177,7 @@ func drafterOf(method string) string {
 // drafter is the model that drafts for s on h (ok false for ngram, which
 // has none): a draft model's own, or one layer of the target's shape
 // sharing its embedding and LM head.
-func (h HardwareConfig) drafter(s *SpeculativeConfig) (m ModelSpec, err error) {
+func drafter(h HardwareConfig, s *SpeculativeConfig) (m ModelSpec, err error) {
 	const key = "engine.speculative_config"
 	switch s.Method {
 	case SpecNgram:
@@ -185,12 +187,12 @@ func (h HardwareConfig) drafter(s *SpeculativeConfig) (m ModelSpec, err error) {
 		if d.CustomModel != nil && d.Model == "" {
 			d.Model = "custom"
 		}
-		if m, err = d.model(); err != nil {
+		if m, err = d.ResolveModel(); err != nil {
 			return m, fmt.Errorf("%s (the draft model's model, custom_model, model_config): %w", key, err)
 		}
 		return m, nil
 	}
-	if m, err = h.model(); err != nil {
+	if m, err = h.ResolveModel(); err != nil {
 		return m, err
 	}
 	m.Layers, m.MoELayers, m.TiedEmbed = 1, 0, true
@@ -204,15 +206,15 @@ func (c Config) drafterMemory() (weights, kvPerToken float64, err error) {
 	if s == nil || s.Method == SpecNgram {
 		return 0, 0, nil
 	}
-	m, err := c.Hardware.drafter(s)
+	m, err := drafter(c.Hardware, s)
 	if err != nil {
 		return 0, 0, err
 	}
-	weights = c.Hardware.weightMemBytes(m)
+	weights = c.Hardware.WeightMemBytes(m)
 	if s.Method != SpecDraftModel { // the head shares the target's embedding and LM head
-		weights = m.allLayerParams() * weightDTypeBytes[c.Hardware.weightDType(m)]
+		weights = c.Hardware.LayerWeightBytes(m)
 	}
-	return weights, m.kvBytesPerToken(dtypeBytes[c.Hardware.kvDType()]), nil
+	return weights, c.Hardware.KVBytesPerToken(m), nil
 }
 
 // speculator is one pool's speculative decoding: the rates and the
@@ -234,7 +236,7 @@ func newSpeculator(cfg Config) (*speculator, error) {
 	if s.Method == SpecNgram {
 		return sp, nil
 	}
-	m, err := cfg.Hardware.drafter(s)
+	m, err := drafter(cfg.Hardware, s)
 	if err != nil {
 		return nil, err
 	}
@@ -261,12 +263,12 @@ func (sp *speculator) draftNs(s StepShape, drafters, drafterCtx int64, passes in
 	}
 	var ns int64
 	if s.PrefillTokens > 0 {
-		ns += sp.draft.stepNs(StepShape{PrefillTokens: s.PrefillTokens, PrefillSeqs: s.PrefillSeqs,
+		ns += sp.draft.StepNs(StepShape{PrefillTokens: s.PrefillTokens, PrefillSeqs: s.PrefillSeqs,
 			PrefillPrefix: s.PrefillPrefix, PrefillAttn: s.PrefillAttn, KVCapacity: s.KVCapacity, MaxContext: s.MaxContext})
 	}
 	if drafters > 0 {
 		for j := range int64(passes) {
-			ns += sp.draft.stepNs(StepShape{DecodeSeqs: drafters, DecodeContext: drafterCtx + j*drafters,
+			ns += sp.draft.StepNs(StepShape{DecodeSeqs: drafters, DecodeContext: drafterCtx + j*drafters,
 				KVCapacity: s.KVCapacity, MaxContext: s.MaxContext})
 		}
 	}

@@ -185,7 +185,7 @@ func TestSpecSingleSequenceITL(t *testing.T) {
 				ctx := int64(isl + 1 + j*(k+1)) // the known tokens at the step's start
 				shape := StepShape{DecodeSeqs: 1, DecodeContext: ctx, SpecTokens: k, SpecAttn: k*ctx + k*(k+1)/2,
 					KVCapacity: s.workers[0].kvCap, MaxContext: ctx + 1 + k}
-				stepNs := p.clock.stepNs(shape) + p.spec.draftNs(shape, 1, ctx, k)
+				stepNs := p.clock.StepNs(shape) + p.spec.draftNs(shape, 1, ctx, k)
 				assert.Equal(t, stepNs, c.AtNs-r.Chunks[j].AtNs, "step %d", j)
 				total += stepNs
 			}

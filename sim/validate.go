@@ -4,14 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
-	"strings"
+
+	"github.com/simbench/simbench/sim/timing"
 )
 
 // Validate checks every value; the error names the offending key.
 func (c Config) Validate() error {
 	checks := []func() error{c.validateTop, c.Engine.validate, c.Router.validate(c.Workers),
-		c.Timing.validate, c.Hardware.validate, c.validateSpec, c.Frontend.validate, c.Client.validate, c.ServerMetrics.validate, c.validateDisaggregation,
+		c.Timing.Validate, c.Hardware.Validate, c.validateSpec, c.Frontend.validate, c.Client.validate, c.ServerMetrics.validate, c.validateDisaggregation,
 		c.validateMemory}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -28,16 +28,15 @@ const (
 	maxWorkers       = 4096    // engine replicas behind one router
 	maxBlockSize     = 4096    // tokens per KV block (vLLM: at most 256)
 	maxSeqs          = 1 << 16 // running requests per worker
-	maxStepTokens    = 1 << 21 // tokens in one engine step
+	maxStepTokens    = timing.MaxStepTokens
 	maxContextTokens = 1 << 24 // 16.8 M tokens of context
-	maxTensorPar     = 1024    // GPUs per replica
 	// maxIndexBytes bounds the KV-block index allocated up front for all
 	// workers together.
 	maxIndexBytes = 4 << 30
 )
 
 func (c Config) validateTop() error {
-	return firstErr(inRange("workers", c.Workers, 1, maxWorkers), c.validateHold())
+	return timing.FirstErr(timing.InRange("workers", c.Workers, 1, maxWorkers), c.validateHold())
 }
 
 // validateStalls: a stall must end before the next is due.
@@ -54,7 +53,7 @@ func (f FrontendConfig) validateMode() error {
 	if f.Mode == "" {
 		return nil
 	}
-	if err := oneOf("frontend.mode", f.Mode, FrontendModes()...); err != nil {
+	if err := timing.OneOf("frontend.mode", f.Mode, FrontendModes()...); err != nil {
 		return err
 	}
 	switch {
@@ -124,23 +123,6 @@ func (c Config) validateMemory() error {
 	return nil
 }
 
-// inRange checks lo <= v <= hi, naming the bound in the error.
-func inRange(key string, v, lo, hi int) error {
-	if v < lo || v > hi {
-		return fmt.Errorf("%s: must be in [%d, %d], got %d", key, lo, hi, v)
-	}
-	return nil
-}
-
-func oneOf(key, v string, allowed ...string) error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s: must be one of %s, got %q", key, strings.Join(allowed, ", "), v)
-}
-
 func positive(key string, v int) error {
 	if v <= 0 {
 		return fmt.Errorf("%s: must be > 0, got %d", key, v)
@@ -155,68 +137,24 @@ func atMost(key string, v, hi int) error {
 	return nil
 }
 
-func nonNegative(key string, v int) error {
-	if v < 0 {
-		return fmt.Errorf("%s: must be >= 0, got %d", key, v)
-	}
-	return nil
-}
-
-// finiteIn checks lo <= v <= hi (and that v is a number).
-func finiteIn(key string, v, lo, hi float64) error {
-	if math.IsNaN(v) || v < lo || v > hi {
-		return fmt.Errorf("%s: must be in [%g, %g], got %g", key, lo, hi, v)
-	}
-	return nil
-}
-
-// maxStallsPerStep bounds timing.stalls_per_step: more than a few stalls
-// in every step is not a stall but the step's own cost.
-const maxStallsPerStep = 10
-
-// bothOrNeither refuses one of a pair of settings that only work together.
-func bothOrNeither(ka string, a float64, kb string, b float64) error {
-	if (a > 0) != (b > 0) {
-		return fmt.Errorf("%s and %s: set both or neither, got %g and %g", ka, kb, a, b)
-	}
-	return nil
-}
-
-// needs refuses a setting that means nothing without another.
-func needs(ka string, a float64, kb string, b float64) error {
-	if a > 0 && b <= 0 {
-		return fmt.Errorf("%s: needs %s, got %g without it", ka, kb, a)
-	}
-	return nil
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (e EngineConfig) validate() error {
-	return firstErr(
-		oneOf("engine.type", e.Type, "vllm", "sglang", "llamacpp"),
-		inRange("engine.block_size", e.BlockSize, 1, maxBlockSize),
-		nonNegative("engine.num_gpu_blocks", e.NumGPUBlocks),
+	return timing.FirstErr(
+		timing.OneOf("engine.type", e.Type, "vllm", "sglang", "llamacpp"),
+		timing.InRange("engine.block_size", e.BlockSize, 1, maxBlockSize),
+		timing.NonNegative("engine.num_gpu_blocks", e.NumGPUBlocks),
 		atMost("engine.num_gpu_blocks", e.NumGPUBlocks, maxKVBlocks),
-		finiteIn("engine.gpu_memory_utilization", e.GPUMemoryUtilization, 0.01, 1),
-		inRange("engine.max_num_seqs", e.MaxNumSeqs, 0, maxSeqs),
-		inRange("engine.max_num_batched_tokens", e.MaxNumBatchedTokens, 0, maxStepTokens),
-		oneOf("engine.preemption", e.Preemption, "lifo", "fifo"),
-		inRange("engine.max_model_len", e.MaxModelLen, 0, maxContextTokens),
-		inRange("engine.sglang.chunked_prefill_size", e.SGLang.ChunkedPrefillSize, 0, maxStepTokens),
-		finiteIn("engine.sglang.new_token_ratio", e.SGLang.NewTokenRatio, 0, 1),
-		inRange("engine.llamacpp.parallel", e.LlamaCpp.Parallel, 1, maxSeqs),
-		inRange("engine.llamacpp.ctx_size", e.LlamaCpp.CtxSize, 0, maxContextTokens),
-		inRange("engine.llamacpp.n_batch", e.LlamaCpp.NBatch, 1, maxStepTokens),
-		inRange("engine.llamacpp.reuse_lag_steps", e.LlamaCpp.ReuseLagSteps, 0, 1000),
-		oneOf("engine.llamacpp.batch", cmp.Or(e.LlamaCpp.Batch, LlamaCppBatchShared), LlamaCppBatchShared, LlamaCppBatchPerSlot),
+		timing.FiniteIn("engine.gpu_memory_utilization", e.GPUMemoryUtilization, 0.01, 1),
+		timing.InRange("engine.max_num_seqs", e.MaxNumSeqs, 0, maxSeqs),
+		timing.InRange("engine.max_num_batched_tokens", e.MaxNumBatchedTokens, 0, maxStepTokens),
+		timing.OneOf("engine.preemption", e.Preemption, "lifo", "fifo"),
+		timing.InRange("engine.max_model_len", e.MaxModelLen, 0, maxContextTokens),
+		timing.InRange("engine.sglang.chunked_prefill_size", e.SGLang.ChunkedPrefillSize, 0, maxStepTokens),
+		timing.FiniteIn("engine.sglang.new_token_ratio", e.SGLang.NewTokenRatio, 0, 1),
+		timing.InRange("engine.llamacpp.parallel", e.LlamaCpp.Parallel, 1, maxSeqs),
+		timing.InRange("engine.llamacpp.ctx_size", e.LlamaCpp.CtxSize, 0, maxContextTokens),
+		timing.InRange("engine.llamacpp.n_batch", e.LlamaCpp.NBatch, 1, maxStepTokens),
+		timing.InRange("engine.llamacpp.reuse_lag_steps", e.LlamaCpp.ReuseLagSteps, 0, 1000),
+		timing.OneOf("engine.llamacpp.batch", cmp.Or(e.LlamaCpp.Batch, LlamaCppBatchShared), LlamaCppBatchShared, LlamaCppBatchPerSlot),
 		e.validateCtx(),
 		e.validateAsync(),
 	)
@@ -241,161 +179,32 @@ func (e EngineConfig) validateCtx() error {
 
 func (r RouterConfig) validate(workers int) func() error {
 	return func() error {
-		return firstErr(
-			oneOf("router.policy", r.Policy, "round_robin", "random", "least_loaded", "kv"),
-			finiteIn("router.overlap_weight", r.OverlapWeight, 0, 1e6),
-			finiteIn("router.temperature", r.Temperature, 0, 1e6),
+		return timing.FirstErr(
+			timing.OneOf("router.policy", r.Policy, "round_robin", "random", "least_loaded", "kv"),
+			timing.FiniteIn("router.overlap_weight", r.OverlapWeight, 0, 1e6),
+			timing.FiniteIn("router.temperature", r.Temperature, 0, 1e6),
 		)
 	}
 }
 
-func (t TimingConfig) validate() error {
-	return firstErr(
-		oneOf("timing.model", t.Model, TimingModels()...),
-		finiteIn("timing.speedup", t.Speedup, 1e-6, 1e6),
-		finiteIn("timing.jitter", t.Jitter, 0, 2),
-		finiteIn("timing.stall_ms", t.StallMs, 0, 1e6),
-		finiteIn("timing.stall_cv", t.StallCV, 0, 10),
-		finiteIn("timing.stalls_per_step", t.StallsPerStep, 0, maxStallsPerStep),
-		bothOrNeither("timing.stall_ms", t.StallMs, "timing.stalls_per_step", t.StallsPerStep),
-		needs("timing.stall_cv", t.StallCV, "timing.stall_ms", t.StallMs),
-		finiteIn("timing.drift_cv", t.DriftCV, 0, 1),
-		finiteIn("timing.drift_period_ms", t.DriftPeriodMs, 0, 1e9),
-		bothOrNeither("timing.drift_cv", t.DriftCV, "timing.drift_period_ms", t.DriftPeriodMs),
-		t.validateModel(),
-	)
-}
-
-func (t TimingConfig) validateModel() error {
-	switch t.Model {
-	case "poly":
-		return t.Poly.validate()
-	case "linear":
-		return t.Linear.validate()
-	case "roofline":
-		return firstErr(finiteIn("timing.roofline.efficiency", t.Roofline.Efficiency, 1e-3, 1),
-			finiteIn("timing.roofline.step_overhead_ms", t.Roofline.StepOverheadMs, 0, 1e6))
-	case "physics":
-		return t.Physics.validate()
-	default: // table
-		if t.Table.File == "" {
-			return errors.New("timing.table.file: required with timing.model table")
-		}
-	}
-	return nil
-}
-
-func (p PolyConfig) validate() error {
-	if len(p.Prefill) != 3 {
-		return fmt.Errorf("timing.poly.prefill: want 3 coefficients [p0, p1, p2], got %d", len(p.Prefill))
-	}
-	if len(p.Decode) != 3 {
-		return fmt.Errorf("timing.poly.decode: want 3 coefficients [d0, d1, d2], got %d", len(p.Decode))
-	}
-	for i, v := range append(append([]float64(nil), p.Prefill...), p.Decode...) {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("timing.poly: coefficient %d is not finite", i)
-		}
-	}
-	if err := finiteIn("timing.poly.decode_floor_ms", p.DecodeFloorMs, 0, 1e6); err != nil {
-		return err
-	}
-	if t, ms := quadMin([3]float64(p.Prefill), 1, maxStepTokens); !(ms > 0) {
-		return fmt.Errorf("timing.poly.prefill: a prefill of %.0f tokens takes %.4g ms; step times must be positive for 1..%d tokens", t, ms, maxStepTokens)
-	}
-	if u, ms := quadMin([3]float64(p.Decode), 0, 1); !(max(ms, p.DecodeFloorMs) > 0) {
-		return fmt.Errorf("timing.poly.decode: a decode step at KV utilisation %.3g takes %.4g ms; step times must be positive (or set decode_floor_ms)", u, ms)
-	}
-	return nil
-}
-
-// quadMin returns where on [lo, hi] c0 + c1·x + c2·x² is least, and its value there.
-func quadMin(c [3]float64, lo, hi float64) (x, v float64) {
-	f := func(x float64) float64 { return c[0] + c[1]*x + c[2]*x*x }
-	x, v = lo, f(lo)
-	cands := []float64{hi}
-	if c[2] > 0 {
-		cands = append(cands, min(max(-c[1]/(2*c[2]), lo), hi))
-	}
-	for _, y := range cands {
-		if fy := f(y); fy < v {
-			x, v = y, fy
-		}
-	}
-	return x, v
-}
-
-func (p PhysicsConfig) validate() error {
-	return firstErr(
-		finiteIn("timing.physics.compute_efficiency", p.ComputeEfficiency, 1e-6, 1e3),
-		finiteIn("timing.physics.memory_efficiency", p.MemoryEfficiency, 1e-6, 1e3),
-		finiteIn("timing.physics.attention_efficiency", p.AttentionEfficiency, 0, 1e3),
-		finiteIn("timing.physics.kv_efficiency", p.KVEfficiency, 0, 1e3),
-		finiteIn("timing.physics.step_overhead_ms", p.StepOverheadMs, 0, 1e6),
-		finiteIn("timing.physics.seq_overhead_ms", p.SeqOverheadMs, 0, 1e6),
-		finiteIn("timing.physics.multi_token_overhead_ms", p.MultiTokenOverheadMs, 0, 1e6),
-		finiteIn("timing.physics.prefill_overhead_ms", p.PrefillOverheadMs, 0, 1e6),
-		oneOf("timing.physics.combine", p.Combine, "sum", "max", "smooth"),
-	)
-}
-
-func (l LinearConfig) validate() error {
-	err := firstErr(
-		finiteIn("timing.linear.base_ms", l.BaseMs, 0, 1e6),
-		finiteIn("timing.linear.prefill_token_ms", l.PrefillTokenMs, 0, 1e6),
-		finiteIn("timing.linear.decode_seq_ms", l.DecodeSeqMs, 0, 1e6),
-		finiteIn("timing.linear.context_token_ms", l.ContextTokenMs, 0, 1e6),
-	)
-	if err == nil && l.BaseMs == 0 && l.PrefillTokenMs == 0 && l.DecodeSeqMs == 0 && l.ContextTokenMs == 0 {
-		return errors.New("timing.linear: every coefficient is 0; steps would take no time")
-	}
-	return err
-}
-
-func (h HardwareConfig) validate() error {
-	if err := inRange("hardware.tensor_parallel", h.TensorParallel, 1, maxTensorPar); err != nil {
-		return err
-	}
-	if _, ok := dtypeBytes[h.DType]; !ok {
-		return fmt.Errorf("hardware.dtype: must be one of %s, got %q", strings.Join(sortedKeys(dtypeBytes), ", "), h.DType)
-	}
-	if err := firstErr(optionalOneOf("hardware.weight_dtype", h.WeightDType, weightDTypes...),
-		optionalOneOf("hardware.kv_cache_dtype", h.KVCacheDType, kvCacheDTypes...)); err != nil {
-		return err
-	}
-	if _, err := h.device(); err != nil {
-		return err
-	}
-	_, err := h.model()
-	return err
-}
-
-// optionalOneOf is oneOf for a key whose empty value means its default.
-func optionalOneOf(key, v string, allowed ...string) error {
-	if v == "" {
-		return nil
-	}
-	return oneOf(key, v, allowed...)
-}
-
 func (f FrontendConfig) validate() error {
-	return firstErr(finiteIn("frontend.request_overhead_ms", f.RequestOverheadMs, 0, 1e7),
-		finiteIn("frontend.response_overhead_ms", f.ResponseOverheadMs, 0, 1e7),
-		finiteIn("frontend.arrival_stall_ms", f.ArrivalStallMs, 0, 1e7),
-		finiteIn("frontend.prompt_token_ms", f.PromptTokenMs, 0, 1e3),
-		inRange("frontend.template_tokens", f.TemplateTokens, 0, maxContextTokens),
-		nonNegative("frontend.concurrency", f.Concurrency), atMost("frontend.concurrency", f.Concurrency, 1<<16),
-		finiteIn("frontend.cpu_share", f.CPUShare, 0, 1), f.validateLoop(), f.validateMode())
+	return timing.FirstErr(timing.FiniteIn("frontend.request_overhead_ms", f.RequestOverheadMs, 0, 1e7),
+		timing.FiniteIn("frontend.response_overhead_ms", f.ResponseOverheadMs, 0, 1e7),
+		timing.FiniteIn("frontend.arrival_stall_ms", f.ArrivalStallMs, 0, 1e7),
+		timing.FiniteIn("frontend.prompt_token_ms", f.PromptTokenMs, 0, 1e3),
+		timing.InRange("frontend.template_tokens", f.TemplateTokens, 0, maxContextTokens),
+		timing.NonNegative("frontend.concurrency", f.Concurrency), atMost("frontend.concurrency", f.Concurrency, 1<<16),
+		timing.FiniteIn("frontend.cpu_share", f.CPUShare, 0, 1), f.validateLoop(), f.validateMode())
 }
 
 func (c ClientConfig) validate() error {
-	return firstErr(finiteIn("client.gap_ms", c.GapMs, 0, 1e7),
-		oneOf("client.tie_order", cmp.Or(c.TieOrder, TieOrderTrace), TieOrderTrace, TieOrderRandom),
+	return timing.FirstErr(timing.FiniteIn("client.gap_ms", c.GapMs, 0, 1e7),
+		timing.OneOf("client.tie_order", cmp.Or(c.TieOrder, TieOrderTrace), TieOrderTrace, TieOrderRandom),
 		validateSamples("client.gap_samples_ms", c.GapSamplesMs),
-		finiteIn("client.stall_ms", c.StallMs, 0, 1e7),
-		finiteIn("client.stall_every_ms", c.StallEveryMs, 0, 1e9), c.validateStalls())
+		timing.FiniteIn("client.stall_ms", c.StallMs, 0, 1e7),
+		timing.FiniteIn("client.stall_every_ms", c.StallEveryMs, 0, 1e9), c.validateStalls())
 }
 
 func (m ServerMetricsConfig) validate() error {
-	return finiteIn("server_metrics.interval_ms", m.IntervalMs, 1, 1e9)
+	return timing.FiniteIn("server_metrics.interval_ms", m.IntervalMs, 1, 1e9)
 }

@@ -265,7 +265,7 @@ func (w *worker) freeRejected(r *request) {
 func (w *worker) soloNs(e entry) int64 {
 	n, p := int64(e.n), int64(e.r.computed)
 	s := StepShape{PrefillTokens: n, PrefillSeqs: 1, PrefillPrefix: p, PrefillAttn: n*p + n*(n+1)/2, KVCapacity: w.kvCap, MaxContext: p + n}
-	return w.pool.clock.stepNs(s)
+	return w.pool.clock.StepNs(s)
 }
 
 // startStep plans and starts a step at now; false when there is nothing to do.
@@ -276,7 +276,7 @@ func (w *worker) startStep(now int64) bool {
 		return false
 	}
 	st := w.stepShape()
-	dur := w.drift.apply(now, w.jitter.apply(w.pool.clock.stepNs(st)+w.draftNs(st)))
+	dur := w.drift.apply(now, w.jitter.apply(w.pool.clock.StepNs(st)+w.draftNs(st)))
 	dur += w.sim.steal.stall(now, dur)
 	for _, e := range w.batch {
 		if !e.prefill || e.r.generated > 0 {

@@ -80,7 +80,7 @@ func h100Truth() sim.Config {
 func priorsOf(truth sim.Config) sim.Config {
 	base := sim.DefaultConfig()
 	base.Engine, base.Hardware, base.Workers, base.Router = truth.Engine, truth.Hardware, truth.Workers, truth.Router
-	sim.HandSetPrior().Apply(&base) // the priors these tests were written against
+	sim.ApplyPrior(sim.HandSetPrior(), &base) // the priors these tests were written against
 	return base
 }
 

@@ -155,7 +155,7 @@ func discover(ctx context.Context, opts Options) (sim.Config, []string) {
 		cpu := sim.LocalCPU()
 		base.Hardware.CPU, base.Hardware.CustomCPU = "custom", &cpu
 		if gp := sim.DefaultGPUPrior(); base.Timing.Physics == gp.Physics && base.Frontend.RequestOverheadMs == gp.RequestOverheadMs {
-			sim.HandSetPrior().Apply(&base) // the GPU priors say nothing of a CPU engine
+			sim.ApplyPrior(sim.HandSetPrior(), &base) // the GPU priors say nothing of a CPU engine
 		}
 		notes = append(notes, fmt.Sprintf("hardware: this machine's CPU (the server is on loopback): %d cores × %g FLOP/cycle × %.2f GHz",
 			cpu.Cores, cpu.FLOPsPerCycle, cpu.ClockGHz))

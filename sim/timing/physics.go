@@ -1,4 +1,4 @@
-package sim
+package timing
 
 import (
 	"cmp"
@@ -56,7 +56,7 @@ func newStepCosts(m ModelSpec, dt float64) stepCosts {
 
 // withPrecision sets h's weight and KV-cache precisions apart from its
 // activations' (hardware.dtype), on device d.
-func (c stepCosts) withPrecision(h HardwareConfig, d deviceSpec) stepCosts {
+func (c stepCosts) withPrecision(h HardwareConfig, d Device) stepCosts {
 	wd := h.weightDType(c.model)
 	c.layerWeightBytes = weightDTypeBytes[wd]
 	c.kvBytesPerTok = c.model.kvBytesPerToken(dtypeBytes[h.kvDType()])
@@ -72,8 +72,8 @@ func (c stepCosts) withPrecision(h HardwareConfig, d deviceSpec) stepCosts {
 // kernel does on those GPUs, which costs the same dequantization as an
 // int8 weight (see dequantOpsPerWeight). A CPU's fp8 is the model's
 // business, not priced here.
-func fp8WeightOnly(weightDType string, d deviceSpec) bool {
-	return weightDType == "fp8" && !d.FP8Supported && !d.cpu
+func fp8WeightOnly(weightDType string, d Device) bool {
+	return weightDType == "fp8" && !d.FP8Supported && !d.CPU
 }
 
 // Weight-only quantization (W8A16, W4A16): the kernel turns each int8 or
@@ -179,11 +179,11 @@ type Physics struct {
 // when set, else hardware.gpu), the tensor-parallel degree and the
 // precisions.
 func NewPhysics(h HardwareConfig) (*Physics, error) {
-	d, err := h.device()
+	d, err := h.ResolveDevice()
 	if err != nil {
 		return nil, err
 	}
-	m, err := h.model()
+	m, err := h.ResolveModel()
 	if err != nil {
 		return nil, err
 	}
@@ -232,12 +232,11 @@ type physicsTiming struct {
 	kc, ka, km, kk float64 // 1/efficiency: compute, attention, weights (and all-reduce), KV
 }
 
-func newPhysicsTiming(c *Config) (*physicsTiming, error) {
-	p, err := NewPhysics(c.Hardware)
+func newPhysicsTiming(pc PhysicsConfig, h HardwareConfig) (*physicsTiming, error) {
+	p, err := NewPhysics(h)
 	if err != nil {
 		return nil, err
 	}
-	pc := c.Timing.Physics
 	ka := 1 / cmp.Or(pc.AttentionEfficiency, pc.ComputeEfficiency)
 	kk := 1 / cmp.Or(pc.KVEfficiency, pc.MemoryEfficiency)
 	return &physicsTiming{phys: p, cfg: pc, kc: 1 / pc.ComputeEfficiency, ka: ka, km: 1 / pc.MemoryEfficiency, kk: kk}, nil

@@ -1,4 +1,4 @@
-package sim
+package timing
 
 import (
 	"encoding/csv"

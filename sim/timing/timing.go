@@ -1,4 +1,4 @@
-package sim
+package timing
 
 import (
 	"fmt"
@@ -59,14 +59,6 @@ type KVView struct {
 	Pad, Cells int64
 }
 
-// EngineKVView is e's KV view.
-func EngineKVView(e EngineConfig) KVView {
-	if e.Type != "llamacpp" {
-		return KVView{}
-	}
-	return KVView{Pad: 256, Cells: int64(e.LlamaCpp.CtxSize / max(e.LlamaCpp.Parallel, 1))}
-}
-
 // Apply is s as the engine computes it: with a padded view, the KV cells
 // every sequence of the step passes over (StepShape.ViewCells).
 func (v KVView) Apply(s StepShape) StepShape {
@@ -86,15 +78,16 @@ type timingModel interface {
 	stepMs(s StepShape) float64
 }
 
-// clock converts a model's milliseconds into integer step nanoseconds: divided
+// Clock converts a model's milliseconds into integer step nanoseconds: divided
 // by the speedup, rounded, and at least 1 ns so that virtual time advances.
-type clock struct {
+type Clock struct {
 	model   timingModel
 	speedup float64
 	view    KVView // the engine's: every model prices the step as the engine computes it
 }
 
-func (c clock) stepNs(s StepShape) int64 {
+// StepNs is the duration of the step s in ns.
+func (c Clock) StepNs(s StepShape) int64 {
 	ns := math.Round(c.model.stepMs(c.view.Apply(s)) * 1e6 / c.speedup)
 	if !(ns >= 1) { // also catches NaN
 		return 1
@@ -102,32 +95,33 @@ func (c clock) stepNs(s StepShape) int64 {
 	return int64(ns)
 }
 
-// TimingModels returns the names timing.model takes, newTiming's cases.
+// TimingModels returns the names timing.model takes, NewClock's cases.
 func TimingModels() []string { return []string{"poly", "linear", "roofline", "physics", "table"} }
 
-// newTiming builds the configured timing model.
-func newTiming(c *Config) (clock, error) {
+// NewClock builds the timing model t configures on the hardware h, for an
+// engine that passes over its KV cache as view says.
+func NewClock(t TimingConfig, h HardwareConfig, view KVView) (Clock, error) {
 	var m timingModel
 	var err error
-	switch c.Timing.Model {
+	switch t.Model {
 	case "poly":
-		p := c.Timing.Poly
+		p := t.Poly
 		m = polyTiming{pre: [3]float64(p.Prefill), dec: [3]float64(p.Decode), floor: p.DecodeFloorMs}
 	case "linear":
-		m = linearTiming(c.Timing.Linear)
+		m = linearTiming(t.Linear)
 	case "roofline":
-		m, err = newRoofline(c)
+		m, err = newRoofline(t.Roofline, h)
 	case "physics":
-		m, err = newPhysicsTiming(c)
+		m, err = newPhysicsTiming(t.Physics, h)
 	case "table":
-		m, err = LoadTable(c.Timing.Table.File)
+		m, err = LoadTable(t.Table.File)
 		if err != nil {
 			err = fmt.Errorf("timing.table.file: %w", err)
 		}
 	default:
-		err = fmt.Errorf("timing.model: unknown model %q", c.Timing.Model)
+		err = fmt.Errorf("timing.model: unknown model %q", t.Model)
 	}
-	return clock{model: m, speedup: c.Timing.Speedup, view: EngineKVView(c.Engine)}, err
+	return Clock{model: m, speedup: t.Speedup, view: view}, err
 }
 
 // polyTiming is DynoSim's default polynomial (simulators.md §1.6a):
@@ -184,15 +178,15 @@ type roofline struct {
 	overheadMs float64
 }
 
-func newRoofline(c *Config) (*roofline, error) {
-	p, err := NewPhysics(c.Hardware)
+func newRoofline(rc RooflineConfig, h HardwareConfig) (*roofline, error) {
+	p, err := NewPhysics(h)
 	if err != nil {
 		return nil, err
 	}
 	m := p.model
 	embed := (m.embedParams() - float64(m.Vocab)*float64(m.Hidden)) * p.headWeightBytes
-	return &roofline{phys: p, embedSec: embed / (p.bw * p.tp), eff: c.Timing.Roofline.Efficiency,
-		overheadMs: c.Timing.Roofline.StepOverheadMs}, nil
+	return &roofline{phys: p, embedSec: embed / (p.bw * p.tp), eff: rc.Efficiency,
+		overheadMs: rc.StepOverheadMs}, nil
 }
 
 func (r *roofline) stepMs(s StepShape) float64 {

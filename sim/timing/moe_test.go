@@ -1,4 +1,4 @@
-package sim
+package timing
 
 import (
 	"testing"
@@ -8,10 +8,10 @@ import (
 )
 
 const (
-	mixtralConfig = "../testdata/models/mixtral-8x7b.json"
-	llama70Config = "../testdata/models/llama-3.1-70b.json"
-	scoutConfig   = "../testdata/models/llama-4-scout-17b-16e.json"
-	qwenMoEConfig = "../testdata/models/qwen3-30b-a3b.json"
+	mixtralConfig = "../../testdata/models/mixtral-8x7b.json"
+	llama70Config = "../../testdata/models/llama-3.1-70b.json"
+	scoutConfig   = "../../testdata/models/llama-4-scout-17b-16e.json"
+	qwenMoEConfig = "../../testdata/models/qwen3-30b-a3b.json"
 )
 
 // TestModelParamsByHand checks the weight counts of the config.json models
@@ -155,30 +155,6 @@ func TestMoEAndTPWork(t *testing.T) {
 	}
 }
 
-// TestKVBlocksPrecision sizes the KV cache of Mixtral-8x7B on 2 H100s:
-// 2·80 GB·0.9 = 144 GB, less all 46,702,526,464 weights, leaves KV blocks
-// of 16 tokens of 131,072 B (bf16) or 65,536 B (fp8 KV). In bf16 the
-// weights take 93,405,052,928 B: 50,594,947,072 / 2,097,152 = 24,125.55
-// blocks, twice that (48,251.1) with an fp8 cache. fp8 weights (the layers
-// at 1 B, the embeddings at 2 B) take 46,702,526,464 + 262,144,000 B:
-// 97,035,329,536 / 2,097,152 = 46,270 blocks.
-func TestKVBlocksPrecision(t *testing.T) {
-	cases := []struct {
-		weight, kv string
-		blocks     int
-	}{{"", "", 24_125}, {"", "auto", 24_125}, {"bf16", "fp8", 48_251}, {"fp8", "", 46_270}}
-	for _, tc := range cases {
-		cfg := DefaultConfig()
-		cfg.Engine.BlockSize = 16
-		cfg.Hardware = HardwareConfig{GPU: "h100", Model: "mixtral", ModelConfig: mixtralConfig, TensorParallel: 2, DType: "bf16",
-			WeightDType: tc.weight, KVCacheDType: tc.kv}
-		require.NoError(t, cfg.Validate())
-		b, err := cfg.KVBlocks()
-		require.NoError(t, err)
-		assert.Equal(t, tc.blocks, b, "weight %q, kv %q", tc.weight, tc.kv)
-	}
-}
-
 // TestAllReduceLatencyZeroKeepsFormula: with link_latency_us 0 the
 // all-reduce is bandwidth alone, as before the latency existed.
 func TestAllReduceLatencyZeroKeepsFormula(t *testing.T) {
@@ -213,7 +189,7 @@ func TestRooflineDenseByHand(t *testing.T) {
 	step := StepShape{DecodeSeqs: 1, DecodeContext: 1000}
 	memMs := 16_191_193_088 / (3350e9 * 0.6) * 1e3
 	for tp, want := range map[int]float64{1: memMs + 1, 2: memMs/2 + (524_288/450e9+422.4e-6)/0.6*1e3 + 1} {
-		cfg := DefaultConfig()
+		cfg := defaultConfig()
 		cfg.Timing.Model, cfg.Hardware.TensorParallel = "roofline", tp
 		clk, err := newTiming(&cfg)
 		require.NoError(t, err)

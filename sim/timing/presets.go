@@ -1,4 +1,4 @@
-package sim
+package timing
 
 import (
 	"cmp"
@@ -169,9 +169,9 @@ func (h HardwareConfig) kvDType() string {
 	return h.KVCacheDType
 }
 
-// weightMemBytes is the memory m's weights take: every layer weight (all
+// WeightMemBytes is the memory m's weights take: every layer weight (all
 // experts) at the weight precision, the embeddings at hardware.dtype.
-func (h HardwareConfig) weightMemBytes(m ModelSpec) float64 {
+func (h HardwareConfig) WeightMemBytes(m ModelSpec) float64 {
 	return m.allLayerParams()*weightDTypeBytes[h.weightDType(m)] + m.embedParams()*dtypeBytes[h.DType]
 }
 
@@ -318,7 +318,7 @@ func (m ModelSpec) validate(key string) error {
 	if m.Heads%m.KVHeads != 0 {
 		return fmt.Errorf("%s.kv_heads: %d does not divide heads %d", key, m.KVHeads, m.Heads)
 	}
-	return firstErr(m.validateMoE(key), optionalOneOf(key+".weight_dtype", m.WeightDType, weightDTypes...))
+	return FirstErr(m.validateMoE(key), OptionalOneOf(key+".weight_dtype", m.WeightDType, weightDTypes...))
 }
 
 // validateMoE checks the mixture-of-experts fields: all zero (dense), or
@@ -330,11 +330,11 @@ func (m ModelSpec) validateMoE(key string) error {
 		}
 		return nil
 	}
-	return firstErr(inRange(key+".experts", m.Experts, 1, 1<<16),
-		inRange(key+".experts_per_token", m.ExpertsPerToken, 1, m.Experts),
-		nonNegative(key+".expert_intermediate", m.ExpertIntermediate),
-		nonNegative(key+".shared_intermediate", m.SharedIntermediate),
-		inRange(key+".moe_layers", m.MoELayers, 0, m.Layers))
+	return FirstErr(InRange(key+".experts", m.Experts, 1, 1<<16),
+		InRange(key+".experts_per_token", m.ExpertsPerToken, 1, m.Experts),
+		NonNegative(key+".expert_intermediate", m.ExpertIntermediate),
+		NonNegative(key+".shared_intermediate", m.SharedIntermediate),
+		InRange(key+".moe_layers", m.MoELayers, 0, m.Layers))
 }
 
 func (g GPUSpec) validate(key string) error {
@@ -347,5 +347,27 @@ func (g GPUSpec) validate(key string) error {
 			return fmt.Errorf("%s.%s: must be > 0, got %g", key, f.name, f.v)
 		}
 	}
-	return finiteIn(key+".link_latency_us", g.LinkLatencyUs, 0, 1e6)
+	return FiniteIn(key+".link_latency_us", g.LinkLatencyUs, 0, 1e6)
+}
+
+// LayerWeightBytes is the memory m's layer weights (all experts) take at
+// the weight precision, without the embeddings.
+func (h HardwareConfig) LayerWeightBytes(m ModelSpec) float64 {
+	return m.allLayerParams() * weightDTypeBytes[h.weightDType(m)]
+}
+
+// KVBytesPerToken is the KV-cache footprint of one token of m (K and V,
+// all layers) at h's KV precision.
+func (h HardwareConfig) KVBytesPerToken(m ModelSpec) float64 {
+	return m.kvBytesPerToken(dtypeBytes[h.kvDType()])
+}
+
+// CanonicalGPU is the preset a GPU name stands for: lower-cased, its
+// alias resolved.
+func CanonicalGPU(name string) string {
+	n := strings.ToLower(name)
+	if a, ok := gpuAliases[n]; ok {
+		return a
+	}
+	return n
 }

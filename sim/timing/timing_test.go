@@ -1,4 +1,4 @@
-package sim
+package timing
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 
 // The sample values of DynoSim's polynomial quoted in simulators.md §1.6a.
 func TestPolyMatchesDynoSimSamples(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Timing.Model = "poly"
 	clk, err := newTiming(&cfg)
 	require.NoError(t, err)
@@ -37,7 +37,7 @@ func TestPolyMatchesDynoSimSamples(t *testing.T) {
 }
 
 func TestLinearAndSpeedup(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Timing.Model = "linear"
 	cfg.Timing.Linear = LinearConfig{BaseMs: 2, PrefillTokenMs: 0.01, DecodeSeqMs: 0.5, ContextTokenMs: 0.001}
 	cfg.Timing.Speedup = 2
@@ -45,12 +45,12 @@ func TestLinearAndSpeedup(t *testing.T) {
 	require.NoError(t, err)
 	s := StepShape{PrefillTokens: 100, PrefillSeqs: 1, PrefillPrefix: 50, DecodeSeqs: 4, DecodeContext: 1000}
 	// 2 + 0.01·100 + 0.5·4 + 0.001·(1000 + 50 + 100) = 6.15 ms, halved.
-	assert.Equal(t, int64(3_075_000), clk.stepNs(s))
+	assert.Equal(t, int64(3_075_000), clk.StepNs(s))
 	// Never less than 1 ns.
 	cfg.Timing.Linear = LinearConfig{ContextTokenMs: 1e-9}
 	clk, err = newTiming(&cfg)
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), clk.stepNs(StepShape{}))
+	assert.Equal(t, int64(1), clk.StepNs(StepShape{}))
 }
 
 // Decode of one sequence on one H100 is memory-bound: ~16 GB of weights at
@@ -58,7 +58,7 @@ func TestLinearAndSpeedup(t *testing.T) {
 // compute-bound: ≈ 2·7.5e9·8192 FLOP / (989.5e12·0.6) ≈ 0.21 s plus
 // attention.
 func TestRooflineOrdersOfMagnitude(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Timing.Model = "roofline"
 	clk, err := newTiming(&cfg)
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestTableErrors(t *testing.T) {
 		require.Error(t, err, tc.csv)
 		assert.Contains(t, err.Error(), tc.want)
 	}
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Timing.Model, cfg.Timing.Table.File = "table", filepath.Join(t.TempDir(), "none.csv")
 	_, err := newTiming(&cfg)
 	assert.ErrorContains(t, err, "timing.table.file:")
@@ -117,7 +117,7 @@ func TestTableErrors(t *testing.T) {
 	cfg.Timing.Table.File = path
 	clk, err := newTiming(&cfg)
 	require.NoError(t, err)
-	assert.Equal(t, int64(5_000_000), clk.stepNs(StepShape{DecodeSeqs: 1}))
+	assert.Equal(t, int64(5_000_000), clk.StepNs(StepShape{DecodeSeqs: 1}))
 }
 
 // Every name TimingModels gives is a model newTiming builds, and the
@@ -125,7 +125,7 @@ func TestTableErrors(t *testing.T) {
 func TestTimingModelsAreTheModelsBuilt(t *testing.T) {
 	for _, name := range TimingModels() {
 		t.Run(name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := defaultConfig()
 			cfg.Timing.Model = name
 			cfg.Timing.Table.File = "testdata/does-not-exist.csv"
 			_, err := newTiming(&cfg)
@@ -137,7 +137,7 @@ func TestTimingModelsAreTheModelsBuilt(t *testing.T) {
 			}
 		})
 	}
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Timing.Model = "cubic"
 	assert.ErrorContains(t, cfg.Validate(), "timing.model: must be one of poly, linear, roofline, physics, table")
 }

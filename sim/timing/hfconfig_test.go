@@ -1,4 +1,4 @@
-package sim
+package timing
 
 import (
 	"os"
@@ -38,7 +38,7 @@ func TestModelFromHFConfig(t *testing.T) {
 // a published config.json for are that file's shape.
 func TestPresetsMatchConfigFiles(t *testing.T) {
 	for name, path := range map[string]string{"llama-3.1-70b": llama70Config, "mixtral-8x7b": mixtralConfig,
-		"mixtral-8x22b": "../testdata/models/mixtral-8x22b.json", "llama-4-scout-17b-16e": scoutConfig, "qwen3-30b-a3b": qwenMoEConfig} {
+		"mixtral-8x22b": "../../testdata/models/mixtral-8x22b.json", "llama-4-scout-17b-16e": scoutConfig, "qwen3-30b-a3b": qwenMoEConfig} {
 		m, err := ModelFromHFConfig(path)
 		require.NoError(t, err)
 		assert.Equal(t, modelPresets[name], m, name)
@@ -108,35 +108,11 @@ func TestHFConfigErrors(t *testing.T) {
 	}
 }
 
-// TestHardwareModelConfig: hardware.model_config is the model, named in
-// errors, and excludes custom_model.
-func TestHardwareModelConfig(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Hardware.ModelConfig = mixtralConfig
-	cfg.Hardware.TensorParallel = 2
-	require.NoError(t, cfg.Validate())
-	m, err := cfg.Hardware.model()
-	require.NoError(t, err)
-	assert.Equal(t, 8, m.Experts)
-
-	cfg.Hardware.ModelConfig = filepath.Join(t.TempDir(), "none.json")
-	assert.ErrorContains(t, cfg.Validate(), "hardware.model_config: open "+cfg.Hardware.ModelConfig)
-
-	cfg.Hardware.ModelConfig, cfg.Hardware.Model = mixtralConfig, "custom"
-	cfg.Hardware.CustomModel = &ModelSpec{Layers: 1}
-	assert.ErrorContains(t, cfg.Validate(), "hardware.model_config: the model is custom_model's; set one of them")
-
-	cfg = DefaultConfig()
-	cfg.Hardware.TensorParallel = 1
-	cfg.Hardware.ModelConfig = mixtralConfig
-	assert.ErrorContains(t, cfg.Validate(), "engine.num_gpu_blocks: "+mixtralConfig+" (93.4 GB of weights) leaves no KV memory")
-}
-
 // TestHFConfigQuantization reads a quantized checkpoint's weight precision
 // from its quantization_config: the published Qwen3-30B-A3B-FP8 (fp8,
 // block-wise) and each format vLLM reads.
 func TestHFConfigQuantization(t *testing.T) {
-	m, err := ModelFromHFConfig("../testdata/models/qwen3-30b-a3b-fp8.json")
+	m, err := ModelFromHFConfig("../../testdata/models/qwen3-30b-a3b-fp8.json")
 	require.NoError(t, err)
 	bf16, err := ModelFromHFConfig(qwenMoEConfig)
 	require.NoError(t, err)
@@ -178,25 +154,13 @@ func TestHFConfigQuantization(t *testing.T) {
 // A3B's layers hold 29,909,581,824 weights and its embeddings 622,329,856:
 // at fp8 (and bf16 embeddings) 31,154,241,536 B, all bf16 61,063,823,360 B.
 func TestQuantizedCheckpointPrecision(t *testing.T) {
-	hw := HardwareConfig{GPU: "h100", Model: "qwen3-30b-a3b-fp8", ModelConfig: "../testdata/models/qwen3-30b-a3b-fp8.json",
+	hw := HardwareConfig{GPU: "h100", Model: "qwen3-30b-a3b-fp8", ModelConfig: "../../testdata/models/qwen3-30b-a3b-fp8.json",
 		TensorParallel: 1, DType: "bf16"}
-	m, err := hw.model()
+	m, err := hw.ResolveModel()
 	require.NoError(t, err)
-	assert.Equal(t, 31_154_241_536.0, hw.weightMemBytes(m))
+	assert.Equal(t, 31_154_241_536.0, hw.WeightMemBytes(m))
 	hw.WeightDType = "bf16"
-	m, err = hw.model()
+	m, err = hw.ResolveModel()
 	require.NoError(t, err)
-	assert.Equal(t, 61_063_823_360.0, hw.weightMemBytes(m))
-}
-
-// TestModelConfigUnnamesDefaultModel: a YAML giving hardware.model_config
-// without a name does not run under the default preset's name.
-func TestModelConfigUnnamesDefaultModel(t *testing.T) {
-	cfg, err := ParseConfig([]byte("hardware:\n  model_config: " + mixtralConfig + "\n  tensor_parallel: 2\n"))
-	require.NoError(t, err)
-	assert.Empty(t, cfg.Hardware.Model)
-	require.NoError(t, cfg.Validate())
-	cfg, err = ParseConfig([]byte("hardware:\n  model: mixtral-8x7b\n  model_config: " + mixtralConfig + "\n"))
-	require.NoError(t, err)
-	assert.Equal(t, "mixtral-8x7b", cfg.Hardware.Model)
+	assert.Equal(t, 61_063_823_360.0, hw.WeightMemBytes(m))
 }

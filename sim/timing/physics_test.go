@@ -1,4 +1,4 @@
-package sim
+package timing
 
 import (
 	"testing"
@@ -76,7 +76,7 @@ func TestTinyPresetMatchesGenerator(t *testing.T) {
 }
 
 func TestPhysicsTiming(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Hardware = HardwareConfig{GPU: "rtx-6000-ada", Model: "qwen3-0.6b", TensorParallel: 1, DType: "bf16"}
 	cfg.Timing.Model = "physics"
 	cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.8, StepOverheadMs: 10,
@@ -119,7 +119,7 @@ func TestPhysicsSplitEfficiencies(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := defaultConfig()
 			cfg.Hardware = HardwareConfig{GPU: "h100", CPU: "x86-64-v3-2vcpu", Model: "simbench-tiny", TensorParallel: 1, DType: "fp16"}
 			cfg.Timing.Model = "physics"
 			cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.8, Combine: "sum"}
@@ -139,7 +139,7 @@ func TestPhysicsSplitEfficiencies(t *testing.T) {
 
 // physicsStepMs gives a step's time under cfg's physics timing with one
 // of its fixed overheads (set) at the given value.
-func physicsStepMs(t *testing.T, cfg Config, set func(*PhysicsConfig, float64)) func(float64, StepShape) float64 {
+func physicsStepMs(t *testing.T, cfg testConfig, set func(*PhysicsConfig, float64)) func(float64, StepShape) float64 {
 	return func(overhead float64, s StepShape) float64 {
 		set(&cfg.Timing.Physics, overhead)
 		require.NoError(t, cfg.Validate())
@@ -174,7 +174,7 @@ func checkOverhead(t *testing.T, stepMs func(float64, StepShape) float64, ms flo
 // step of two or more tokens (prompt tokens and decodes together) and to
 // no step of one.
 func TestPhysicsMultiTokenOverhead(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Hardware = HardwareConfig{GPU: "h100", CPU: "x86-64-v3-2vcpu", Model: "simbench-tiny", TensorParallel: 1, DType: "fp16"}
 	cfg.Timing.Model = "physics"
 	cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.8, StepOverheadMs: 1, Combine: "sum"}
@@ -191,7 +191,7 @@ func TestPhysicsMultiTokenOverhead(t *testing.T) {
 // that computes a prompt chunk, with decodes beside it or not, and to no
 // step of decodes alone, however many.
 func TestPhysicsPrefillOverhead(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Hardware = HardwareConfig{GPU: "rtx-6000-ada", Model: "qwen3-0.6b", TensorParallel: 1, DType: "bf16"}
 	cfg.Timing.Model = "physics"
 	cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.7, StepOverheadMs: 16, Combine: "sum"}

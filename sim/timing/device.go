@@ -1,4 +1,4 @@
-package sim
+package timing
 
 import (
 	"errors"
@@ -64,18 +64,18 @@ func (c CPUSpec) ComputeCores() int {
 	return c.Cores
 }
 
-// deviceSpec is what the timing and KV models need of a GPU or a CPU.
-type deviceSpec struct {
+// Device is what the timing and KV models need of a GPU or a CPU.
+type Device struct {
 	GPUSpec
-	cpu bool
+	CPU bool // a CPU engine: the peak is the same for every dtype
 }
 
 // peakFLOPS is the dense peak of the device for dtype: a GPU's tensor rate
 // (×2 for fp8 where supported, ÷2 for fp32's tf32), a CPU's cores × FLOPs
 // per cycle × clock whatever the dtype (CPU engines compute in fp32).
-func (d deviceSpec) peakFLOPS(dtype string) float64 {
+func (d Device) peakFLOPS(dtype string) float64 {
 	peak := d.PeakTFLOPS * 1e12
-	if d.cpu {
+	if d.CPU {
 		return peak
 	}
 	if dtype == "fp8" && d.FP8Supported {
@@ -86,18 +86,18 @@ func (d deviceSpec) peakFLOPS(dtype string) float64 {
 	return peak
 }
 
-// device is the hardware a worker runs on: hardware.cpu when set (the GPU
+// ResolveDevice is the hardware a worker runs on: hardware.cpu when set (the GPU
 // keys are then ignored), else hardware.gpu.
-func (h HardwareConfig) device() (deviceSpec, error) {
+func (h HardwareConfig) ResolveDevice() (Device, error) {
 	if h.CPU == "" {
 		g, err := h.gpu()
-		return deviceSpec{GPUSpec: g}, err
+		return Device{GPUSpec: g}, err
 	}
 	c, err := h.ResolveCPU()
 	if err != nil {
-		return deviceSpec{}, err
+		return Device{}, err
 	}
-	return deviceSpec{cpu: true, GPUSpec: GPUSpec{PeakTFLOPS: float64(c.ComputeCores()) * c.FLOPsPerCycle * c.ClockGHz / 1e3,
+	return Device{CPU: true, GPUSpec: GPUSpec{PeakTFLOPS: float64(c.ComputeCores()) * c.FLOPsPerCycle * c.ClockGHz / 1e3,
 		MemBWGBs: c.MemBWGBs, MemGB: c.MemGB, LinkBWGBs: c.MemBWGBs}}, nil
 }
 
