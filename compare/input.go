@@ -130,7 +130,7 @@ func openPeer(path string) (*Input, error) {
 	}
 	in := &Input{Name: run.Name, Path: path, Format: run.Format, Profile: run.Profile}
 	for _, w := range run.Warnings {
-		in.Warnings = append(in.Warnings, Warning{Msg: w})
+		in.Warnings = append(in.Warnings, Warning{Msg: w.Error()})
 	}
 	return in, nil
 }

@@ -48,10 +48,10 @@ func describe(t *testing.T, run *Run) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "name: %s\nformat: %s\n", run.Name, run.Format)
 	for _, w := range run.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", w)
+		fmt.Fprintf(&b, "warning: %v\n", w)
 	}
 	for _, n := range run.WorkloadNotes {
-		fmt.Fprintf(&b, "workload note: %s\n", n)
+		fmt.Fprintf(&b, "workload note: %v\n", n)
 	}
 	if wl := run.Workload; wl != nil {
 		fmt.Fprintf(&b, "workload: %d requests, block %d, concurrency %d, digest %s\n  source %s\n",

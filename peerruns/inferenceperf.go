@@ -1,6 +1,7 @@
 package peerruns
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -144,7 +145,7 @@ func joinInts(vs []int) string {
 }
 
 func (r *Run) warn(format string, args ...any) {
-	r.Warnings = append(r.Warnings, r.Name+": "+fmt.Sprintf(format, args...))
+	r.Warnings = append(r.Warnings, errors.New(r.Name+": "+fmt.Sprintf(format, args...)))
 }
 
 // inferencePerfProfile maps the stage's aggregates onto AIPerf's metrics.
@@ -170,7 +171,7 @@ func (r *Run) inferencePerfProfile(path string, st *ipStage, cfg *ipConfig, load
 	} else {
 		r.warn("api.streaming is false: time_to_first_token is not compared")
 	}
-	r.Warnings = append(r.Warnings, r.Name+": inference-perf re-counts output tokens from the streamed text and records about two inter-token samples per token "+
+	r.warn("%s", "inference-perf re-counts output tokens from the streamed text and records about two inter-token samples per token "+
 		"(kubernetes-sigs/inference-perf #565, #566): its time_per_output_token, normalized_time_per_output_token, inter_token_latency, output_len and output_tokens_per_sec are not compared")
 	r.Profile = b.p
 	if streaming {

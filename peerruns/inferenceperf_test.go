@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
@@ -82,7 +83,7 @@ func TestInferencePerfWorkloads(t *testing.T) {
 			dir := writeReport(t, tc.config, map[int]string{0: realStage(t)})
 			run, err := Open(dir)
 			require.NoError(t, err)
-			all := strings.Join(append(run.Warnings, run.WorkloadNotes...), "\n")
+			all := strings.Join(warning.Messages(append(run.Warnings, run.WorkloadNotes...)), "\n")
 			assert.Contains(t, all, tc.warnings)
 			_, hasITL := run.Profile.Value(results.TagITL, "avg")
 			assert.Equal(t, tc.itl, hasITL, all)
@@ -186,6 +187,6 @@ func TestInferencePerfAllFailed(t *testing.T) {
 	assert.Equal(t, 20.0, n)
 	_, ok := run.Profile.Value(results.TagRequestLatency, "avg")
 	assert.False(t, ok)
-	assert.Contains(t, strings.Join(run.Warnings, "\n"), "no request succeeded")
+	assert.Contains(t, strings.Join(warning.Messages(run.Warnings), "\n"), "no request succeeded")
 	require.NotNil(t, run.Workload, "the workload is the configured one all the same")
 }

@@ -2,6 +2,7 @@ package peerruns
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -298,7 +299,7 @@ func seedOf(seeds ...*int64) int64 {
 
 // note records how the workload was rebuilt.
 func (r *Run) note(format string, args ...any) {
-	r.WorkloadNotes = append(r.WorkloadNotes, r.Name+": "+fmt.Sprintf(format, args...))
+	r.WorkloadNotes = append(r.WorkloadNotes, errors.New(r.Name+": "+fmt.Sprintf(format, args...)))
 }
 
 // inputConfig records the stage in AIPerf's input_config terms.

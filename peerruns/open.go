@@ -34,10 +34,10 @@ type Run struct {
 	NoWorkload string
 	// WorkloadNotes say how the workload was rebuilt where the tool's
 	// configuration leaves a choice (prompt order, arrival draws, lengths).
-	WorkloadNotes []string
+	WorkloadNotes []error
 	// Warnings say where the tool's definitions differ from AIPerf's, what
 	// was left out and what was derived instead.
-	Warnings []string
+	Warnings []error
 }
 
 // spot is where one run lives: the file or report directory, and the

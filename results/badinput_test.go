@@ -73,7 +73,7 @@ func TestRecoverJSONLDropsATornLastLine(t *testing.T) {
 	n, _ := p.Value(TagRequestCount, "avg")
 	assert.Equal(t, 9.0, n, "the nine whole lines are kept")
 	require.Len(t, warnings, 1)
-	assert.Contains(t, warnings[0], path+":10: the last line is torn")
+	assert.ErrorContains(t, warnings[0], path+":10: the last line is torn")
 
 	// A bad line that has its newline is corruption, not a torn write.
 	require.NoError(t, os.WriteFile(path, append(torn, '\n'), 0o644))

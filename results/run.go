@@ -41,11 +41,11 @@ func SummarizeJSONL(path string, slos []SLO) (*Profile, error) {
 // RecoverJSONL is SummarizeJSONL that drops a torn last line (one without
 // its newline that does not parse: a write cut short by a full disk or a
 // kill) and says so in a warning instead of failing.
-func RecoverJSONL(path string, slos []SLO) (*Profile, []string, error) {
+func RecoverJSONL(path string, slos []SLO) (*Profile, []error, error) {
 	return summarizeJSONL(path, slos, true)
 }
 
-func summarizeJSONL(path string, slos []SLO, allowTorn bool) (*Profile, []string, error) {
+func summarizeJSONL(path string, slos []SLO, allowTorn bool) (*Profile, []error, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -60,9 +60,9 @@ func summarizeJSONL(path string, slos []SLO, allowTorn bool) (*Profile, []string
 	if err := jr.Err(); err != nil {
 		return nil, nil, err
 	}
-	var warnings []string
+	var warnings []error
 	if t := jr.Torn(); t != nil {
-		warnings = append(warnings, fmt.Sprintf("%s:%d: the last line is torn (no newline, %v): left out", t.File, t.Line, t.Err))
+		warnings = append(warnings, fmt.Errorf("%s:%d: the last line is torn (no newline, %v): left out", t.File, t.Line, t.Err))
 	}
 	if jr.Count() == 0 {
 		return nil, warnings, fmt.Errorf("%s: %w", path, ErrNoRecords)

@@ -45,7 +45,7 @@ type CalibratedParam struct {
 
 // RangeWarnings says where wl leaves the range cfg was calibrated on; nil
 // when cfg has no calibration record or wl stays inside it.
-func (c Config) RangeWarnings(wl *traces.Workload) []string {
+func (c Config) RangeWarnings(wl *traces.Workload) []error {
 	if c.Calibration == nil {
 		return nil
 	}
@@ -61,14 +61,14 @@ func (c Config) RangeWarnings(wl *traces.Workload) []string {
 			osl = widen(osl, q.OutputLength)
 		}
 	}
-	var out []string
+	var out []error
 	out = appendOutside(out, "ISL", isl, r.ISL)
 	out = appendOutside(out, "OSL", osl, r.OSL)
 	if wl.Concurrency > 0 && r.Concurrency[1] > 0 {
 		out = appendOutside(out, "concurrency", [2]int{wl.Concurrency, wl.Concurrency}, r.Concurrency)
 	}
 	if hit := traces.Describe(wl).PrefixReuseRatio; hit > r.PrefixHitRate[1]+0.05 {
-		out = append(out, fmt.Sprintf("prefix hit rate %.2f is above the calibrated range [%.2f, %.2f]",
+		out = append(out, fmt.Errorf("prefix hit rate %.2f is above the calibrated range [%.2f, %.2f]",
 			hit, r.PrefixHitRate[0], r.PrefixHitRate[1]))
 	}
 	return out
@@ -86,12 +86,12 @@ func widen(r [2]int, v int) [2]int {
 
 // appendOutside warns when got reaches more than 10 % beyond the
 // calibrated [lo, hi].
-func appendOutside(out []string, name string, got, cal [2]int) []string {
+func appendOutside(out []error, name string, got, cal [2]int) []error {
 	if got[0] < 0 || cal[1] <= 0 {
 		return out
 	}
 	if float64(got[0]) < 0.9*float64(cal[0]) || float64(got[1]) > 1.1*float64(cal[1]) {
-		out = append(out, fmt.Sprintf("%s %d–%d leaves the calibrated range %d–%d: the fit extrapolates",
+		out = append(out, fmt.Errorf("%s %d–%d leaves the calibrated range %d–%d: the fit extrapolates",
 			name, got[0], got[1], cal[0], cal[1]))
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -28,7 +29,7 @@ func TestRangeWarnings(t *testing.T) {
 		"ISL 2048–2048 leaves the calibrated range 64–1024: the fit extrapolates",
 		"OSL 200–200 leaves the calibrated range 16–64: the fit extrapolates",
 		"concurrency 8–8 leaves the calibrated range 1–4: the fit extrapolates",
-	}, got)
+	}, warning.Messages(got))
 }
 
 // TestClientGapSamples: measured gaps are dealt from a shuffled deck, so

@@ -1,8 +1,8 @@
 package sim
 
 import (
+	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/simbench/simbench/sim/timing"
 )
@@ -100,7 +100,7 @@ func ApplyPrior(p GPUPrior, c *Config) {
 // model and tensor-parallel degree, so `--gpu a100 --model llama-3.1-70b
 // --tp 4` would quietly time an H100's Llama-3.1-8B. A calibrated config
 // (written by calibrate, fitted on its own hardware) gets none.
-func (c Config) HardwareWarnings() []string {
+func (c Config) HardwareWarnings() []error {
 	switch c.Timing.Model {
 	case "poly", "linear", "table":
 	default:
@@ -113,7 +113,7 @@ func (c Config) HardwareWarnings() []string {
 	if c.Hardware.CPU != "" {
 		dev = "cpu " + c.Hardware.CPU
 	}
-	return []string{"timing.model " + c.Timing.Model + " ignores the hardware (" + dev + ", model " + c.Hardware.Model +
-		", tensor_parallel " + strconv.Itoa(c.Hardware.TensorParallel) + "): its step times are the same on any device and model; " +
-		"use timing.model physics (the default, with priors fitted on public GPU runs) or calibrate"}
+	return []error{fmt.Errorf("timing.model %s ignores the hardware (%s, model %s, tensor_parallel %d): its step times are the same on any device and model; "+
+		"use timing.model physics (the default, with priors fitted on public GPU runs) or calibrate",
+		c.Timing.Model, dev, c.Hardware.Model, c.Hardware.TensorParallel)}
 }

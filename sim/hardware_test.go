@@ -92,7 +92,7 @@ func TestHardwareWarnings(t *testing.T) {
 			continue
 		}
 		if assert.Len(t, w, 1, tc.name) {
-			assert.Contains(t, w[0], "timing.model "+c.Timing.Model+" ignores the hardware (gpu a100, model llama-3.1-70b, tensor_parallel 4)", tc.name)
+			assert.ErrorContains(t, w[0], "timing.model "+c.Timing.Model+" ignores the hardware (gpu a100, model llama-3.1-70b, tensor_parallel 4)", tc.name)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/peerruns"
 	"github.com/simbench/simbench/sim/calibrate"
 )
@@ -48,9 +49,7 @@ func peerTarget(path string, log io.Writer) (calibrate.Target, error) {
 	if run.Workload == nil {
 		return calibrate.Target{}, fmt.Errorf("%s: calibrate needs the workload the run replayed, and %s", path, run.NoWorkload)
 	}
-	for _, w := range append(run.Warnings, run.WorkloadNotes...) {
-		fmt.Fprintf(log, "warning: %s\n", w)
-	}
+	warning.Print(log, append(run.Warnings, run.WorkloadNotes...))
 	return calibrate.Target{Name: run.Name, Profile: run.Profile, Workload: run.Workload,
 		ClientGapMs: calibrate.ClientGap(run.Profile, run.Workload)}, nil
 }

@@ -239,9 +239,7 @@ func simWorkload(c *cli.Context, cfg sim.Config) (*traces.Workload, *results.Inp
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, w := range append(cfg.HardwareWarnings(), cfg.RangeWarnings(wl)...) {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
-	}
+	warning.Print(c.App.ErrWriter, append(cfg.HardwareWarnings(), cfg.RangeWarnings(wl)...))
 	input, err := sim.WorkloadInput(workloadSpec(c), wl)
 	return wl, input, err
 }

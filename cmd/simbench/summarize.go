@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/peerruns"
 	"github.com/simbench/simbench/results"
 	"github.com/urfave/cli/v2"
@@ -37,9 +38,7 @@ func summarizeAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
-	}
+	warning.Print(c.App.ErrWriter, warnings)
 	dir := c.String("output-dir")
 	if err := results.WriteProfileFiles(dir, p); err != nil {
 		return err
@@ -53,7 +52,7 @@ func summarizeAction(c *cli.Context) error {
 // summarizeInput aggregates a per-request export, or reads another tool's
 // run (an inference-perf stage, a vllm bench serve result, a guidellm
 // benchmark) as AIPerf's aggregate, with its warnings.
-func summarizeInput(path string, slos []results.SLO) (*results.Profile, []string, error) {
+func summarizeInput(path string, slos []results.SLO) (*results.Profile, []error, error) {
 	if peerruns.Detect(path) == "" {
 		return results.RecoverJSONL(path, slos)
 	}
