@@ -109,7 +109,7 @@ func TestShardedJobs(t *testing.T) {
 	}
 	for _, tc := range []struct{ sharded, merge, cmd, idEnv string }{
 		{"simbench-run", "simbench-merge", "run", "RUN_ID"},
-		{"simbench-sweep", "simbench-sweep-merge", "sim", "SWEEP_ID"},
+		{"simbench-grid", "simbench-grid-merge", "sim", "GRID_ID"},
 	} {
 		t.Run(tc.sharded, func(t *testing.T) {
 			run, merge := jobs[tc.sharded], jobs[tc.merge]
