@@ -151,3 +151,17 @@ func firstEntry(t *testing.T, dir string) string {
 	require.NotEmpty(t, es)
 	return es[0].Name()
 }
+
+// TestE2EPipelineFile: make e2e's pipeline file loads, and its candidates
+// are the ones the e2e's assertions and `validate fidelity` expect.
+func TestE2EPipelineFile(t *testing.T) {
+	s, err := LoadSuite("../testdata/e2e/pipeline.yaml")
+	require.NoError(t, err)
+	var names []Candidate
+	for _, c := range s.Candidates {
+		names = append(names, Candidate{Name: c.Name, Run: c.Run, Seeds: c.Run + "-seeds"})
+	}
+	assert.Equal(t, Candidates, names)
+	assert.Equal(t, 16, s.Seeds)
+	assert.Equal(t, []string{"sweep-c4", "trace", "sweep-c1"}, s.Repeats)
+}
