@@ -35,8 +35,8 @@ demo: build
 
 # CPU real-engine tier (issue 6): builds Ollama once (cached under
 # $XDG_CACHE_HOME/simbench, default ~/.cache/simbench), serves the generated tiny model, and
-# runs/simulates/compares a concurrency sweep and a trace slice. Artifacts go
-# to $(E2E_ARTIFACTS); see scripts/e2e.sh for the other knobs.
+# runs `simbench validate --pipeline testdata/e2e/pipeline.yaml` on it. Artifacts go
+# to $(E2E_ARTIFACTS); see scripts/e2e.sh for the other knobs (E2E_REPLAY).
 E2E_ARTIFACTS ?= artifacts/e2e
 
 e2e: e2e-serve build

@@ -66,15 +66,19 @@ type Fidelity struct {
 // DIR/summary.txt for the artifact directory dir: every workload's
 // candidates' errors beside the real-vs-real spread where the workload ran
 // twice, the load sweep's capacity row and the plan's host drift.
-func WriteFidelity(dir string) (*Fidelity, error) {
-	names, err := Workloads(dir)
+func WriteFidelity(dir string) (*Fidelity, error) { return WriteFidelityOf(dir, Candidates) }
+
+// WriteFidelityOf is WriteFidelity with the candidates cands (the first
+// is the one every workload has a run of).
+func WriteFidelityOf(dir string, cands []Candidate) (*Fidelity, error) {
+	names, err := workloadsOf(dir, cands[0].Run)
 	if err != nil {
 		return nil, err
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%s: no <workload>/%s and <workload>/sim directories", dir, RealDir)
+		return nil, fmt.Errorf("%s: no <workload>/%s and <workload>/%s directories", dir, RealDir, cands[0].Run)
 	}
-	tab, err := fidelityTable(dir, names)
+	tab, err := fidelityTable(dir, names, cands)
 	if err != nil {
 		return nil, err
 	}
@@ -102,17 +106,17 @@ func WriteFidelity(dir string) (*Fidelity, error) {
 }
 
 // fidelityTable tabulates the workloads names of dir.
-func fidelityTable(dir string, names []string) (*fidelity.Table, error) {
+func fidelityTable(dir string, names []string, cands []Candidate) (*fidelity.Table, error) {
 	var ws []fidelity.Workload
 	for _, name := range names {
-		w, err := fidelityWorkload(filepath.Join(dir, name), name)
+		w, err := fidelityWorkload(filepath.Join(dir, name), name, cands)
 		if err != nil {
 			return nil, err
 		}
 		ws = append(ws, w)
 	}
 	tab := fidelity.Build(ws, nil)
-	row, err := capacityRow(filepath.Join(dir, LoadSweepDir))
+	row, err := capacityRow(filepath.Join(dir, LoadSweepDir), cands)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +135,7 @@ func fidelityTable(dir string, names []string) (*fidelity.Table, error) {
 
 // fidelityWorkload reads the workload in wd: its real run, its repeat and
 // every candidate's runs.
-func fidelityWorkload(wd, name string) (fidelity.Workload, error) {
+func fidelityWorkload(wd, name string, cands []Candidate) (fidelity.Workload, error) {
 	w := fidelity.Workload{Name: name}
 	var err error
 	if w.Real, err = loadProfile(filepath.Join(wd, RealDir)); err != nil {
@@ -140,7 +144,7 @@ func fidelityWorkload(wd, name string) (fidelity.Workload, error) {
 	if w.Repeat, err = loadProfile(filepath.Join(wd, RealRepeatDir)); err != nil {
 		return w, err
 	}
-	for _, c := range Candidates {
+	for _, c := range cands {
 		paths, err := CandidateRuns(wd, c)
 		if err != nil {
 			return w, err
@@ -175,7 +179,11 @@ func loadProfile(path string) (*results.Profile, error) {
 
 // Workloads lists the subdirectories of dir holding a real and a sim run,
 // sorted (not the load sweep's directory, which holds sweeps).
-func Workloads(dir string) ([]string, error) {
+func Workloads(dir string) ([]string, error) { return workloadsOf(dir, Candidates[0].Run) }
+
+// workloadsOf lists the subdirectories of dir holding a real run and one
+// named run.
+func workloadsOf(dir, run string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -185,7 +193,7 @@ func Workloads(dir string) ([]string, error) {
 		if !e.IsDir() || e.Name() == LoadSweepDir {
 			continue
 		}
-		if exists(filepath.Join(dir, e.Name(), RealDir)) && exists(filepath.Join(dir, e.Name(), "sim")) {
+		if exists(filepath.Join(dir, e.Name(), RealDir)) && exists(filepath.Join(dir, e.Name(), run)) {
 			names = append(names, e.Name())
 		}
 	}
@@ -212,7 +220,7 @@ func exists(path string) bool {
 
 // capacityRow is the load sweep in dir's SLO capacity: the engine's
 // estimate and each candidate's; nil when dir holds no real sweep.
-func capacityRow(dir string) (*fidelity.CapacitySweep, error) {
+func capacityRow(dir string, cands []Candidate) (*fidelity.CapacitySweep, error) {
 	if !exists(filepath.Join(dir, RealDir)) {
 		return nil, nil
 	}
@@ -226,7 +234,7 @@ func capacityRow(dir string) (*fidelity.CapacitySweep, error) {
 	row := &fidelity.CapacitySweep{Workload: filepath.Base(dir), Load: string(real.Load), Real: real.Capacity.Estimate,
 		RealStatus: real.Capacity.Method, SLO: fmt.Sprintf("%s, attainment ≥ %g", real.Goodput, real.AttainmentTarget),
 		Candidates: map[string]float64{}}
-	for _, c := range Candidates {
+	for _, c := range cands {
 		if !exists(filepath.Join(dir, c.Run)) {
 			continue
 		}

@@ -141,25 +141,35 @@ func Load(path string) (*Pipeline, error) {
 // parsePipeline decodes the YAML strictly: unknown keys (reported with
 // their line and full key) and mistyped values are errors.
 func parsePipeline(b []byte) (*Pipeline, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, err
-	}
-	if len(root.Content) == 0 {
-		return nil, errors.New("empty pipeline file")
-	}
-	if err := checkPipelineKeys(root.Content[0], reflect.TypeOf(Pipeline{}), ""); err != nil {
-		return nil, err
-	}
 	p := &Pipeline{}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(p); err != nil && !errors.Is(err, io.EOF) {
+	if err := decodeStrict(b, p); err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(mustJSON(p))
 	p.digest = hex.EncodeToString(sum[:])
 	return p, nil
+}
+
+// decodeStrict decodes the YAML document b into the struct v points to:
+// unknown keys (reported with their line and full key) and mistyped
+// values are errors.
+func decodeStrict(b []byte, v any) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return err
+	}
+	if len(root.Content) == 0 {
+		return errors.New("empty pipeline file")
+	}
+	if err := checkPipelineKeys(root.Content[0], reflect.TypeOf(v), ""); err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
 }
 
 // mustJSON encodes the exported configuration; it cannot fail for these
@@ -178,6 +188,14 @@ func mustJSON(p *Pipeline) []byte {
 func checkPipelineKeys(n *yaml.Node, t reflect.Type, path string) error {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice {
+		for i, e := range n.Content {
+			if err := checkPipelineKeys(e, t.Elem(), fmt.Sprintf("%s[%d].", strings.TrimSuffix(path, "."), i)); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
 		return nil

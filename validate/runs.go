@@ -139,7 +139,12 @@ func (v *validation) endpoint() (loadgen.Endpoint, error) {
 // simRun is `simbench sim --config OUTPUT/sim.yaml` on the workload; seed,
 // when not nil, is the simulator's own seed (the workload's stays).
 func (v *validation) simRun(dir string, seed *int64, log io.Writer) error {
-	cfg, err := v.simConfig(seed)
+	return v.simRunFrom(v.simConfigPath(), dir, seed, log)
+}
+
+// simRunFrom is simRun with the configuration file path.
+func (v *validation) simRunFrom(path, dir string, seed *int64, log io.Writer) error {
+	cfg, err := v.simConfigFrom(path, seed)
 	if err != nil {
 		return err
 	}
@@ -173,7 +178,12 @@ func (v *validation) simRun(dir string, seed *int64, log io.Writer) error {
 // simConfig is OUTPUT/sim.yaml with the workload's random_seed and then
 // seed as the simulator's seed, validated.
 func (v *validation) simConfig(seed *int64) (sim.Config, error) {
-	cfg, err := sim.LoadConfig(v.simConfigPath())
+	return v.simConfigFrom(v.simConfigPath(), seed)
+}
+
+// simConfigFrom is simConfig of the configuration file path.
+func (v *validation) simConfigFrom(path string, seed *int64) (sim.Config, error) {
+	cfg, err := sim.LoadConfig(path)
 	if err != nil {
 		return cfg, usage.Wrap(fmt.Errorf("--config %w", err))
 	}

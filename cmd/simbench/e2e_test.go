@@ -19,8 +19,8 @@ import (
 )
 
 // The real-engine tier's assertions. scripts/e2e.sh (make e2e) writes an
-// artifact directory, its fidelity table with `simbench validate fidelity`,
-// and runs this test with SIMBENCH_E2E_DIR pointing at it; without that
+// artifact directory and its fidelity table with `simbench validate
+// --pipeline testdata/e2e/pipeline.yaml`, and runs this test with SIMBENCH_E2E_DIR pointing at it; without that
 // variable it is skipped, so `make test` needs no engine.
 //
 // ISL is counted against Ollama's template as follows: usage.prompt_tokens

@@ -25,6 +25,11 @@ func validateFidelityAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	return printFidelity(c, f)
+}
+
+// printFidelity prints the compare summary, the table and the files.
+func printFidelity(c *cli.Context, f *validate.Fidelity) error {
 	fmt.Fprint(c.App.Writer, f.Summary, "\n", f.Table)
 	for _, path := range f.Files {
 		fmt.Fprintln(c.App.Writer, "wrote", path)

@@ -516,3 +516,26 @@ func TestValidateFidelityCommand(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errb.String(), "no <workload>/real")
 }
+
+func TestValidatePipelineFlagErrors(t *testing.T) {
+	out := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(out, "x"), nil, 0o644))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"replay without pipeline", []string{"--config", "p.yaml", "-o", out, "--replay", "old"}, "--replay goes with --pipeline"},
+		{"pipeline and config", []string{"--pipeline", "../../testdata/e2e/pipeline.yaml", "--config", "p.yaml", "-o", out}, "without --config"},
+		{"missing file", []string{"--pipeline", "nope.yaml", "-o", out}, "nope.yaml"},
+		{"output not empty", []string{"--pipeline", "../../testdata/e2e/pipeline.yaml", "-o", out}, "is not empty"},
+		{"replay into itself", []string{"--pipeline", "../../testdata/e2e/pipeline.yaml", "-o", out, "--replay", out}, "another directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := validateCLI(tt.args...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, tt.want)
+		})
+	}
+}
