@@ -88,7 +88,7 @@ func TestFitRecoversKnownPrior(t *testing.T) {
 	require.Len(t, stages, 4)
 	truth := sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: 0.6, MemoryEfficiency: 0.8, KVEfficiency: 0.8,
 		StepOverheadMs: 1.5, SeqOverheadMs: 0.01, Combine: "sum"}, RequestOverheadMs: 12}
-	const maxReq = 150
+	const maxReq = 60
 	figs, err := Predict(context.Background(), stages, sim.DefaultConfig(), func(*Stage) sim.GPUPrior { return truth }, maxReq)
 	require.NoError(t, err)
 	for i := range stages {

@@ -83,6 +83,7 @@ func replayBoth(t *testing.T, trace ...string) (string, string) {
 // joins later, a background reviewer fork, tool waits; a second, linear
 // agent) two sessions at a time, and compare shows the session metrics.
 func TestAIPerfDAGReplay(t *testing.T) {
+	t.Parallel()
 	real, simulated := replayBoth(t, "--trace", "../../testdata/traces/agentic/aiperf_dag_agents.jsonl",
 		"--trace-format", "dag_jsonl", "--hash-block-size", "16", "--concurrency", "2")
 	for _, d := range []string{real, simulated} {

@@ -29,6 +29,7 @@ func inputConfig(t *testing.T, dir string) results.InputConfig {
 // the same workload and configuration as simbench's (issue 41 item 2); the
 // renamed flags still work with a one-line note.
 func TestSimTakesAIPerfFlagNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sim := func(name string, args ...string) (string, string) {
 		out := filepath.Join(dir, name)
@@ -103,6 +104,7 @@ func TestRunTakesAIPerfFlagNames(t *testing.T) {
 // TestQuietAndConfigShortFlags: -q on compare (no report on stdout, the
 // exit code says it) and plot (no file list), -c for --config on sim.
 func TestQuietAndConfigShortFlags(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	code, _, stderr := simbench(t, "sim", "-c", "../../testdata/sim/qwen3-0.6b-rtx-6000-ada.yaml", "--trace", sliceTrace, "--limit", "4", "-o", run, "-q")
 	require.Equal(t, exitOK, code, stderr)

@@ -107,6 +107,7 @@ const (
 // the figures' colours, and the page logs nothing to the console. A broken
 // page (an uncaught exception, next to nothing drawn) trips both checks.
 func TestE2EHTMLReportInBrowser(t *testing.T) {
+	t.Parallel()
 	chrome := chromium(t)
 	real, sim := reportRuns(t)
 	dir := t.TempDir()

@@ -53,6 +53,7 @@ func TestCalibrateOnSimbenchRun(t *testing.T) {
 // TestCalibrateThenSimWarnsOutsideRange: the config calibrate writes
 // records its range; sim warns when a workload leaves it, and not inside.
 func TestCalibrateThenSimWarnsOutsideRange(t *testing.T) {
+	t.Parallel()
 	cfgPath := filepath.Join(t.TempDir(), "sim.yaml")
 	var out, errOut bytes.Buffer
 	code := run([]string{"simbench", "calibrate", "--real", "../../testdata/aiperf/qwen_concurrency1",
@@ -93,6 +94,7 @@ func TestCalibrateRefusesNoSeeds(t *testing.T) {
 // says it was not fitted; --fit-noise asks for it (and the old
 // --host-noise still does, with a note).
 func TestCalibrateNoiseOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		flags []string
 		want  bool
@@ -121,6 +123,7 @@ func TestCalibrateNoiseOnlyWhenAsked(t *testing.T) {
 // model, server and noise layers apart, in that order, each parameter in
 // its own, and no sentinel: the KV cost the runs do not show is said.
 func TestCalibrateReportLayers(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
 	require.Equal(t, exitOK, run([]string{"simbench", "calibrate", "--real", "../../testdata/aiperf/qwen_concurrency1",
 		"--config", "../../testdata/sim/qwen3-0.6b-rtx-6000-ada.yaml", "-o", filepath.Join(t.TempDir(), "sim.yaml")}, &out, &errOut), errOut.String())

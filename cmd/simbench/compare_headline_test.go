@@ -13,6 +13,7 @@ import (
 // replayed different workloads (issue 41 item 3). The headline now says it
 // in every format, as a warning, and --gate makes it a failure (exit 1).
 func TestCompareHeadlineWorkloadCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sim := func(name string, extra ...string) string {
 		out := filepath.Join(dir, name)

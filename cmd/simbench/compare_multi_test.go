@@ -46,6 +46,7 @@ type multiJSON struct {
 }
 
 func TestCompareRunListsCLI(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	real, simDir := repeatedPair(t, root, 4)
 	list := strings.Join([]string{filepath.Join(real, "run_0001"), filepath.Join(real, "run_0002"),

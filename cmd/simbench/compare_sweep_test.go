@@ -43,6 +43,7 @@ func writeLoadSweep(t *testing.T, dir string, loads []float64, ttftMs []float64)
 // capacity on both sides, the capacity bound's exit code and the sweep
 // plots; a sweep against a run is a usage error.
 func TestCompareLoadSweeps(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	real, sim := filepath.Join(root, "real"), filepath.Join(root, "sim")
 	writeLoadSweep(t, real, []float64{1, 2, 4, 8}, []float64{40, 60, 90, 200})

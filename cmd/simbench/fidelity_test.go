@@ -17,6 +17,7 @@ import (
 // the same report as JSON (every stage and metric, measured and predicted,
 // medians, calibration and sweeps, no NaN) and a PNG of two panels.
 func TestFidelityOnTheCorpus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	jsonPath, pngPath := filepath.Join(dir, "fidelity.json"), filepath.Join(dir, "fidelity.png")
 	code, out, errOut := runCmdLine("fidelity", "--max-requests", "40", "--sim-seeds", "1", "--json", jsonPath, "--png", pngPath,
@@ -83,6 +84,7 @@ func TestFidelityOnTheCorpus(t *testing.T) {
 // TestFidelityFormats: one deployment of two stages and one of one, in
 // text (golden) and as JSON on stdout.
 func TestFidelityFormats(t *testing.T) {
+	t.Parallel()
 	runs := "../../testdata/silicon/runs/"
 	args := []string{"fidelity", "--max-requests", "40", "--sim-seeds", "1",
 		runs + "tv-62-mistral-nemo-12b-tp2-general-lite-2-1-s0.json", runs + "tv-62-mistral-nemo-12b-tp2-general-lite-2-1-s1.json",

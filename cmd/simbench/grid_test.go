@@ -24,6 +24,7 @@ const testGrid = `parameters:
 // TestShardedGridEqualsGrid: three shards merged equal the unsharded grid
 // bit for bit (every point's files, the summary and the Pareto PNG).
 func TestShardedGridEqualsGrid(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	trace := writeRunTrace(t, 16, 20, 400, 12)
 	gridFile := filepath.Join(dir, "grid.yaml")

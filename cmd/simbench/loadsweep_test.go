@@ -63,7 +63,7 @@ func TestRunLoadSweepCapacity(t *testing.T) {
 }
 
 // TestSimLoadSweepCapacity: `simbench sim` takes the same flags. On the
-// default configuration (one H100 worker, max_num_seqs 256) every load
+// default configuration (one H100 worker, max_num_seqs 1024: vLLM's on an H100) every load
 // meets the SLO, so the sweep never stops early and capacity is at least
 // concurrency 32; with max_num_seqs 4, the 4-slot server's shape, its
 // capacity is concurrency 4, as the server's.
@@ -100,6 +100,7 @@ func TestSimLoadSweepCapacity(t *testing.T) {
 }
 
 func TestLoadSweepUsageErrors(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		args []string
 		want string

@@ -14,6 +14,7 @@ import (
 // throughput-vs-latency and attainment-vs-load figures; --records is a
 // run's flag.
 func TestPlotLoadSweep(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	sweep := filepath.Join(root, "sweep")
 	writeLoadSweep(t, sweep, []float64{1, 2, 4, 8}, []float64{40, 60, 90, 200})

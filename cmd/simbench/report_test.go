@@ -81,6 +81,7 @@ func reportRuns(t *testing.T) (string, string) {
 // (and compare's exit code); two load sweeps' capacities; and refuses a
 // sweep beside a run or an output that is not .html.
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	real, sim := reportRuns(t)
 	root := t.TempDir()
 	sweepA, sweepB := filepath.Join(root, "sweep-a"), filepath.Join(root, "sweep-b")
@@ -127,6 +128,7 @@ func TestReportCommand(t *testing.T) {
 // TestCompareHTML: compare --html writes the comparison's page beside its
 // other output, with the --plots files when drawn, else its own figures.
 func TestCompareHTML(t *testing.T) {
+	t.Parallel()
 	real, sim := reportRuns(t)
 	dir := t.TempDir()
 	page, plots := filepath.Join(dir, "compare.html"), filepath.Join(dir, "plots")

@@ -117,6 +117,7 @@ func TestSimSyntheticConcurrency(t *testing.T) {
 // The trace path: one record per trace row, aggregates equal to the JSONL's,
 // and identical files from two runs with the same seed.
 func TestSimTraceDeterministic(t *testing.T) {
+	t.Parallel()
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	for _, dir := range dirs {
 		code, _, errOut := runSim(t, "--trace", simSlice, "--workers", "4", "--router", "kv", "--seed", "7", "-o", dir, "--quiet")
@@ -223,6 +224,7 @@ func TestSimConfigRenamedKeyWarns(t *testing.T) {
 }
 
 func TestSimUsageErrors(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("engine:\n  blok_size: 16\n"), 0o644))
 	for _, tc := range []struct {
@@ -314,6 +316,7 @@ func requireOnlyEntry(t *testing.T, out string) {
 // is written beside its output directory and a late failure removes it:
 // the earlier run stays as it was.
 func TestSimLateFailureDiscardsTheRun(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "run")
 	code, _, errOut := runSim(t, "--trace", simSlice, "--limit", "5", "--quiet", "-o", out)
 	require.Equal(t, 0, code, errOut)
