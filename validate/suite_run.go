@@ -154,7 +154,7 @@ func (r *suiteRun) runner(w SuiteWorkload, log io.Writer) (loadsweep.Runner, err
 // realRun writes one run of w's spec on the target into dir, its log
 // beside it (dir.txt).
 func (r *suiteRun) realRun(ctx context.Context, w SuiteWorkload, dir string) error {
-	return r.withLog(dir+".txt", func(log io.Writer) error {
+	return writeReport(dir+".txt", func(log io.Writer) error {
 		run, err := r.runner(w, log)
 		if err != nil {
 			return err
@@ -180,7 +180,7 @@ func (r *suiteRun) realWorkload(ctx context.Context, w SuiteWorkload) error {
 	if w.Sweep == nil {
 		return r.realRun(ctx, w, dir)
 	}
-	return r.withLog(dir+".txt", func(log io.Writer) error {
+	return writeReport(dir+".txt", func(log io.Writer) error {
 		run, err := r.runner(w, log)
 		if err != nil {
 			return err
@@ -205,7 +205,7 @@ func (r *suiteRun) sweep(ctx context.Context, w SuiteWorkload, dir string, run l
 func (r *suiteRun) plan(ctx context.Context, sub, fit string) error {
 	dir, cfg := filepath.Join(r.out, sub), filepath.Join(r.out, fitFiles[fit])
 	r.logf("the calibration plan on the target → %s, fitted into %s", dir, cfg)
-	return r.withLog(dir+".txt", func(log io.Writer) error {
+	return writeReport(dir+".txt", func(log io.Writer) error {
 		base, err := sim.LoadConfig(r.s.resolve(r.s.Calibration.Base))
 		if err != nil {
 			return usage.Errorf("calibration.base: %v", err)
@@ -232,21 +232,4 @@ func (r *suiteRun) plan(ctx context.Context, sub, fit string) error {
 		}
 		return res.Fit.WriteText(log)
 	})
-}
-
-// withLog writes a step's report into path.
-func (r *suiteRun) withLog(path string, write func(io.Writer) error) (err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return write(f)
 }

@@ -38,7 +38,7 @@ func (r *suiteRun) fitBoth(ctx context.Context) error {
 // fit fits the runs dirs from the configuration base into the fit's file,
 // its report into DIR/report, as `simbench calibrate --real` does.
 func (r *suiteRun) fit(ctx context.Context, dirs []string, base, fit, report string) error {
-	return r.withLog(filepath.Join(r.out, report), func(log io.Writer) error {
+	return writeReport(filepath.Join(r.out, report), func(log io.Writer) error {
 		cfg, err := sim.LoadConfig(base)
 		if err != nil {
 			return err
@@ -119,7 +119,7 @@ func (r *suiteRun) simRuns(w SuiteWorkload, cfg, wd, run string) error {
 	v := r.validation(w)
 	v.opts.Quiet = false
 	dir := filepath.Join(wd, run)
-	if err := r.withLog(dir+".txt", func(log io.Writer) error { return v.simRunFrom(cfg, dir, nil, log) }); err != nil {
+	if err := writeReport(dir+".txt", func(log io.Writer) error { return v.simRunFrom(cfg, dir, nil, log) }); err != nil {
 		return err
 	}
 	return r.seedRuns(v, cfg, dir+"-seeds")
@@ -129,7 +129,7 @@ func (r *suiteRun) simRuns(w SuiteWorkload, cfg, wd, run string) error {
 // dir/run_NNNN, the i-th with simulator seed base+i (base: the workload's
 // random_seed, else cfg's); what they print goes to dir.txt.
 func (r *suiteRun) seedRuns(v *validation, cfg, dir string) error {
-	return r.withLog(dir+".txt", func(log io.Writer) error {
+	return writeReport(dir+".txt", func(log io.Writer) error {
 		c, err := v.simConfigFrom(cfg, nil)
 		if err != nil {
 			return err
@@ -148,7 +148,7 @@ func (r *suiteRun) seedRuns(v *validation, cfg, dir string) error {
 // cfg into dir.
 func (r *suiteRun) simSweep(ctx context.Context, w SuiteWorkload, cfg, dir string) error {
 	v := r.validation(w)
-	return r.withLog(dir+".txt", func(log io.Writer) error {
+	return writeReport(dir+".txt", func(log io.Writer) error {
 		c, err := v.simConfigFrom(cfg, nil)
 		if err != nil {
 			return err

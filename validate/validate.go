@@ -148,18 +148,19 @@ func (v *validation) logf(format string, args ...any) {
 // warn prints warnings on the log, also when Quiet, as simbench does.
 func (v *validation) warn(ws []error) { warning.Print(v.opts.Log, ws) }
 
-// logFile creates OUTPUT/logs/NAME.txt, where a step's report goes.
-func (v *validation) logFile(name string) (*os.File, error) {
-	logs := filepath.Join(v.out, "logs")
-	if err := os.MkdirAll(logs, 0o755); err != nil {
-		return nil, err
-	}
-	return os.Create(filepath.Join(logs, name+".txt"))
+// writeLog writes a step's report into OUTPUT/logs/NAME.txt.
+func (v *validation) writeLog(name string, write func(io.Writer) error) error {
+	return writeReport(filepath.Join(v.out, "logs", name+".txt"), write)
 }
 
-// writeLog writes a step's report into OUTPUT/logs/NAME.txt.
-func (v *validation) writeLog(name string, write func(io.Writer) error) (err error) {
-	f, err := v.logFile(name)
+// writeReport writes a step's report into path, making its directory: a
+// log the step streams into while it runs, so it is not written atomically
+// (a failed step leaves what it had said).
+func writeReport(path string, write func(io.Writer) error) (err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
