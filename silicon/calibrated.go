@@ -102,7 +102,7 @@ func calibrateOn(ctx context.Context, s *Stage, base sim.Config, opt Options) (*
 	if err != nil {
 		return nil, err
 	}
-	res, err := calibrate.Fit(ctx, []calibrate.Target{t}, calibrate.Options{Base: cfg, Seeds: opt.Seeds})
+	res, err := calibrate.Fit(ctx, []calibrate.Target{t}, calibrate.Options{Base: cfg, Seeds: opt.Seeds, MaxEvals: opt.MaxEvals})
 	if err != nil {
 		return nil, fmt.Errorf("%s: calibrate: %w", s.ID, err)
 	}

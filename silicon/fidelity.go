@@ -71,6 +71,9 @@ type Options struct {
 	// Seeds is the calibration's simulator seeds (calibrate.Options.Seeds;
 	// 0 is its default).
 	Seeds int
+	// MaxEvals caps the calibration's simulator runs that fit the frontend
+	// overhead (calibrate.Options.MaxEvals; 0 is its default).
+	MaxEvals int
 }
 
 // Run predicts stages every way the report shows: the default prior a

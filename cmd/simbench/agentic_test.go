@@ -23,6 +23,7 @@ const agentsTrace = "../../testdata/traces/agentic/agents.jsonl"
 // and a chain, with tool waits), and compare shows their session metrics
 // and draws both runs' sessions as a Gantt chart.
 func TestAgenticReplay(t *testing.T) {
+	t.Parallel() // the real run's tool waits are lower bounds, which load cannot break
 	ts := httptest.NewServer(&openaitest.Server{TTFT: 5 * time.Millisecond, ITL: 2 * time.Millisecond})
 	defer ts.Close()
 	dir := t.TempDir()

@@ -24,6 +24,7 @@ func fidelityCommand() *cli.Command {
 			&cli.StringFlag{Name: "json", Usage: "also write the report as JSON to `FILE`"},
 			&cli.StringFlag{Name: "png", Usage: "draw predicted against measured (log-log, y = x) to `FILE`"},
 			&cli.IntFlag{Name: "sim-seeds", Value: calibrate.DefaultSeeds, Usage: "simulator seeds of the calibration on each deployment's lightest stage (as calibrate's)"},
+			&cli.IntFlag{Name: "max-evals", Value: calibrate.DefaultMaxEvals, Usage: "simulator runs that may fit the frontend overhead of each calibration (as calibrate's)"},
 		},
 		Action: fidelityAction,
 	}
@@ -44,12 +45,15 @@ func fidelityAction(c *cli.Context) error {
 	if !ok {
 		return usagef("--format must be text, markdown or json, got %q", c.String("format"))
 	}
-	opt := silicon.Options{MaxRequests: c.Int("max-requests"), Seeds: c.Int("sim-seeds")}
+	opt := silicon.Options{MaxRequests: c.Int("max-requests"), Seeds: c.Int("sim-seeds"), MaxEvals: c.Int("max-evals")}
 	if opt.MaxRequests < 0 {
 		return usagef("--max-requests must be >= 0, got %d", opt.MaxRequests)
 	}
 	if opt.Seeds < 1 {
 		return usagef("--sim-seeds must be >= 1, got %d", opt.Seeds)
+	}
+	if opt.MaxEvals < 1 {
+		return usagef("--max-evals must be >= 1, got %d", opt.MaxEvals)
 	}
 	stages, err := silicon.Load(c.Args().Slice()...)
 	if err != nil {

@@ -20,7 +20,7 @@ func TestFidelityOnTheCorpus(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	jsonPath, pngPath := filepath.Join(dir, "fidelity.json"), filepath.Join(dir, "fidelity.png")
-	code, out, errOut := runCmdLine("fidelity", "--max-requests", "40", "--sim-seeds", "1", "--json", jsonPath, "--png", pngPath,
+	code, out, errOut := runCmdLine("fidelity", "--max-requests", "40", "--sim-seeds", "1", "--max-evals", "8", "--json", jsonPath, "--png", pngPath,
 		"../../testdata/silicon")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "## Median absolute error over 22 stages of 13 deployments")
@@ -116,6 +116,7 @@ func TestFidelityBadFlags(t *testing.T) {
 		{[]string{"--format", "html"}, `--format must be text, markdown or json, got "html"`},
 		{[]string{"--sim-seeds", "0"}, "--sim-seeds must be >= 1"},
 		{[]string{"--max-requests", "-1"}, "--max-requests must be >= 0"},
+		{[]string{"--max-evals", "0"}, "--max-evals must be >= 1"},
 	} {
 		code, _, errOut := runCmdLine(append([]string{"fidelity", "../../testdata/silicon"}, tc.args...)...)
 		assert.Equal(t, exitUsage, code, tc.args)

@@ -96,6 +96,7 @@ func TestOutputDirNotARun(t *testing.T) {
 // TestConcurrentWritersRefused: two runs writing one -o at once tore each
 // other's JSONL lines and both exited 0. The second is refused at start.
 func TestConcurrentWritersRefused(t *testing.T) {
+	t.Parallel() // no timing asserted: the first run lasts about 5 s, the second starts within it
 	ts := httptest.NewServer(&openaitest.Server{TTFT: 100 * time.Millisecond, ITL: 20 * time.Millisecond, Tokens: 20})
 	defer ts.Close()
 	root := t.TempDir()

@@ -17,6 +17,7 @@ import (
 // TestRunTokenizer: `run --tokenizer DIR` sends prompts of exactly --isl
 // Qwen3 tokens and says how tokens were counted; a bad path is a usage error.
 func TestRunTokenizer(t *testing.T) {
+	t.Parallel()
 	dir := tokenizertest.Dir(t)
 	tk := tokenizertest.Qwen3(t)
 	srv := &openaitest.Server{Record: true}

@@ -243,6 +243,9 @@ func (f *fitter) regressSteps(context.Context) error {
 // regress fits the posterior on the observations' design.
 func (f *fitter) regress() error {
 	f.x, f.y, f.nSteps = f.obs.design(f.b, f.noise)
+	if len(f.x) == 0 {
+		return errors.New("calibrate: nothing to fit: no run has an engine step in its token gaps, a request that met an idle engine, or a mean ITL (is every output one token long?)")
+	}
 	post, err := regress(f.x, f.y, f.mean, f.sd)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
@@ -534,21 +537,30 @@ type observations struct {
 }
 
 // collect gathers the steps and idle prefills of every target with
-// records; a target without them contributes one steady decode step from
-// its aggregate ITL.
+// records; a target without them, or whose token gaps time no step,
+// contributes one steady decode step from its aggregate ITL.
 func collect(targets []Target, opts StepsOptions) (observations, []error) {
 	var obs observations
 	var warnings []error
 	for ti, t := range targets {
-		if s, ok := ExtractSteps(t.Records, opts); ok {
+		s, ok := ExtractSteps(t.Records, opts)
+		if ok {
+			obs.prefills = append(obs.prefills, IdlePrefills(t.Records, opts)...)
+		}
+		if len(s) > 0 {
 			obs.steps = append(obs.steps, s...)
 			obs.target = append(obs.target, slices.Repeat([]int{ti}, len(s))...)
-			obs.prefills = append(obs.prefills, IdlePrefills(t.Records, opts)...)
 			continue
 		}
-		if s, ok := aggregateStep(t, opts); ok {
-			warnings = append(warnings, fmt.Errorf("%s: no per-request token gaps (one chunk per token); fitted on its mean ITL only", t.Name))
-			obs.steps = append(obs.steps, s)
+		why := "no per-request token gaps (one chunk per token)"
+		if ok {
+			// On a loaded client every token can reach it out of step with
+			// the other requests' (see buildSteps): no gap times one step.
+			why = "no token gap times one engine step (the requests' tokens arrived out of step with each other)"
+		}
+		if a, ok := aggregateStep(t, opts); ok {
+			warnings = append(warnings, fmt.Errorf("%s: %s; fitted on its mean ITL only", t.Name, why))
+			obs.steps = append(obs.steps, a)
 			obs.target = append(obs.target, ti)
 		}
 	}

@@ -1007,3 +1007,41 @@ func resolved(t *testing.T, cfg sim.Config) sim.EngineConfig {
 	require.NoError(t, err)
 	return e
 }
+
+// TestTokensOutOfStepFallBackToTheMeanITL: on a loaded client every token
+// of two concurrent requests can reach it out of step with the other's
+// (here, one request of each pair half a step late), so no token gap times
+// an engine step. calibrate failed with "no observations"; it now fits the
+// run's mean ITL and says why. Without any ITL (one-token outputs) it
+// says there is nothing to fit.
+func TestTokensOutOfStepFallBackToTheMeanITL(t *testing.T) {
+	truth := cpuTruth()
+	wl, err := traces.Synthesize(traces.SynthSpec{Mode: traces.ModeConcurrency, Concurrency: 2, RequestCount: 12, ISL: 64, OSL: 16, Seed: 3})
+	require.NoError(t, err)
+	halfStepLate := func(i int, r *results.Record) {
+		if i%2 == 0 || len(r.Chunks) < 2 {
+			return
+		}
+		d := (r.Chunks[1].AtNs - r.Chunks[0].AtNs) / 2
+		for k := range r.Chunks {
+			r.Chunks[k].AtNs += d
+		}
+		r.EndNs += d
+	}
+	base := truth
+	base.Timing.Physics = sim.DefaultConfig().Timing.Physics
+
+	inStep, err := Fit(context.Background(), []Target{simulateTarget(t, "in-step", truth, wl)}, Options{Base: base, Seeds: 1})
+	require.NoError(t, err)
+	assert.NotContains(t, fmt.Sprint(inStep.Warnings), "no token gap times one engine step")
+
+	res, err := Fit(context.Background(), []Target{simulateTargetEdited(t, "out-of-step", truth, wl, halfStepLate)}, Options{Base: base, Seeds: 1})
+	require.NoError(t, err)
+	assert.Contains(t, fmt.Sprint(res.Warnings),
+		"out-of-step: no token gap times one engine step (the requests' tokens arrived out of step with each other); fitted on its mean ITL only")
+
+	oneToken, err := traces.Synthesize(traces.SynthSpec{Mode: traces.ModeConcurrency, Concurrency: 4, RequestCount: 12, ISL: 64, OSL: 1, Seed: 3})
+	require.NoError(t, err)
+	_, err = Fit(context.Background(), []Target{simulateTarget(t, "one-token", truth, oneToken)}, Options{Base: base, Seeds: 1})
+	require.ErrorContains(t, err, "calibrate: nothing to fit")
+}

@@ -37,7 +37,7 @@ func TestCalibrateAgainstScriptedServer(t *testing.T) {
 	var log bytes.Buffer
 	art := t.TempDir()
 	res, err := Calibrate(context.Background(), Options{Base: base, Artifacts: art, Log: &log,
-		Plan: calibrate.PlanOptions{Requests: 8, Seed: 1},
+		Plan: calibrate.PlanOptions{Requests: 4, Seed: 1},
 		Config: loadgen.Config{Endpoint: loadgen.Endpoint{URL: ts.URL, Model: "m", Type: loadgen.EndpointChat,
 			Streaming: true, LegacyMaxTokens: true}, Spin: -1}})
 	require.NoError(t, err)
