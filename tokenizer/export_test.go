@@ -46,3 +46,6 @@ func FastSplit(expr, s string) []int {
 	}
 	return out
 }
+
+// SnapshotDir is snapshotDir, for tests of the resolution alone.
+var SnapshotDir = snapshotDir

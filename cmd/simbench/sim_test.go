@@ -322,7 +322,7 @@ func TestSimLateFailureDiscardsTheRun(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	before := readAll(t, filepath.Join(out, results.ProfileJSONName), filepath.Join(out, results.RecordsName))
 	var errb bytes.Buffer
-	staging, done := startLongSim(t, out, 50000, &code, &errb)
+	staging, done := startLongSim(t, out, 20000, &code, &errb)
 	require.NoError(t, os.MkdirAll(filepath.Join(staging, traces.WorkloadFile, "x"), 0o755))
 	<-done
 	assert.Equal(t, 1, code, errb.String())
