@@ -64,12 +64,14 @@ func effOr(e, fallback float64) float64 {
 }
 
 // fromVector is the prior of x (projected onto the bounds), with base's
-// combine mode and the parameters FitPrior does not fit.
+// combine mode and the parameters FitPrior does not fit (the long
+// prompts' kernel efficiencies, prefill_ and attention_efficiency, which
+// the corpus's short, prefix-cached prompts cannot pin: a start that sets
+// them keeps them).
 func fromVector(x []float64, base sim.GPUPrior) sim.GPUPrior {
 	p := base
 	eff := func(v float64) float64 { return min(1, max(minEff, math.Exp(v))) }
 	p.Physics.MemoryEfficiency, p.Physics.KVEfficiency, p.Physics.ComputeEfficiency = eff(x[pMemory]), eff(x[pKV]), eff(x[pCompute])
-	p.Physics.AttentionEfficiency = 0
 	p.Physics.StepOverheadMs, p.Physics.SeqOverheadMs = max(0, x[pStep]), max(0, x[pSeq])
 	p.Physics.PrefillOverheadMs, p.RequestOverheadMs = max(0, x[pPrefill]), max(0, x[pRequest])
 	return p

@@ -110,9 +110,10 @@ func priorLiteral(p sim.GPUPrior) string {
 	ph := p.Physics
 	f := func(v float64) string { return strconv.FormatFloat(round4(v), 'g', -1, 64) }
 	return fmt.Sprintf("GPUPrior{Physics: PhysicsConfig{ComputeEfficiency: %s, MemoryEfficiency: %s, KVEfficiency: %s, "+
+		"PrefillEfficiency: %s, AttentionEfficiency: %s, "+
 		"StepOverheadMs: %s, SeqOverheadMs: %s, PrefillOverheadMs: %s, Combine: %q}, RequestOverheadMs: %s}",
-		f(ph.ComputeEfficiency), f(ph.MemoryEfficiency), f(ph.KVEfficiency), f(ph.StepOverheadMs), f(ph.SeqOverheadMs),
-		f(ph.PrefillOverheadMs), ph.Combine, f(p.RequestOverheadMs))
+		f(ph.ComputeEfficiency), f(ph.MemoryEfficiency), f(ph.KVEfficiency), f(ph.PrefillEfficiency), f(ph.AttentionEfficiency),
+		f(ph.StepOverheadMs), f(ph.SeqOverheadMs), f(ph.PrefillOverheadMs), ph.Combine, f(p.RequestOverheadMs))
 }
 
 // round4 keeps four significant digits: the fit is not known better.

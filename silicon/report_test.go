@@ -212,3 +212,21 @@ func TestRobustResidualIsHuber(t *testing.T) {
 	assert.InDelta(t, robust(huberDelta), robust(math.Nextafter(huberDelta, 1)), 1e-9)
 	assert.Less(t, robust(1), 0.6, "a 2.7-fold miss counts less than its log")
 }
+
+// TestFitKeepsTheKernelEfficiencies: the fit's parameter vector leaves
+// out the long prompts' kernel efficiencies (the corpus cannot see them);
+// a prior read back from it keeps its start's, and projects the fitted
+// efficiencies onto their bounds.
+func TestFitKeepsTheKernelEfficiencies(t *testing.T) {
+	start := sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: 0.9, MemoryEfficiency: 0.8, KVEfficiency: 0.85,
+		PrefillEfficiency: 0.7, AttentionEfficiency: 0.5, StepOverheadMs: 1, SeqOverheadMs: 0.01, PrefillOverheadMs: 0.3,
+		Combine: "sum"}, RequestOverheadMs: 6}
+	x := toVector(start)
+	require.Len(t, x, numParams)
+	assert.Equal(t, start, fromVector(x, start))
+	x[pCompute] = math.Log(1.4)
+	got := fromVector(x, start)
+	assert.Equal(t, 1.0, got.Physics.ComputeEfficiency, "bounded at 1")
+	assert.Equal(t, 0.7, got.Physics.PrefillEfficiency)
+	assert.Equal(t, 0.5, got.Physics.AttentionEfficiency)
+}

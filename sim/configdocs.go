@@ -37,6 +37,7 @@ var configDocs = map[string]string{
 	"timing.physics.compute_efficiency":        "step ms = combine(compute/eff, memory/eff) + step_overhead + seq_overhead·sequences",
 	"timing.physics.combine":                   "sum | max | smooth (2-norm) of the compute and memory times",
 	"timing.physics.attention_efficiency":      "of peak FLOP/s on attention FLOPs; 0 = compute_efficiency",
+	"timing.physics.prefill_efficiency":        "of peak FLOP/s on the prompt tokens' matrix products; 0 = compute_efficiency",
 	"timing.physics.kv_efficiency":             "of peak bandwidth on KV cache traffic; 0 = memory_efficiency",
 	"timing.physics.multi_token_overhead_ms":   "added to a step of two or more tokens (ggml CPU: GEMM, not one token's vector products)",
 	"timing.physics.prefill_overhead_ms":       "added to a step that computes a prompt chunk (GPU: run outside the decode steps' CUDA graph)",

@@ -115,9 +115,17 @@ type PhysicsConfig struct {
 	// efficiency for both made the context slope set the weights' time: on
 	// the CPU engine that put more into every step than a decode at
 	// concurrency 1 takes.
-	KVEfficiency   float64 `yaml:"kv_efficiency,omitempty" json:"kv_efficiency,omitempty"`
-	StepOverheadMs float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed cost per step (launch, scheduling)
-	SeqOverheadMs  float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`   // per sequence in the step (sampling, detokenising)
+	KVEfficiency float64 `yaml:"kv_efficiency,omitempty" json:"kv_efficiency,omitempty"`
+	// PrefillEfficiency is the achieved fraction of peak FLOP/s on the
+	// prompt tokens' matrix products (their share of the step's FLOPs
+	// other than attention); 0 takes compute_efficiency. A decode step's
+	// products are skinny (one row per sequence) and hide under the
+	// weights' reads, which compute_efficiency, fitted on decode-heavy
+	// runs, absorbs; a long prompt's are large GEMMs that run at what the
+	// GEMM kernels reach, and nothing hides them.
+	PrefillEfficiency float64 `yaml:"prefill_efficiency,omitempty" json:"prefill_efficiency,omitempty"`
+	StepOverheadMs    float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed cost per step (launch, scheduling)
+	SeqOverheadMs     float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`   // per sequence in the step (sampling, detokenising)
 	// MultiTokenOverheadMs is added to every step that computes two or
 	// more tokens. ggml's CPU backend (llama.cpp, Ollama) runs a one-token
 	// step's matrix products as vector dot products and hands two or more

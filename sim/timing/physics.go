@@ -16,6 +16,7 @@ type Work struct {
 	Bytes      float64 // bytes read and written by the whole step (all TP ranks)
 	ComputeSec float64 // FLOPs / (peak × TP), each at its own rate (fp8 weights' products at the fp8 rate)
 	AttnSec    float64 // the attention FLOPs' share of ComputeSec
+	PrefillSec float64 // the prompt tokens' share of ComputeSec − AttnSec (by their share of the step's tokens)
 	MemorySec  float64 // Bytes / (bandwidth × TP) + CommSec
 	KVSec      float64 // the KV traffic's share of MemorySec
 	CommBytes  float64 // the all-reduce payload of the step (TP > 1; one rank's, summed over the all-reduces)
@@ -214,6 +215,9 @@ func (p *Physics) Work(s StepShape) Work {
 		ComputeSec: flops/(p.peak*p.tp) + p.linearFlops(s)*(1/p.linearPeak-1/p.peak)/p.tp,
 		AttnSec:    p.attnFlops(s) / (p.peak * p.tp),
 		MemorySec:  bytes / (p.bw * p.tp), KVSec: kv / (p.bw * p.tp)}
+	if n := s.Tokens(); n > 0 && s.PrefillTokens > 0 {
+		w.PrefillSec = (w.ComputeSec - w.AttnSec) * float64(s.PrefillTokens) / float64(n)
+	}
 	if p.tp > 1 && p.link > 0 {
 		w.CommBytes = p.allReduceBytes(s)
 		w.CommSec = w.CommBytes*2*(p.tp-1)/p.tp/p.link + p.arLatency
@@ -227,9 +231,9 @@ func (p *Physics) Work(s StepShape) Work {
 // efficiencies, combined, plus a fixed cost per step and a cost per
 // sequence in the step.
 type physicsTiming struct {
-	phys           *Physics
-	cfg            PhysicsConfig
-	kc, ka, km, kk float64 // 1/efficiency: compute, attention, weights (and all-reduce), KV
+	phys               *Physics
+	cfg                PhysicsConfig
+	kc, ka, kp, km, kk float64 // 1/efficiency: compute, attention, prompt tokens' products, weights (and all-reduce), KV
 }
 
 func newPhysicsTiming(pc PhysicsConfig, h HardwareConfig) (*physicsTiming, error) {
@@ -239,12 +243,14 @@ func newPhysicsTiming(pc PhysicsConfig, h HardwareConfig) (*physicsTiming, error
 	}
 	ka := 1 / cmp.Or(pc.AttentionEfficiency, pc.ComputeEfficiency)
 	kk := 1 / cmp.Or(pc.KVEfficiency, pc.MemoryEfficiency)
-	return &physicsTiming{phys: p, cfg: pc, kc: 1 / pc.ComputeEfficiency, ka: ka, km: 1 / pc.MemoryEfficiency, kk: kk}, nil
+	kp := 1 / cmp.Or(pc.PrefillEfficiency, pc.ComputeEfficiency)
+	return &physicsTiming{phys: p, cfg: pc, kc: 1 / pc.ComputeEfficiency, ka: ka, kp: kp, km: 1 / pc.MemoryEfficiency, kk: kk}, nil
 }
 
 func (t *physicsTiming) stepMs(s StepShape) float64 {
 	w := t.phys.Work(s)
-	c, m := (t.kc*(w.ComputeSec-w.AttnSec)+t.ka*w.AttnSec)*1e3, (t.km*(w.MemorySec-w.KVSec)+t.kk*w.KVSec)*1e3
+	c := (t.kc*(w.ComputeSec-w.AttnSec-w.PrefillSec) + t.kp*w.PrefillSec + t.ka*w.AttnSec) * 1e3
+	m := (t.km*(w.MemorySec-w.KVSec) + t.kk*w.KVSec) * 1e3
 	ms := combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
 	if s.Tokens() >= 2 {
 		ms += t.cfg.MultiTokenOverheadMs

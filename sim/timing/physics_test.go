@@ -101,7 +101,8 @@ func TestPhysicsTiming(t *testing.T) {
 // TestPhysicsSplitEfficiencies: attention_efficiency prices only the
 // attention FLOPs (4·layers·heads·head_dim per query–key pair) and
 // kv_efficiency only the KV cache's bytes (2·layers·kv_heads·head_dim·dtype
-// per token of context read or written); 0 leaves them at compute_ and
+// per token of context read or written), prefill_efficiency only the
+// prompt tokens' matrix products; 0 leaves them at compute_ and
 // memory_efficiency, which always price the rest.
 func TestPhysicsSplitEfficiencies(t *testing.T) {
 	cases := []struct {
@@ -116,6 +117,18 @@ func TestPhysicsSplitEfficiencies(t *testing.T) {
 			func(p *PhysicsConfig, e float64) { p.AttentionEfficiency = e }, 4.0 * 4 * 8 * 64 * 8256 / 147.2e9 * 1e3, 0.5, 0.05},
 		{"kv", StepShape{DecodeSeqs: 4, DecodeContext: 1000},
 			func(p *PhysicsConfig, e float64) { p.KVEfficiency = e }, 1004.0 * 4_096 / 25e9 * 1e3, 0.8, 0.1},
+		// A prompt's products: 128 tokens × 2 × 4 layers × (512×1536
+		// attention projections + 3×512×1536 MLP) and one LM head row
+		// (2 × 4096 × 512); its attention stays at compute_efficiency.
+		{"prefill", StepShape{PrefillTokens: 128, PrefillSeqs: 1, PrefillAttn: 128 * 129 / 2},
+			func(p *PhysicsConfig, e float64) { p.PrefillEfficiency = e }, (128*2*4*(512*1536+3*512*1536) + 2*4096*512) / 147.2e9 * 1e3, 0.5, 0.25},
+		// In a mixed step the prompt's share of the products is its share
+		// of the step's tokens: 128 of 132.
+		{"prefill beside decodes", StepShape{PrefillTokens: 128, PrefillSeqs: 1, PrefillAttn: 128 * 129 / 2, DecodeSeqs: 4, DecodeContext: 1000},
+			func(p *PhysicsConfig, e float64) { p.PrefillEfficiency = e },
+			(132*2*4*(512*1536+3*512*1536) + 5*2*4096*512) * 128 / 132 / 147.2e9 * 1e3, 0.5, 0.25},
+		{"no prompt, no prefill cost", StepShape{DecodeSeqs: 4, DecodeContext: 1000},
+			func(p *PhysicsConfig, e float64) { p.PrefillEfficiency = e }, 0, 0.5, 0.25},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

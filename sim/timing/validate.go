@@ -115,6 +115,7 @@ func (p PhysicsConfig) validate() error {
 		FiniteIn("timing.physics.compute_efficiency", p.ComputeEfficiency, 1e-6, 1e3),
 		FiniteIn("timing.physics.memory_efficiency", p.MemoryEfficiency, 1e-6, 1e3),
 		FiniteIn("timing.physics.attention_efficiency", p.AttentionEfficiency, 0, 1e3),
+		FiniteIn("timing.physics.prefill_efficiency", p.PrefillEfficiency, 0, 1e3),
 		FiniteIn("timing.physics.kv_efficiency", p.KVEfficiency, 0, 1e3),
 		FiniteIn("timing.physics.step_overhead_ms", p.StepOverheadMs, 0, 1e6),
 		FiniteIn("timing.physics.seq_overhead_ms", p.SeqOverheadMs, 0, 1e6),
