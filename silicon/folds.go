@@ -1,6 +1,7 @@
 package silicon
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -161,3 +162,64 @@ func Predictions(ctx context.Context, stages []*Stage, maxRequests int) ([]Predi
 	}
 	return out, nil
 }
+
+// paramValues are p's fitted parameters in ParamNames order, the
+// efficiencies as fractions (kv_efficiency resolved: 0 takes
+// memory_efficiency).
+func paramValues(p sim.GPUPrior) [numParams]float64 {
+	var out [numParams]float64
+	for i, v := range toVector(p) {
+		if i <= pCompute {
+			v = math.Exp(v)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// atBound reports whether the fitted parameter i sits on a bound of the
+// fit (an efficiency at 1 or at its floor, an overhead at 0): the data
+// pushed it there and would have pushed it further, so they do not pin its
+// value.
+func atBound(i int, v float64) bool {
+	if i <= pCompute {
+		return round4(v) >= 1 || round4(v) <= minEff
+	}
+	return v <= 0
+}
+
+// WritePriorsMarkdown writes the trained priors as a table: each fitted
+// parameter's value in the whole-corpus fit, its range over the
+// leave-one-deployment-out folds, and how many of the fits left it on a
+// bound of the fit, where the corpus does not pin it.
+func WritePriorsMarkdown(b *bytes.Buffer, all sim.GPUPrior, folds []sim.GPUFold) {
+	fmt.Fprintf(b, "| parameter | whole corpus | %d folds: min | max | fits on a bound |\n|---|---:|---:|---:|---:|\n", len(folds))
+	whole := paramValues(all)
+	var unpinned []string
+	for i, name := range paramNames {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		bound := 0
+		if atBound(i, whole[i]) {
+			bound++
+		}
+		for _, f := range folds {
+			v := paramValues(f.Prior)[i]
+			lo, hi = min(lo, v), max(hi, v)
+			if atBound(i, v) {
+				bound++
+			}
+		}
+		if len(folds) == 0 {
+			lo, hi = whole[i], whole[i]
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %d of %d |\n", name, fmtParam(whole[i]), fmtParam(lo), fmtParam(hi), bound, len(folds)+1)
+		if 2*bound > len(folds)+1 {
+			unpinned = append(unpinned, "`"+name+"`")
+		}
+	}
+	if len(unpinned) > 0 {
+		fmt.Fprintf(b, "\nOn a bound in most fits, so not pinned by the corpus: %s.\n", strings.Join(unpinned, ", "))
+	}
+}
+
+func fmtParam(v float64) string { return strconv.FormatFloat(round4(v), 'g', -1, 64) }

@@ -230,3 +230,22 @@ func TestFitKeepsTheKernelEfficiencies(t *testing.T) {
 	assert.Equal(t, 0.7, got.Physics.PrefillEfficiency)
 	assert.Equal(t, 0.5, got.Physics.AttentionEfficiency)
 }
+
+// TestPriorsTableMarksBounds: the priors table gives each fitted
+// parameter's whole-corpus value and fold range, counts the fits that left
+// it on a bound, and names those on a bound in most fits.
+func TestPriorsTableMarksBounds(t *testing.T) {
+	prior := func(compute, mem, prefill float64) sim.GPUPrior {
+		return sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: compute, MemoryEfficiency: mem,
+			StepOverheadMs: 1, SeqOverheadMs: 0.01, PrefillOverheadMs: prefill, Combine: "sum"}, RequestOverheadMs: 6}
+	}
+	folds := []sim.GPUFold{{HeldOut: "a", Prior: prior(1, 0.7, 0.5)}, {HeldOut: "b", Prior: prior(0.9, 0.8, 0)}}
+	var b bytes.Buffer
+	WritePriorsMarkdown(&b, prior(1, 0.75, 0), folds)
+	md := b.String()
+	assert.Contains(t, md, "| `timing.physics.compute_efficiency` | 1 | 0.9 | 1 | 2 of 3 |\n")
+	assert.Contains(t, md, "| `timing.physics.memory_efficiency` | 0.75 | 0.7 | 0.8 | 0 of 3 |\n")
+	assert.Contains(t, md, "| `timing.physics.kv_efficiency` | 0.75 | 0.7 | 0.8 | 0 of 3 |\n", "unset: memory_efficiency")
+	assert.Contains(t, md, "| `timing.physics.prefill_overhead_ms` | 0 | 0 | 0.5 | 2 of 3 |\n")
+	assert.Contains(t, md, "not pinned by the corpus: `timing.physics.compute_efficiency`, `timing.physics.prefill_overhead_ms`.\n")
+}

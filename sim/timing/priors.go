@@ -3,7 +3,7 @@ package timing
 // GPUPrior is the timing a GPU engine gets before any calibration: the
 // physics model's efficiencies and overheads and the frontend's request
 // overhead, fitted once across the public GPU corpus (testdata/silicon) by
-// `simbench fidelity --write-priors` (see silicon.FitPrior). Its values
+// `go test ./silicon -run TestWritePriors -write-priors` (see silicon.FitPrior). Its values
 // are in gpupriors_gen.go, beside the leave-one-deployment-out folds that
 // measure how well they predict a deployment they were not fitted on
 // (docs/fidelity.md).
