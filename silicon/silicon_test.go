@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,14 +23,27 @@ var writePriors = flag.Bool("write-priors", false, "fit the GPU priors on the co
 func TestLoadCorpus(t *testing.T) {
 	stages, err := Load(corpus)
 	require.NoError(t, err)
-	assert.Len(t, stages, 22)
-	assert.Len(t, Deployments(stages), 13)
+	assert.Len(t, stages, 28)
+	assert.Len(t, Deployments(stages), 17)
+	// The mixture-of-experts stages (Llama-4-Scout, FP8 weights) have the
+	// text model's shape of its config.json (testdata/models).
+	scout, err := sim.ModelFromHFConfig("../testdata/models/llama-4-scout-17b-16e.json")
+	require.NoError(t, err)
+	moe := 0
 	for _, s := range stages {
 		cfg, err := s.Config(sim.DefaultConfig())
 		require.NoError(t, err, s.ID)
 		assert.Equal(t, "h100", cfg.Hardware.GPU)
 		assert.Equal(t, s.Hardware.TP, cfg.Hardware.TensorParallel)
+		if m := cfg.Hardware.CustomModel; m != nil && m.Experts > 0 {
+			moe++
+			assert.Equal(t, "fp8", m.WeightDType, s.ID)
+			shape := *m
+			shape.WeightDType = ""
+			assert.Equal(t, scout, shape, s.ID)
+		}
 	}
+	assert.Equal(t, 6, moe, "the Llama-4-Scout FP8 stages")
 }
 
 func TestLoadStageErrorsNameFileAndField(t *testing.T) {
@@ -184,7 +198,8 @@ func writeFidelityDoc(t *testing.T, stages []*Stage) {
 	doc.WriteString("how far a second run of the same stage would land from the first is unknown, and an error within a few percent may be within it.\n\n")
 	require.NoError(t, NewReport(stages, append(preds, cal), cals, 0).WriteMarkdown(&doc))
 	doc.WriteString("\n## The trained priors\n\nThe whole-corpus fit is a GPU config's default timing (`sim/timing/gpupriors_gen.go`); each fold is the fit without one deployment, ")
-	doc.WriteString("the prior that predicts that deployment above. A parameter on a bound of the fit (an efficiency at 1, an overhead at 0) was pushed there by the data, ")
+	doc.WriteString("the prior that predicts that deployment above. Every fold starts from one fixed start; the whole-corpus fit is the better (lower loss) of two searches, ")
+	doc.WriteString("from that start and from the folds' median. A parameter on a bound of the fit (an efficiency at 1, an overhead at 0) was pushed there by the data, ")
 	doc.WriteString("which would have pushed it further: the corpus does not pin its value. The corpus's prompts are short and mostly prefix-cached; ")
 	doc.WriteString("a long prompt's prefill is priced by `timing.physics.compute_efficiency` and `attention_efficiency` (and `prefill_efficiency` when set apart), ")
 	doc.WriteString("which `simbench calibrate` fits from a run of the deployment's own with long prompts.\n\n")
@@ -364,4 +379,24 @@ func TestWritePriorsGoWritesTheShippedFile(t *testing.T) {
 	shipped, err := os.ReadFile("../sim/timing/gpupriors_gen.go")
 	require.NoError(t, err)
 	assert.Equal(t, string(shipped), src.String())
+}
+
+// TestMedianPrior: each fitted parameter's median over the folds (the
+// middle two's mean for an even count; efficiencies by their logarithms),
+// the unfitted ones and the combine mode from the base.
+func TestMedianPrior(t *testing.T) {
+	fold := func(mem, step, req float64) sim.GPUFold {
+		return sim.GPUFold{Prior: sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: 1, MemoryEfficiency: mem, KVEfficiency: mem,
+			StepOverheadMs: step, Combine: "sum"}, RequestOverheadMs: req}}
+	}
+	base := sim.GPUPrior{Physics: sim.PhysicsConfig{AttentionEfficiency: 0.5, Combine: "max"}}
+	got := medianPrior([]sim.GPUFold{fold(0.5, 3, 7), fold(0.8, 1, 9), fold(0.7, 2, 8)}, base)
+	assert.InDelta(t, 0.7, got.Physics.MemoryEfficiency, 1e-12)
+	assert.InDelta(t, 2, got.Physics.StepOverheadMs, 1e-12)
+	assert.InDelta(t, 8, got.RequestOverheadMs, 1e-12)
+	assert.Equal(t, 0.5, got.Physics.AttentionEfficiency)
+	assert.Equal(t, "max", got.Physics.Combine)
+	even := medianPrior([]sim.GPUFold{fold(0.5, 4, 7), fold(0.8, 2, 9)}, base)
+	assert.InDelta(t, math.Sqrt(0.5*0.8), even.Physics.MemoryEfficiency, 1e-12, "efficiencies: the geometric mean of the middle two")
+	assert.InDelta(t, 3, even.Physics.StepOverheadMs, 1e-12)
 }

@@ -23,9 +23,9 @@ func TestFidelityOnTheCorpus(t *testing.T) {
 	code, out, errOut := runCmdLine("fidelity", "--max-requests", "40", "--sim-seeds", "1", "--max-evals", "8", "--json", jsonPath, "--png", pngPath,
 		"../../testdata/silicon")
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "## Median absolute error over 22 stages of 13 deployments")
-	for _, row := range []string{"| default prior, leave-one-deployment-out | 22 |", "| default prior (fitted on every corpus deployment) | 22 |",
-		"| calibrated on the deployment's lightest stage | 9 |"} {
+	assert.Contains(t, out, "## Median absolute error over 28 stages of 17 deployments")
+	for _, row := range []string{"| default prior, leave-one-deployment-out | 28 |", "| default prior (fitted on every corpus deployment) | 28 |",
+		"| calibrated on the deployment's lightest stage | 11 |"} {
 		i := strings.Index(out, row)
 		require.GreaterOrEqual(t, i, 0, row)
 		line := out[i : i+strings.Index(out[i:], "\n")]
@@ -63,15 +63,15 @@ func TestFidelityOnTheCorpus(t *testing.T) {
 		} `json:"throughput"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &rep))
-	assert.Equal(t, 22, rep.Stages)
+	assert.Equal(t, 28, rep.Stages)
 	assert.Equal(t, 40, rep.MaxRequests)
 	require.Len(t, rep.Predictions, 3)
 	assert.Equal(t, []string{"a_priori", "in_sample", "calibrated"}, []string{rep.Predictions[0].Key, rep.Predictions[1].Key, rep.Predictions[2].Key})
 	assert.NotNil(t, rep.Predictions[2].Metrics[3].Median, "the calibrated ITL median")
-	require.Len(t, rep.StageErrors, 22)
+	require.Len(t, rep.StageErrors, 28)
 	assert.NotNil(t, rep.StageErrors[0].Metrics[0].Measured)
 	assert.NotNil(t, rep.StageErrors[0].Metrics[0].Predicted[0].Value)
-	assert.Len(t, rep.Sweeps, 9, "the deployments with two stages")
+	assert.Len(t, rep.Sweeps, 11, "the deployments with two stages")
 
 	f, err := os.Open(pngPath)
 	require.NoError(t, err)
