@@ -136,10 +136,13 @@ func TestWritePriors(t *testing.T) {
 	base := sim.DefaultConfig()
 	start := sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: 0.78, MemoryEfficiency: 0.78, KVEfficiency: 0.95,
 		StepOverheadMs: 1.3, SeqOverheadMs: 0.02, PrefillOverheadMs: 0.2, Combine: "sum"}, RequestOverheadMs: 19}
-	all, folds, err := FitFolds(ctx, stages, base, start, FitOptions{MaxRequests: 300, MaxIter: 6}, func(s string) { t.Log(s) })
+	opt := FitOptions{MaxRequests: 300, MaxIter: 6}
+	all, folds, err := FitFolds(ctx, stages, base, start, opt, func(s string) { t.Log(s) })
+	require.NoError(t, err)
+	modelFolds, err := FitModelFolds(ctx, stages, base, start, opt, func(s string) { t.Log(s) })
 	require.NoError(t, err)
 	var src bytes.Buffer
-	require.NoError(t, WritePriorsGo(&src, all.Prior, folds, stages))
+	require.NoError(t, WritePriorsGo(&src, all.Prior, folds, modelFolds, stages))
 	require.NoError(t, os.WriteFile("../sim/timing/gpupriors_gen.go", src.Bytes(), 0o644))
 }
 
@@ -170,6 +173,8 @@ func writeFidelityDoc(t *testing.T, stages []*Stage) {
 	oldPhysics := sim.HandSetPrior()
 	var preds []Prediction
 	loo := func(s *Stage) sim.GPUPrior { p, _ := FoldPrior(folds, s.Deployment); return p }
+	modelFolds := sim.GPUPriorModelFolds()
+	lomo := func(s *Stage) sim.GPUPrior { p, _ := FoldPrior(modelFolds, ModelOf(s)); return p }
 	for _, p := range []struct {
 		name, key string
 		base      sim.Config
@@ -178,6 +183,7 @@ func writeFidelityDoc(t *testing.T, stages []*Stage) {
 		{"poly (hardware-blind)", "poly", poly, nil},
 		{"physics, hand-set priors", "hand_set", base, func(*Stage) sim.GPUPrior { return oldPhysics }},
 		{"physics, trained priors, leave-one-deployment-out", "a_priori", base, loo},
+		{"physics, trained priors, leave-one-model-out", "a_priori_model", base, lomo},
 		{"physics, trained priors, in-sample", inSampleKey, base, func(*Stage) sim.GPUPrior { return all }},
 	} {
 		figs, err := Predict(ctx, stages, p.base, p.prior, 0)
@@ -191,7 +197,9 @@ func writeFidelityDoc(t *testing.T, stages []*Stage) {
 	doc.WriteString("Corpus: `testdata/silicon` (vLLM v0.15.1 on H100, measured by others; provenance in each file). ")
 	fmt.Fprintf(&doc, "Every stage is replayed whole; the priors were fitted on replays of 300 measured requests per stage, by least squares on the Huber loss (δ = %g) of the log errors, so that a stage no prior fits (one that saturates in simulation) does not outweigh the rest. ", huberDelta)
 	doc.WriteString("The leave-one-deployment-out row predicts each deployment with the prior fitted on every other deployment: ")
-	doc.WriteString("it is the a-priori error; the in-sample row is not a prediction. The calibrated row is `simbench calibrate --real`'s fit ")
+	doc.WriteString("it is the a-priori error for a deployment of a model the fit has seen in another deployment. ")
+	doc.WriteString("The leave-one-model-out row predicts every deployment of a model with the prior fitted on every other model's: ")
+	doc.WriteString("the a-priori error for a model the fit never saw. The in-sample row is not a prediction. The calibrated row is `simbench calibrate --real`'s fit ")
 	doc.WriteString("on each deployment's lightest stage (its priors centred on the leave-one-deployment-out prior), predicting the deployment's heavier stages. ")
 	doc.WriteString("`simbench fidelity testdata/silicon` prints the same tables for the shipped priors. ")
 	doc.WriteString("No stage of the corpus was measured twice, so no real-vs-real spread stands beside these errors: ")
@@ -317,7 +325,8 @@ func TestCappedReplayMeetsTheSteadyState(t *testing.T) {
 // TestFoldIgnoresItsHeldOutDeployment: a leave-one-deployment-out fold is
 // the same whatever its held-out deployment measured, so its prediction of
 // that deployment is a prediction (a fold started from the whole fit
-// would carry the held-out figures in through its start).
+// would carry the held-out figures in through its start); so is a
+// leave-one-model-out fold of its held-out model's.
 func TestFoldIgnoresItsHeldOutDeployment(t *testing.T) {
 	all, err := Load(corpus)
 	require.NoError(t, err)
@@ -348,6 +357,18 @@ func TestFoldIgnoresItsHeldOutDeployment(t *testing.T) {
 	whole2, fold2 := fold(2)
 	require.NotEqual(t, whole1, whole2, "the whole fit sees the held-out deployment's figures")
 	assert.Equal(t, fold1, fold2, "the fold that held it out does not")
+
+	modelFold := func(scale float64) sim.GPUPrior {
+		stages := pick(scale)
+		assert.Equal(t, []string{"meta-llama/Llama-2-7b-hf", "meta-llama/Llama-3.1-70B-Instruct"}, Models(stages))
+		folds, err := FitModelFolds(context.Background(), stages, sim.DefaultConfig(), sim.DefaultGPUPrior(), opt, func(string) {})
+		require.NoError(t, err)
+		require.Len(t, folds, 2)
+		p, ok := FoldPrior(folds, "meta-llama/Llama-2-7b-hf")
+		require.True(t, ok)
+		return p
+	}
+	assert.Equal(t, modelFold(1), modelFold(2), "the fold that held the model out does not see its figures")
 }
 
 // scaledFigures are f with every latency multiplied by k.
@@ -375,7 +396,7 @@ func TestWritePriorsGoWritesTheShippedFile(t *testing.T) {
 	stages, err := Load(corpus)
 	require.NoError(t, err)
 	var src bytes.Buffer
-	require.NoError(t, WritePriorsGo(&src, sim.DefaultGPUPrior(), sim.GPUPriorFolds(), stages))
+	require.NoError(t, WritePriorsGo(&src, sim.DefaultGPUPrior(), sim.GPUPriorFolds(), sim.GPUPriorModelFolds(), stages))
 	shipped, err := os.ReadFile("../sim/timing/gpupriors_gen.go")
 	require.NoError(t, err)
 	assert.Equal(t, string(shipped), src.String())

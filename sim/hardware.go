@@ -71,6 +71,9 @@ func DefaultGPUPrior() GPUPrior { return timing.DefaultGPUPrior() }
 // GPUPriorFolds are the leave-one-deployment-out folds of the fit.
 func GPUPriorFolds() []GPUFold { return timing.GPUPriorFolds() }
 
+// GPUPriorModelFolds are the leave-one-model-out folds of the fit.
+func GPUPriorModelFolds() []GPUFold { return timing.GPUPriorModelFolds() }
+
 // HandSetPrior is the physics timing's prior before the GPU fit (see
 // timing.HandSetPrior).
 func HandSetPrior() GPUPrior { return timing.HandSetPrior() }

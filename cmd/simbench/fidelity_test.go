@@ -24,7 +24,8 @@ func TestFidelityOnTheCorpus(t *testing.T) {
 		"../../testdata/silicon")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "## Median absolute error over 28 stages of 17 deployments")
-	for _, row := range []string{"| default prior, leave-one-deployment-out | 28 |", "| default prior (fitted on every corpus deployment) | 28 |",
+	for _, row := range []string{"| default prior, leave-one-deployment-out | 28 |", "| default prior, leave-one-model-out | 28 |",
+		"| default prior (fitted on every corpus deployment) | 28 |",
 		"| calibrated on the deployment's lightest stage | 11 |"} {
 		i := strings.Index(out, row)
 		require.GreaterOrEqual(t, i, 0, row)
@@ -32,7 +33,7 @@ func TestFidelityOnTheCorpus(t *testing.T) {
 		assert.Equal(t, 7, strings.Count(line, "%"), line)
 		assert.NotContains(t, line, "NaN")
 	}
-	assert.Equal(t, 2, strings.Count(out, "| tv-64-qwen2-5-7b-instruct-tp1-roleplay-1-1-s0 |"), "no calibrated row for a one-stage deployment")
+	assert.Equal(t, 3, strings.Count(out, "| tv-64-qwen2-5-7b-instruct-tp1-roleplay-1-1-s0 |"), "no calibrated row for a one-stage deployment")
 	assert.Contains(t, out, "| tv-64-qwen2-5-7b-instruct-tp1-roleplay-1-1 | – | one stage: no calibrated prediction")
 	assert.Contains(t, out, "## Throughput error at each sweep's heaviest stage")
 
@@ -65,9 +66,13 @@ func TestFidelityOnTheCorpus(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &rep))
 	assert.Equal(t, 28, rep.Stages)
 	assert.Equal(t, 40, rep.MaxRequests)
-	require.Len(t, rep.Predictions, 3)
-	assert.Equal(t, []string{"a_priori", "in_sample", "calibrated"}, []string{rep.Predictions[0].Key, rep.Predictions[1].Key, rep.Predictions[2].Key})
-	assert.NotNil(t, rep.Predictions[2].Metrics[3].Median, "the calibrated ITL median")
+	require.Len(t, rep.Predictions, 4)
+	keys := make([]string, len(rep.Predictions))
+	for i, p := range rep.Predictions {
+		keys[i] = p.Key
+	}
+	assert.Equal(t, []string{"a_priori", "a_priori_model", "in_sample", "calibrated"}, keys)
+	assert.NotNil(t, rep.Predictions[3].Metrics[3].Median, "the calibrated ITL median")
 	require.Len(t, rep.StageErrors, 28)
 	assert.NotNil(t, rep.StageErrors[0].Metrics[0].Measured)
 	assert.NotNil(t, rep.StageErrors[0].Metrics[0].Predicted[0].Value)
@@ -78,7 +83,7 @@ func TestFidelityOnTheCorpus(t *testing.T) {
 	defer f.Close()
 	img, err := png.Decode(f)
 	require.NoError(t, err)
-	assert.Equal(t, 1250, img.Bounds().Dx(), "a priori and calibrated panels beside the legend")
+	assert.Equal(t, 1770, img.Bounds().Dx(), "the two a-priori panels and the calibrated one beside the legend")
 }
 
 // TestFidelityFormats: one deployment of two stages and one of one, in

@@ -12,8 +12,9 @@ type GPUPrior struct {
 	RequestOverheadMs float64       `json:"request_overhead_ms"`
 }
 
-// GPUFold is one leave-one-deployment-out fold: the prior fitted on every
-// deployment of the corpus but HeldOut.
+// GPUFold is one fold of the fit's cross-validation: the prior fitted on
+// every stage of the corpus but HeldOut's, a deployment (GPUPriorFolds) or
+// a model (GPUPriorModelFolds).
 type GPUFold struct {
 	HeldOut string   `json:"held_out"`
 	Prior   GPUPrior `json:"prior"`
@@ -33,6 +34,11 @@ func DefaultGPUPrior() GPUPrior { return gpuPrior }
 // GPUPriorFolds are the leave-one-deployment-out folds of the fit, in
 // deployment order.
 func GPUPriorFolds() []GPUFold { return append([]GPUFold(nil), gpuPriorFolds...) }
+
+// GPUPriorModelFolds are the leave-one-model-out folds of the fit, in
+// model order: each held out every deployment of one model (its
+// Hugging Face name), so it predicts a model the fit never saw.
+func GPUPriorModelFolds() []GPUFold { return append([]GPUFold(nil), gpuPriorModelFolds...) }
 
 // HandSetPrior is the physics timing's prior before the GPU fit: round
 // efficiencies and overheads, no frontend overhead. CPU engines keep it
