@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -46,11 +47,11 @@ func without(stages []*Stage, d string) []*Stage {
 }
 
 // FitModelFolds fits the prior once per model on every other model's
-// stages (leave-one-model-out), each fold from start: the prediction of a
-// model the fit never saw, which leave-one-deployment-out is not when
-// another deployment of the same model stays in the fit. One model: no
-// folds.
-func FitModelFolds(ctx context.Context, stages []*Stage, base sim.Config, start sim.GPUPrior, opt FitOptions,
+// stages (leave-one-model-out), each fold the best from starts (see
+// FitFolds): the prediction of a model the fit never saw, which
+// leave-one-deployment-out is not when another deployment of the same
+// model stays in the fit. One model: no folds.
+func FitModelFolds(ctx context.Context, stages []*Stage, base sim.Config, starts []sim.GPUPrior, opt FitOptions,
 	progress func(string)) ([]sim.GPUFold, error) {
 	models := Models(stages)
 	if len(models) < 2 {
@@ -59,7 +60,7 @@ func FitModelFolds(ctx context.Context, stages []*Stage, base sim.Config, start 
 	var folds []sim.GPUFold
 	for _, m := range models {
 		rest := slices.DeleteFunc(slices.Clone(stages), func(s *Stage) bool { return ModelOf(s) == m })
-		r, err := FitPrior(ctx, rest, base, start, opt)
+		r, err := fitBest(ctx, rest, base, starts, opt)
 		if err != nil {
 			return nil, fmt.Errorf("fold without %s: %w", m, err)
 		}
@@ -70,27 +71,28 @@ func FitModelFolds(ctx context.Context, stages []*Stage, base sim.Config, start 
 }
 
 // FitFolds fits the prior on every stage, then once per deployment on
-// every other deployment (leave-one-deployment-out). Each fold starts
-// where the whole fit started: the fit is a local search that stops when
-// a step gains little, so a fold started from the whole fit (which saw
-// the held-out deployment) would mostly keep it, and its error would be
-// the in-sample one under another name.
+// every other deployment (leave-one-deployment-out). Each fit is the best
+// (lowest loss) of local searches from starts, fixed before any data: the
+// search stops when a step gains little, so from one start it can stop in
+// a basin another start's search leaves. A fold never starts from the
+// whole fit: that fit saw the held-out deployment, a fold started there
+// would mostly keep it, and its error would be the in-sample one under
+// another name.
 //
 // The whole fit then starts again from the folds' median (each parameter's
-// median over the folds) and keeps whichever of its two fits matches the
-// corpus better: a local search from one start can stop in a basin most
-// folds did not, and the whole fit, in-sample by definition, may use
-// what the folds found. No fold starts from anything but start.
-func FitFolds(ctx context.Context, stages []*Stage, base sim.Config, start sim.GPUPrior, opt FitOptions,
+// median over the folds) and keeps whichever fit matches the corpus
+// better: the whole fit, in-sample by definition, may use what the folds
+// found. No fold starts from anything but starts.
+func FitFolds(ctx context.Context, stages []*Stage, base sim.Config, starts []sim.GPUPrior, opt FitOptions,
 	progress func(string)) (FitResult, []sim.GPUFold, error) {
-	all, err := FitPrior(ctx, stages, base, start, opt)
+	all, err := fitBest(ctx, stages, base, starts, opt)
 	if err != nil {
 		return FitResult{}, nil, err
 	}
 	progress(fmt.Sprintf("all %d stages: rms %.4f, %s", len(stages), all.RMSLog, describePrior(all.Prior)))
 	var folds []sim.GPUFold
 	for _, d := range Deployments(stages) {
-		r, err := FitPrior(ctx, without(stages, d), base, start, opt)
+		r, err := fitBest(ctx, without(stages, d), base, starts, opt)
 		if err != nil {
 			return FitResult{}, nil, fmt.Errorf("fold %s: %w", d, err)
 		}
@@ -100,7 +102,7 @@ func FitFolds(ctx context.Context, stages []*Stage, base sim.Config, start sim.G
 	if len(folds) < 2 {
 		return all, folds, nil
 	}
-	again, err := FitPrior(ctx, stages, base, medianPrior(folds, start), opt)
+	again, err := FitPrior(ctx, stages, base, medianPrior(folds, starts[0]), opt)
 	if err != nil {
 		return FitResult{}, nil, fmt.Errorf("all stages from the folds' median: %w", err)
 	}
@@ -109,6 +111,25 @@ func FitFolds(ctx context.Context, stages []*Stage, base sim.Config, start sim.G
 		all = again
 	}
 	return all, folds, nil
+}
+
+// fitBest is the best (lowest loss) of FitPrior's fits of stages from each
+// of starts.
+func fitBest(ctx context.Context, stages []*Stage, base sim.Config, starts []sim.GPUPrior, opt FitOptions) (FitResult, error) {
+	if len(starts) == 0 {
+		return FitResult{}, errors.New("fit: no start")
+	}
+	var best FitResult
+	for i, st := range starts {
+		r, err := FitPrior(ctx, stages, base, st, opt)
+		if err != nil {
+			return FitResult{}, err
+		}
+		if i == 0 || r.RMSLog < best.RMSLog {
+			best = r
+		}
+	}
+	return best, nil
 }
 
 // medianPrior is each fitted parameter's median over the folds' priors
