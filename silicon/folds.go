@@ -17,33 +17,43 @@ import (
 
 // Deployments are the stages' deployments, in order.
 func Deployments(stages []*Stage) []string {
-	var out []string
-	for _, s := range stages {
-		if !slices.Contains(out, s.Deployment) {
-			out = append(out, s.Deployment)
-		}
-	}
-	return out
+	return keys(stages, func(s *Stage) string { return s.Deployment })
 }
 
 // Models are the stages' models (ModelOf), in order of first appearance.
-func Models(stages []*Stage) []string {
-	var out []string
-	for _, s := range stages {
-		if m := ModelOf(s); !slices.Contains(out, m) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+func Models(stages []*Stage) []string { return keys(stages, ModelOf) }
 
 // ModelOf is the model a stage serves: its Hugging Face name, else its
 // preset's.
 func ModelOf(s *Stage) string { return cmp.Or(s.Hardware.ModelName, s.Hardware.Model) }
 
-// without is stages less those of deployment d.
-func without(stages []*Stage, d string) []*Stage {
-	return slices.DeleteFunc(slices.Clone(stages), func(s *Stage) bool { return s.Deployment == d })
+// keys are the distinct keyOf(stage) of stages, in order of first
+// appearance.
+func keys(stages []*Stage, keyOf func(*Stage) string) []string {
+	var out []string
+	for _, s := range stages {
+		if k := keyOf(s); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// foldsBy fits one fold per key of stages (keyOf), each the best from
+// starts (fitBest) on every stage of another key.
+func foldsBy(ctx context.Context, stages []*Stage, base sim.Config, starts []sim.GPUPrior, opt FitOptions,
+	progress func(string), keyOf func(*Stage) string) ([]sim.GPUFold, error) {
+	var folds []sim.GPUFold
+	for _, k := range keys(stages, keyOf) {
+		rest := slices.DeleteFunc(slices.Clone(stages), func(s *Stage) bool { return keyOf(s) == k })
+		r, err := fitBest(ctx, rest, base, starts, opt)
+		if err != nil {
+			return nil, fmt.Errorf("fold without %s: %w", k, err)
+		}
+		progress(fmt.Sprintf("without %s: rms %.4f, %s", k, r.RMSLog, describePrior(r.Prior)))
+		folds = append(folds, sim.GPUFold{HeldOut: k, Prior: r.Prior})
+	}
+	return folds, nil
 }
 
 // FitModelFolds fits the prior once per model on every other model's
@@ -53,21 +63,10 @@ func without(stages []*Stage, d string) []*Stage {
 // model stays in the fit. One model: no folds.
 func FitModelFolds(ctx context.Context, stages []*Stage, base sim.Config, starts []sim.GPUPrior, opt FitOptions,
 	progress func(string)) ([]sim.GPUFold, error) {
-	models := Models(stages)
-	if len(models) < 2 {
+	if len(Models(stages)) < 2 {
 		return nil, nil
 	}
-	var folds []sim.GPUFold
-	for _, m := range models {
-		rest := slices.DeleteFunc(slices.Clone(stages), func(s *Stage) bool { return ModelOf(s) == m })
-		r, err := fitBest(ctx, rest, base, starts, opt)
-		if err != nil {
-			return nil, fmt.Errorf("fold without %s: %w", m, err)
-		}
-		progress(fmt.Sprintf("without model %s: rms %.4f, %s", m, r.RMSLog, describePrior(r.Prior)))
-		folds = append(folds, sim.GPUFold{HeldOut: m, Prior: r.Prior})
-	}
-	return folds, nil
+	return foldsBy(ctx, stages, base, starts, opt, progress, ModelOf)
 }
 
 // FitFolds fits the prior on every stage, then once per deployment on
@@ -90,14 +89,9 @@ func FitFolds(ctx context.Context, stages []*Stage, base sim.Config, starts []si
 		return FitResult{}, nil, err
 	}
 	progress(fmt.Sprintf("all %d stages: rms %.4f, %s", len(stages), all.RMSLog, describePrior(all.Prior)))
-	var folds []sim.GPUFold
-	for _, d := range Deployments(stages) {
-		r, err := fitBest(ctx, without(stages, d), base, starts, opt)
-		if err != nil {
-			return FitResult{}, nil, fmt.Errorf("fold %s: %w", d, err)
-		}
-		progress(fmt.Sprintf("without %s: rms %.4f, %s", d, r.RMSLog, describePrior(r.Prior)))
-		folds = append(folds, sim.GPUFold{HeldOut: d, Prior: r.Prior})
+	folds, err := foldsBy(ctx, stages, base, starts, opt, progress, func(s *Stage) string { return s.Deployment })
+	if err != nil {
+		return FitResult{}, nil, err
 	}
 	if len(folds) < 2 {
 		return all, folds, nil
@@ -136,11 +130,15 @@ func fitBest(ctx context.Context, stages []*Stage, base sim.Config, starts []sim
 // (the median of an even count: the mean of the middle two), with base's
 // combine mode and unfitted parameters.
 func medianPrior(folds []sim.GPUFold, base sim.GPUPrior) sim.GPUPrior {
+	vs := make([][]float64, len(folds))
+	for j, f := range folds {
+		vs[j] = toVector(f.Prior)
+	}
 	x := make([]float64, numParams)
 	col := make([]float64, len(folds))
 	for i := range x {
-		for j, f := range folds {
-			col[j] = toVector(f.Prior)[i]
+		for j, v := range vs {
+			col[j] = v[i]
 		}
 		slices.Sort(col)
 		n := len(col)
