@@ -147,10 +147,11 @@ func medianPrior(folds []sim.GPUFold, base sim.GPUPrior) sim.GPUPrior {
 	return fromVector(x, base)
 }
 
-// FoldPrior is the prior of the fold that held deployment d out.
-func FoldPrior(folds []sim.GPUFold, d string) (sim.GPUPrior, bool) {
+// FoldPrior is the prior of the fold that held key out (a deployment or
+// a model, as the folds were fitted).
+func FoldPrior(folds []sim.GPUFold, key string) (sim.GPUPrior, bool) {
 	for _, f := range folds {
-		if f.HeldOut == d {
+		if f.HeldOut == key {
 			return f.Prior, true
 		}
 	}
@@ -234,18 +235,17 @@ const inSampleKey = "in_sample"
 // aPriori is the shipped prior that predicts stage s a priori: the fold
 // that held its deployment out, or the default prior for a deployment the
 // fit never saw.
-func aPriori(s *Stage) sim.GPUPrior {
-	if p, ok := FoldPrior(sim.GPUPriorFolds(), s.Deployment); ok {
-		return p
-	}
-	return sim.DefaultGPUPrior()
-}
+func aPriori(s *Stage) sim.GPUPrior { return foldOrDefault(sim.GPUPriorFolds(), s.Deployment) }
 
 // aPrioriModel is the shipped prior that predicts stage s without having
 // seen its model: the fold that held the model out, or the default prior
 // for a model the fit never saw.
-func aPrioriModel(s *Stage) sim.GPUPrior {
-	if p, ok := FoldPrior(sim.GPUPriorModelFolds(), ModelOf(s)); ok {
+func aPrioriModel(s *Stage) sim.GPUPrior { return foldOrDefault(sim.GPUPriorModelFolds(), ModelOf(s)) }
+
+// foldOrDefault is the prior of the fold that held key out, else the
+// default prior.
+func foldOrDefault(folds []sim.GPUFold, key string) sim.GPUPrior {
+	if p, ok := FoldPrior(folds, key); ok {
 		return p
 	}
 	return sim.DefaultGPUPrior()
