@@ -101,21 +101,69 @@ type FitOptions struct {
 	// Fixed are parameter indices (ParamNames order) the fit leaves at
 	// their starting values.
 	Fixed []int
+	// Shrink pulls the fit towards a centre (see Shrink); its zero value
+	// fits by least squares alone.
+	Shrink Shrink
+}
+
+// Shrink is a penalty that pulls a fit towards a centre fixed before any
+// data: the fit minimises the data's loss plus Strength · Σ ((x_i −
+// centre_i)/shrinkScale_i)² over the free parameters it shrinks (in the
+// fit's space: the efficiencies' logarithms, the overheads in ms). It is a
+// Gaussian prior's log-density, so the fit is a posterior mode (MAP), not
+// a least-squares fit. What it is for: parameters the corpus pins only in
+// combination (weight-memory efficiency against the per-step overhead,
+// when the stages' models are of a few sizes) slide along that
+// combination in a fit without some models, to values that do not carry
+// to those models; the penalty keeps them near plausible values unless
+// the data pay for leaving. Its strength is chosen by
+// leave-one-model-out (SelectShrink).
+type Shrink struct {
+	Strength float64
+	Centre   sim.GPUPrior
+}
+
+// shrinkScale is each parameter's plausible spread across GPUs and
+// engines, fixed before any data (ParamNames order): a factor of e^0.3
+// (±35 %) on the weight and KV memory efficiencies, 1 ms on the per-step
+// overhead, 0.02 ms per sequence. 0: not shrunk. The compute efficiency
+// is not (every fit puts it on its upper bound, 1: the centre's 0.5 is
+// below what the model's structure needs, and the corpus's one
+// near-saturated stage pins it; shrunk, its folds without that stage
+// saturated it), nor the prefill and request overheads (the hand-set
+// prior has neither: its 0 is "not modelled", not a plausible value).
+var shrinkScale = [numParams]float64{0.3, 0.3, 0, 1, 0.02, 0, 0}
+
+// penalty is s's residuals at x for the free parameters it shrinks: their
+// squares sum to the penalty. None when s.Strength is 0.
+func (s Shrink) penalty(x []float64, free []int) []float64 {
+	if !(s.Strength > 0) {
+		return nil
+	}
+	c, w := project(toVector(s.Centre)), math.Sqrt(s.Strength)
+	var out []float64
+	for _, i := range free {
+		if shrinkScale[i] > 0 {
+			out = append(out, w*(x[i]-c[i])/shrinkScale[i])
+		}
+	}
+	return out
 }
 
 // FitResult is a fitted prior and how well it matches its stages.
 type FitResult struct {
 	Prior      sim.GPUPrior
-	RMSLog     float64 // root mean square of the fit's residuals: ln(sim/real), Huber-scaled beyond huberDelta (see robust)
+	RMSLog     float64 // root mean square of the fit's data residuals: ln(sim/real), Huber-scaled beyond huberDelta (see robust)
+	Loss       float64 // what the fit minimised: the data residuals' sum of squares plus the shrinkage penalty
 	Iterations int
 	Evals      int // simulations of the whole stage set
 }
 
 // FitPrior fits the GPU prior's parameters to stages by
 // Levenberg–Marquardt on the Huber loss (see robust) of the log residuals
-// ln(sim/real) of FitTargets,
-// each stage simulated with the candidate prior (Stage.Config over
-// base with the prior applied). The Jacobian is by forward differences;
+// ln(sim/real) of FitTargets plus opt.Shrink's penalty, each stage
+// simulated with the candidate prior (Stage.Config over base with the
+// prior applied). The Jacobian is by forward differences;
 // the simulator is deterministic, so the residuals are a function of the
 // parameters. start's combine mode is kept.
 //
@@ -178,7 +226,8 @@ func (f *fitter) run() (FitResult, error) {
 			break
 		}
 	}
-	return FitResult{Prior: fromVector(x, f.start), RMSLog: math.Sqrt(cost / float64(len(r))),
+	data := r[:len(r)-len(f.opt.Shrink.penalty(x, f.free()))]
+	return FitResult{Prior: fromVector(x, f.start), RMSLog: math.Sqrt(sumSq(data) / float64(len(data))), Loss: cost,
 		Iterations: iters, Evals: f.evals}, nil
 }
 
@@ -284,8 +333,9 @@ func (f *fitter) residuals(points [][]float64) ([][]float64, error) {
 		return nil, firstErr
 	}
 	out := make([][]float64, len(points))
+	free := f.free()
 	for p := range points {
-		out[p] = f.residualVector(figs[p])
+		out[p] = append(f.residualVector(figs[p]), f.opt.Shrink.penalty(points[p], free)...)
 	}
 	return out, nil
 }

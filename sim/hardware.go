@@ -27,6 +27,7 @@ type (
 	Table          = timing.Table
 	GPUPrior       = timing.GPUPrior
 	GPUFold        = timing.GPUFold
+	ShrinkScore    = timing.ShrinkScore
 	clock          = timing.Clock
 )
 
@@ -73,6 +74,11 @@ func GPUPriorFolds() []GPUFold { return timing.GPUPriorFolds() }
 
 // GPUPriorModelFolds are the leave-one-model-out folds of the fit.
 func GPUPriorModelFolds() []GPUFold { return timing.GPUPriorModelFolds() }
+
+// GPUPriorShrink is the shipped fit's shrinkage strength and the
+// leave-one-model-out score of each strength tried (see
+// timing.GPUPriorShrink).
+func GPUPriorShrink() (float64, []ShrinkScore) { return timing.GPUPriorShrink() }
 
 // HandSetPrior is the physics timing's prior before the GPU fit (see
 // timing.HandSetPrior).

@@ -47,3 +47,19 @@ func HandSetPrior() GPUPrior {
 	return GPUPrior{Physics: PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.7, StepOverheadMs: 1,
 		SeqOverheadMs: 0.02, Combine: "sum"}}
 }
+
+// ShrinkScore is one strength of the fit's shrinkage towards the hand-set
+// prior (silicon.Shrink) and how well its leave-one-model-out folds
+// predicted their held-out models: the root mean square of the held-out
+// stages' log errors on the fit's targets, Huber-scaled as the fit's are.
+type ShrinkScore struct {
+	Strength   float64 `json:"strength"`
+	HeldOutRMS float64 `json:"held_out_rms"`
+}
+
+// GPUPriorShrink is the shrinkage strength the shipped priors were fitted
+// with and the leave-one-model-out score of every strength tried (the
+// chosen one has the lowest).
+func GPUPriorShrink() (float64, []ShrinkScore) {
+	return gpuPriorShrink, append([]ShrinkScore(nil), gpuPriorShrinkScores...)
+}
