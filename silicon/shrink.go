@@ -36,6 +36,11 @@ func SelectShrink(ctx context.Context, stages []*Stage, base sim.Config, starts 
 	if len(Models(stages)) < 2 {
 		return ShrinkChoice{}, errors.New("shrink: leave-one-model-out needs two models")
 	}
+	for _, strength := range grid {
+		if !(strength >= 0) || math.IsInf(strength, 1) {
+			return ShrinkChoice{}, fmt.Errorf("shrink: strength %g: want a finite number ≥ 0", strength)
+		}
+	}
 	var out ShrinkChoice
 	best := math.Inf(1)
 	for _, strength := range grid {

@@ -76,8 +76,10 @@ func TestSelectShrinkPrefersTheCentreOnlyWhenItPredicts(t *testing.T) {
 	assert.Equal(t, 0.0, got.Strength, "%+v", got.Scores)
 	assert.Less(t, got.Scores[0].HeldOutRMS, got.Scores[1].HeldOutRMS)
 
-	_, err = SelectShrink(ctx, stages, sim.DefaultConfig(), []sim.GPUPrior{start}, opt, wrong, nil, func(string) {})
-	require.Error(t, err)
+	for _, bad := range [][]float64{nil, {0, -1}, {math.NaN()}, {math.Inf(1)}} {
+		_, err = SelectShrink(ctx, stages, sim.DefaultConfig(), []sim.GPUPrior{start}, opt, wrong, bad, func(string) {})
+		require.Error(t, err, "%v", bad)
+	}
 }
 
 func TestShrinkTableMarksTheChoice(t *testing.T) {
