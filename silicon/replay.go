@@ -12,7 +12,8 @@ import (
 )
 
 // Config is base with the stage's hardware and engine: its GPU, model,
-// tensor parallelism and dtype, and its vLLM settings. Everything else
+// tensor parallelism and dtype, and its vLLM settings (its CPU KV
+// offloading among them). Everything else
 // (timing, frontend) stays base's. Server metrics are off: the corpus
 // publishes none to compare.
 func (s *Stage) Config(base sim.Config) (sim.Config, error) {
@@ -32,6 +33,10 @@ func (s *Stage) Config(base sim.Config) (sim.Config, error) {
 	e.MaxNumSeqs, e.MaxNumBatchedTokens, e.MaxModelLen = s.Engine.MaxNumSeqs, s.Engine.MaxNumBatchedTokens, s.Engine.MaxModelLen
 	e.EnablePrefixCaching, e.EnableChunkedPrefill = s.Engine.EnablePrefixCaching, s.Engine.EnableChunkedPrefill
 	e.BlockSize, e.NumGPUBlocks = s.Engine.BlockSize, s.Engine.NumGPUBlocks
+	e.KVOffload = nil
+	if b := s.Engine.CPUKVBlocks; b != nil && *b > 0 {
+		e.KVOffload = &sim.KVOffloadConfig{CPUBlocks: *b} // vLLM's OffloadingConnector; loads over the GPU's host link
+	}
 	if s.Engine.GPUMemoryUtilization > 0 {
 		e.GPUMemoryUtilization = s.Engine.GPUMemoryUtilization
 	}

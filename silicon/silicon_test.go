@@ -29,12 +29,22 @@ func TestLoadCorpus(t *testing.T) {
 	// text model's shape of its config.json (testdata/models).
 	scout, err := sim.ModelFromHFConfig("../testdata/models/llama-4-scout-17b-16e.json")
 	require.NoError(t, err)
-	moe := 0
+	moe, offload := 0, 0
 	for _, s := range stages {
 		cfg, err := s.Config(sim.DefaultConfig())
 		require.NoError(t, err, s.ID)
 		assert.Equal(t, "h100", cfg.Hardware.GPU)
 		assert.Equal(t, s.Hardware.TP, cfg.Hardware.TensorParallel)
+		// A run whose vLLM log shows the OffloadingConnector's CPU blocks
+		// replays with that CPU tier; one without (0, or not published)
+		// without.
+		if b := s.Engine.CPUKVBlocks; b != nil && *b > 0 {
+			offload++
+			require.NotNil(t, cfg.Engine.KVOffload, s.ID)
+			assert.Equal(t, *b, cfg.Engine.KVOffload.CPUBlocks, s.ID)
+		} else {
+			assert.Nil(t, cfg.Engine.KVOffload, s.ID)
+		}
 		if m := cfg.Hardware.CustomModel; m != nil && m.Experts > 0 {
 			moe++
 			assert.Equal(t, "fp8", m.WeightDType, s.ID)
@@ -44,6 +54,7 @@ func TestLoadCorpus(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 6, moe, "the Llama-4-Scout FP8 stages")
+	assert.Equal(t, 19, offload, "the stages with a CPU tier")
 }
 
 func TestLoadStageErrorsNameFileAndField(t *testing.T) {

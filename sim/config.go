@@ -71,6 +71,22 @@ type EngineConfig struct {
 	// SpeculativeConfig is speculative decoding (vllm; see
 	// SpeculativeConfig); nil: off.
 	SpeculativeConfig *SpeculativeConfig `yaml:"speculative_config,omitempty" json:"speculative_config,omitempty"`
+	// KVOffload is a CPU tier under the prefix cache (vllm); nil: off.
+	KVOffload *KVOffloadConfig `yaml:"kv_offload,omitempty" json:"kv_offload,omitempty"`
+}
+
+// KVOffloadConfig is vLLM's CPU KV offloading (the OffloadingConnector:
+// --kv-offloading-size, or kv_connector_extra_config's cpu_bytes_to_use):
+// every prompt block a worker computes is also stored in host memory, a
+// least-recently-used cache of CPUBlocks blocks; a request whose prompt's
+// next blocks past its GPU prefix-cache hit are there loads them over the
+// GPU's host link (each tensor-parallel rank its shard over its own link)
+// instead of computing them, and waits for the load before the scheduler
+// takes it. The stores copy in the background and cost nothing; loads
+// do not share the link.
+type KVOffloadConfig struct {
+	CPUBlocks    int     `yaml:"cpu_blocks" json:"cpu_blocks"`       // KV blocks (engine.block_size tokens) in host memory per worker
+	BandwidthGBs float64 `yaml:"bandwidth_gbs" json:"bandwidth_gbs"` // one rank's load bandwidth, GB/s; 0 = the GPU's host link (host_bw_gbs)
 }
 
 // SGLangConfig holds the sglang engine's own knobs.

@@ -11,6 +11,7 @@ const (
 	evTransferEnd                   // a KV transfer without contention ends (arg: request index)
 	evLinkDone                      // the shared link's next transfer may be done (arg: the link's generation)
 	evFrontend                      // the frontend's own event (arg: its own; the event loop's generation)
+	evKVLoaded                      // a load of offloaded KV blocks ends (arg: request index)
 )
 
 // event is one entry of the simulator's agenda. Events at the same time run

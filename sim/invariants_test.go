@@ -131,10 +131,13 @@ func TestInvariantsRandomWorkloads(t *testing.T) {
 			cfg.Router.Temperature = float64(seed%2) * 0.5
 			cfg.Frontend.ResponseOverheadMs = float64(seed % 2)
 			cfg.Frontend.RequestOverheadMs = float64(seed%3) * 0.7
+			if engine == "vllm" && seed%2 == 0 { // a CPU tier under a cache that evicts
+				cfg.Engine.KVOffload = &KVOffloadConfig{CPUBlocks: 64, BandwidthGBs: 0.5}
+			}
 			recs, sum := runAll(t, cfg, wl, checkSteps(t))
 			checkRecords(t, wl, recs)
 			assert.Equal(t, len(wl.Requests), sum.Completed+sum.Rejected)
-			t.Logf("preemptions %d rejected %d reuse %.2f", sum.Preemptions, sum.Rejected, sum.PrefixCacheReusedRatio)
+			t.Logf("preemptions %d rejected %d reuse %.2f offload loads %d", sum.Preemptions, sum.Rejected, sum.PrefixCacheReusedRatio, sum.Workers[0].OffloadLoadedBlocks)
 		})
 	}
 }

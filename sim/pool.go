@@ -100,6 +100,9 @@ func (s *simulator) newPool(role string, cfg Config, n int) (*pool, error) {
 		} else {
 			w.kv = newKVCache(p.blocks, e.EnablePrefixCaching)
 			w.kvCap = int64(p.blocks) * int64(e.BlockSize)
+			if w.cpu, err = offloadTier(p.cfg); err != nil {
+				return nil, err
+			}
 		}
 		p.workers = append(p.workers, w)
 		s.workers = append(s.workers, w)

@@ -270,6 +270,8 @@ func (s *simulator) handle(e event) {
 		s.linkDone(e.arg)
 	case evFrontend:
 		s.front.wake(e.arg)
+	case evKVLoaded:
+		s.kvLoaded(s.live[e.arg])
 	}
 }
 
@@ -389,7 +391,11 @@ func (s *simulator) arrive(r *request) {
 		s.route(r)
 		return
 	}
-	s.enqueue(r, s.pools[0].workers[s.router.pick(r)])
+	w := s.pools[0].workers[s.router.pick(r)]
+	if s.offloadLoad(r, w) {
+		return
+	}
+	s.enqueue(r, w)
 }
 
 // enqueue puts r in w's waiting queue.

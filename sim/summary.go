@@ -129,6 +129,11 @@ type WorkerSummary struct {
 	KVPeakBlocks     int     `json:"kv_peak_blocks,omitempty"`
 	KVPeakUsage      float64 `json:"kv_peak_usage"`
 	Evictions        int64   `json:"prefix_cache_evictions"`
+	// OffloadStoredBlocks and OffloadLoadedBlocks are engine.kv_offload's
+	// CPU tier: prompt blocks stored in it, and loaded back into the GPU
+	// prefix cache instead of computed (absent without a tier).
+	OffloadStoredBlocks int64 `json:"kv_offload_stored_blocks,omitempty"`
+	OffloadLoadedBlocks int64 `json:"kv_offload_loaded_blocks,omitempty"`
 }
 
 // tally accumulates per-request figures as records are emitted.
@@ -200,6 +205,9 @@ func (s *simulator) workerSummary(w *worker) WorkerSummary {
 		ws.KVCapacityBlocks, ws.KVPeakBlocks = w.kv.capacity, w.kv.peak
 		ws.KVPeakTokens = int64(w.kv.peak) * int64(w.bs)
 		ws.Evictions = w.kv.evictions
+	}
+	if w.cpu != nil {
+		ws.OffloadStoredBlocks, ws.OffloadLoadedBlocks = w.cpu.stored, w.cpu.loaded
 	}
 	if w.kvCap > 0 {
 		ws.KVPeakUsage = float64(ws.KVPeakTokens) / float64(w.kvCap)

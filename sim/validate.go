@@ -12,7 +12,7 @@ import (
 func (c Config) Validate() error {
 	checks := []func() error{c.validateTop, c.Engine.validate, c.Router.validate(c.Workers),
 		c.Timing.Validate, c.Hardware.Validate, c.validateSpec, c.Frontend.validate, c.Client.validate, c.ServerMetrics.validate, c.validateDisaggregation,
-		c.validateMemory}
+		c.validateMemory, c.validateOffloadLink}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
@@ -104,6 +104,37 @@ func (c Config) validateHold() error {
 	return nil
 }
 
+// validateOffloadLink: engine.kv_offload loads over a bandwidth, its own
+// or the GPU's host link; aggregated serving only.
+func (c Config) validateOffloadLink() error {
+	if c.Engine.KVOffload == nil {
+		return nil
+	}
+	if c.Disaggregated() {
+		return errors.New("engine.kv_offload: CPU offloading is modelled on aggregated workers; serving is disaggregated")
+	}
+	if _, err := c.offloadBandwidthGBs(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// offloadBandwidthGBs is the GB/s one rank loads offloaded KV at:
+// engine.kv_offload.bandwidth_gbs, else the GPU's host link.
+func (c Config) offloadBandwidthGBs() (float64, error) {
+	if o := c.Engine.KVOffload; o != nil && o.BandwidthGBs > 0 {
+		return o.BandwidthGBs, nil
+	}
+	g, err := c.Hardware.ResolveDevice()
+	if err != nil {
+		return 0, err
+	}
+	if !(g.HostBWGBs > 0) {
+		return 0, fmt.Errorf("engine.kv_offload.bandwidth_gbs: hardware %q has no host link bandwidth (host_bw_gbs); set one", c.Hardware.GPU)
+	}
+	return g.HostBWGBs, nil
+}
+
 // validateMemory bounds what the workers' KV indexes take up front
 // (llama.cpp's slots have none).
 func (c Config) validateMemory() error {
@@ -157,7 +188,28 @@ func (e EngineConfig) validate() error {
 		timing.OneOf("engine.llamacpp.batch", cmp.Or(e.LlamaCpp.Batch, LlamaCppBatchShared), LlamaCppBatchShared, LlamaCppBatchPerSlot),
 		e.validateCtx(),
 		e.validateAsync(),
+		e.validateOffload(),
 	)
+}
+
+// validateOffload checks engine.kv_offload: a CPU tier under vLLM's prefix
+// cache.
+func (e EngineConfig) validateOffload() error {
+	o := e.KVOffload
+	if o == nil {
+		return nil
+	}
+	if err := timing.FirstErr(timing.InRange("engine.kv_offload.cpu_blocks", o.CPUBlocks, 1, maxKVBlocks),
+		timing.FiniteIn("engine.kv_offload.bandwidth_gbs", o.BandwidthGBs, 0, maxTransferGBs)); err != nil {
+		return err
+	}
+	switch {
+	case e.Type != "vllm":
+		return fmt.Errorf("engine.kv_offload: CPU offloading is vLLM's (its OffloadingConnector); engine.type is %s", e.Type)
+	case !e.EnablePrefixCaching:
+		return errors.New("engine.kv_offload: offloaded blocks are found by their prefix hashes; set engine.enable_prefix_caching")
+	}
+	return nil
 }
 
 // validateAsync refuses async_scheduling where it means nothing: a llama.cpp

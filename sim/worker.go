@@ -53,6 +53,7 @@ type worker struct {
 	bs   int
 
 	kv      *kvCache // vllm, sglang
+	cpu     *cpuTier // engine.kv_offload's CPU tier; nil: none
 	slots   []slot   // llamacpp
 	slotCtx int      // llamacpp tokens per slot
 	// claimed is the instant a request last reached this llamacpp worker
@@ -176,8 +177,12 @@ func (w *worker) tryAdmit(budget, reserve int, chunking bool) (int, bool) {
 func (w *worker) commit(r *request) {
 	full := min(r.computed/w.bs, len(r.hashes))
 	for len(r.held) < full && r.private > 0 {
-		r.held = append(r.held, w.kv.register(r.hashes[len(r.held)]))
+		h := r.hashes[len(r.held)]
+		r.held = append(r.held, w.kv.register(h))
 		r.private--
+		if w.cpu != nil {
+			w.cpu.store(h)
+		}
 	}
 }
 

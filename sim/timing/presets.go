@@ -21,6 +21,10 @@ type GPUSpec struct {
 	// synchronisation), paid twice per layer under tensor parallelism;
 	// 0 = bandwidth alone.
 	LinkLatencyUs float64 `yaml:"link_latency_us,omitempty" json:"link_latency_us,omitempty"`
+	// HostBWGBs is one GPU's link to host memory, GB/s in one direction
+	// (PCIe, or NVLink-C2C to a Grace CPU): what a KV block offloaded to
+	// CPU memory is loaded back over (engine.kv_offload); 0 = unknown.
+	HostBWGBs float64 `yaml:"host_bw_gbs,omitempty" json:"host_bw_gbs,omitempty"`
 }
 
 // ModelSpec is a decoder-only transformer: dense, or a mixture of experts
@@ -63,42 +67,52 @@ type ModelSpec struct {
 var gpuPresets = map[string]GPUSpec{
 	// NVIDIA H100 Tensor Core GPU datasheet, SXM5: 989.5 TFLOP/s bf16,
 	// 3.35 TB/s, 80 GB, NVLink 900 GB/s.
-	"h100": {PeakTFLOPS: 989.5, MemBWGBs: 3350, MemGB: 80, LinkBWGBs: 450, FP8Supported: true, LinkLatencyUs: ncclLatencyUs},
+	"h100": {PeakTFLOPS: 989.5, MemBWGBs: 3350, MemGB: 80, LinkBWGBs: 450, FP8Supported: true, LinkLatencyUs: ncclLatencyUs, HostBWGBs: pcie5GBs},
 	// the same datasheet, PCIe: 1,513 TFLOP/s bf16 with sparsity (756.5
 	// dense), 2 TB/s, 80 GB, PCIe Gen5 x16 128 GB/s (two GPUs may pair over
 	// an NVLink bridge; TP over more crosses PCIe).
-	"h100-pcie": {PeakTFLOPS: 756.5, MemBWGBs: 2000, MemGB: 80, LinkBWGBs: 64, FP8Supported: true, LinkLatencyUs: ncclLatencyUs},
+	"h100-pcie": {PeakTFLOPS: 756.5, MemBWGBs: 2000, MemGB: 80, LinkBWGBs: 64, FP8Supported: true, LinkLatencyUs: ncclLatencyUs, HostBWGBs: pcie5GBs},
 	// NVIDIA H200 Tensor Core GPU datasheet, SXM: 989.5 TFLOP/s, 4.8 TB/s,
 	// 141 GB, NVLink 900 GB/s.
-	"h200": {PeakTFLOPS: 989.5, MemBWGBs: 4800, MemGB: 141, LinkBWGBs: 450, FP8Supported: true, LinkLatencyUs: ncclLatencyUs},
+	"h200": {PeakTFLOPS: 989.5, MemBWGBs: 4800, MemGB: 141, LinkBWGBs: 450, FP8Supported: true, LinkLatencyUs: ncclLatencyUs, HostBWGBs: pcie5GBs},
 	// NVIDIA HGX B200 datasheet, per GPU: 2.25 PFLOP/s bf16, 8 TB/s,
 	// 180 GB, NVLink 5 1.8 TB/s.
-	"b200": {PeakTFLOPS: 2250, MemBWGBs: 8000, MemGB: 180, LinkBWGBs: 900, FP8Supported: true, LinkLatencyUs: ncclLatencyUs},
+	"b200": {PeakTFLOPS: 2250, MemBWGBs: 8000, MemGB: 180, LinkBWGBs: 900, FP8Supported: true, LinkLatencyUs: ncclLatencyUs, HostBWGBs: pcie5GBs},
 	// NVIDIA GB200 NVL72 datasheet, per GPU: 2.5 PFLOP/s bf16, 8 TB/s,
 	// 186 GB, NVLink 5 1.8 TB/s.
-	"gb200": {PeakTFLOPS: 2500, MemBWGBs: 8000, MemGB: 186, LinkBWGBs: 900, FP8Supported: true, LinkLatencyUs: ncclLatencyUs},
+	"gb200": {PeakTFLOPS: 2500, MemBWGBs: 8000, MemGB: 186, LinkBWGBs: 900, FP8Supported: true, LinkLatencyUs: ncclLatencyUs, HostBWGBs: c2cGBs},
 	// NVIDIA A100 Tensor Core GPU datasheet, 80 GB SXM: 312 TFLOP/s bf16,
 	// 2,039 GB/s, NVLink 600 GB/s.
-	"a100": {PeakTFLOPS: 312, MemBWGBs: 2039, MemGB: 80, LinkBWGBs: 300, LinkLatencyUs: ncclLatencyUs},
+	"a100": {PeakTFLOPS: 312, MemBWGBs: 2039, MemGB: 80, LinkBWGBs: 300, LinkLatencyUs: ncclLatencyUs, HostBWGBs: pcie4GBs},
 	// the same datasheet, 40 GB SXM: 312 TFLOP/s, 1,555 GB/s, NVLink 600 GB/s.
-	"a100-40gb": {PeakTFLOPS: 312, MemBWGBs: 1555, MemGB: 40, LinkBWGBs: 300, LinkLatencyUs: ncclLatencyUs},
+	"a100-40gb": {PeakTFLOPS: 312, MemBWGBs: 1555, MemGB: 40, LinkBWGBs: 300, LinkLatencyUs: ncclLatencyUs, HostBWGBs: pcie4GBs},
 	// NVIDIA L40S datasheet: 362.05 TFLOP/s bf16, 864 GB/s, 48 GB, PCIe
 	// Gen4 x16 64 GB/s.
-	"l40s": {PeakTFLOPS: 362, MemBWGBs: 864, MemGB: 48, LinkBWGBs: 32, FP8Supported: true, LinkLatencyUs: ncclLatencyUs},
+	"l40s": {PeakTFLOPS: 362, MemBWGBs: 864, MemGB: 48, LinkBWGBs: 32, FP8Supported: true, LinkLatencyUs: ncclLatencyUs, HostBWGBs: pcie4GBs},
 	// NVIDIA RTX 6000 Ada Generation datasheet: 364.2 TFLOP/s, 960 GB/s,
 	// 48 GB, PCIe Gen4 x16.
-	"rtx-6000-ada": {PeakTFLOPS: 364, MemBWGBs: 960, MemGB: 48, LinkBWGBs: 32, FP8Supported: true, LinkLatencyUs: ncclLatencyUs},
+	"rtx-6000-ada": {PeakTFLOPS: 364, MemBWGBs: 960, MemGB: 48, LinkBWGBs: 32, FP8Supported: true, LinkLatencyUs: ncclLatencyUs, HostBWGBs: pcie4GBs},
 	// NVIDIA Ada GPU architecture whitepaper, GeForce RTX 4090: 165.2
 	// TFLOP/s bf16 with fp32 accumulation, 1,008 GB/s, 24 GB, PCIe Gen4 x16.
-	"rtx-4090": {PeakTFLOPS: 165.2, MemBWGBs: 1008, MemGB: 24, LinkBWGBs: 32, FP8Supported: true, LinkLatencyUs: ncclLatencyUs},
+	"rtx-4090": {PeakTFLOPS: 165.2, MemBWGBs: 1008, MemGB: 24, LinkBWGBs: 32, FP8Supported: true, LinkLatencyUs: ncclLatencyUs, HostBWGBs: pcie4GBs},
 	// NVIDIA RTX PRO 6000 Blackwell datasheet: 4,000 AI TOPS (fp4 with
 	// sparsity: 500 TFLOP/s bf16 dense), 1,792 GB/s GDDR7, 96 GB, PCIe
 	// Gen5 x16.
-	"rtx-pro-6000": {PeakTFLOPS: 500, MemBWGBs: 1792, MemGB: 96, LinkBWGBs: 64, FP8Supported: true, LinkLatencyUs: ncclLatencyUs},
+	"rtx-pro-6000": {PeakTFLOPS: 500, MemBWGBs: 1792, MemGB: 96, LinkBWGBs: 64, FP8Supported: true, LinkLatencyUs: ncclLatencyUs, HostBWGBs: pcie5GBs},
 }
 
 // ncclLatencyUs is the GPU presets' all-reduce latency (see gpuPresets).
 const ncclLatencyUs = 6.6
+
+// The presets' host links, one direction of an x16 slot as the PCI-SIG
+// specifications rate it (Gen5 32 GT/s per lane, Gen4 16 GT/s: 128 and
+// 64 GB/s both directions together), and GB200's NVLink-C2C to its Grace
+// CPU (900 GB/s both directions, the GB200 NVL72 datasheet).
+const (
+	pcie5GBs = 64
+	pcie4GBs = 32
+	c2cGBs   = 450
+)
 
 // gpuAliases maps other spellings to preset names.
 var gpuAliases = map[string]string{
@@ -347,7 +361,7 @@ func (g GPUSpec) validate(key string) error {
 			return fmt.Errorf("%s.%s: must be > 0, got %g", key, f.name, f.v)
 		}
 	}
-	return FiniteIn(key+".link_latency_us", g.LinkLatencyUs, 0, 1e6)
+	return FirstErr(FiniteIn(key+".link_latency_us", g.LinkLatencyUs, 0, 1e6), FiniteIn(key+".host_bw_gbs", g.HostBWGBs, 0, 1e5))
 }
 
 // LayerWeightBytes is the memory m's layer weights (all experts) take at
