@@ -85,7 +85,11 @@ type EngineConfig struct {
 // takes it. The stores copy in the background and cost nothing; loads
 // do not share the link.
 type KVOffloadConfig struct {
-	CPUBlocks    int     `yaml:"cpu_blocks" json:"cpu_blocks"`       // KV blocks (engine.block_size tokens) in host memory per worker
+	// The tier's size, one of: CPUBlocks, KV blocks of engine.block_size
+	// tokens per worker; or SizeGiB, vLLM's --kv-offloading-size, GiB of
+	// host memory per worker summed over its tensor-parallel ranks.
+	CPUBlocks    int     `yaml:"cpu_blocks,omitempty" json:"cpu_blocks,omitempty"`
+	SizeGiB      float64 `yaml:"size_gib,omitempty" json:"size_gib,omitempty"`
 	BandwidthGBs float64 `yaml:"bandwidth_gbs" json:"bandwidth_gbs"` // one rank's load bandwidth, GB/s; 0 = the GPU's host link (host_bw_gbs)
 }
 

@@ -81,6 +81,13 @@ func (f *RunFiles) WriteText(w io.Writer, cfg Config) error {
 		stat(results.TagRequestThroughput, "avg"))
 	fmt.Fprintf(w, "  prefix-cache reuse %.1f%%, %d preemptions, KV peak %.1f%%, %d steps\n",
 		100*s.PrefixCacheReusedRatio, s.Preemptions, 100*s.KVPeakUsage, s.Steps)
+	if blocks, on := cfg.offloadTierBlocks(); on {
+		var stored, loaded int64
+		for _, ws := range s.Workers {
+			stored, loaded = stored+ws.OffloadStoredBlocks, loaded+ws.OffloadLoadedBlocks
+		}
+		fmt.Fprintf(w, "  CPU KV offload (%d blocks a worker): %d prompt blocks stored, %d loaded back instead of computed\n", blocks, stored, loaded)
+	}
 	if sp := s.Speculative; sp != nil {
 		fmt.Fprintf(w, "  speculative decoding %s, %d draft tokens: acceptance rate %.1f%% (accepted / drafted), mean accepted length %.2f tokens a step\n",
 			sp.Method, sp.NumSpeculativeTokens, 100*sp.AcceptanceRate, sp.MeanAcceptedLength)

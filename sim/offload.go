@@ -32,12 +32,16 @@ func offloadTier(cfg Config) (*cpuTier, error) {
 	if err != nil {
 		return nil, err
 	}
+	blocks, err := cfg.offloadBlocks()
+	if err != nil {
+		return nil, err
+	}
 	m, err := cfg.Hardware.ResolveModel()
 	if err != nil {
 		return nil, err
 	}
 	perRank := cfg.Hardware.KVBytesPerToken(m) / float64(max(cfg.Hardware.TensorParallel, 1))
-	return newCPUTier(o.CPUBlocks, perRank, gbs), nil
+	return newCPUTier(blocks, perRank, gbs), nil
 }
 
 func newCPUTier(capacity int, bytesPerToken, gbs float64) *cpuTier {

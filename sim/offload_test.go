@@ -89,7 +89,10 @@ func TestKVOffloadValidation(t *testing.T) {
 	}{
 		{"sglang", func(c *Config) { c.Engine.Type = "sglang" }, "engine.kv_offload: CPU offloading is vLLM's"},
 		{"no prefix caching", func(c *Config) { c.Engine.EnablePrefixCaching = false }, "set engine.enable_prefix_caching"},
-		{"no blocks", func(c *Config) { c.Engine.KVOffload.CPUBlocks = 0 }, "engine.kv_offload.cpu_blocks"},
+		{"no size", func(c *Config) { c.Engine.KVOffload.CPUBlocks = 0 }, "engine.kv_offload: give the CPU tier's size as one of cpu_blocks and size_gib"},
+		{"two sizes", func(c *Config) { c.Engine.KVOffload.SizeGiB = 8 }, "engine.kv_offload: give the CPU tier's size as one of cpu_blocks and size_gib"},
+		{"negative blocks", func(c *Config) { c.Engine.KVOffload.CPUBlocks = -1 }, "engine.kv_offload.cpu_blocks"},
+		{"no block in size", func(c *Config) { c.Engine.KVOffload = &KVOffloadConfig{SizeGiB: 1e-6} }, "engine.kv_offload.size_gib: 1e-06 GiB holds no KV block"},
 		{"negative bandwidth", func(c *Config) { c.Engine.KVOffload.BandwidthGBs = -1 }, "engine.kv_offload.bandwidth_gbs"},
 		{"custom GPU without a host link", func(c *Config) {
 			c.Hardware.GPU = "custom"
@@ -124,4 +127,40 @@ func TestKVOffloadFromYAML(t *testing.T) {
 	assert.Contains(t, err.Error(), "engine.kv_offload.cpu_bytes")
 	def := DefaultConfig()
 	assert.Nil(t, def.Engine.KVOffload, "off unless asked for")
+}
+
+// sim's text report and sim_summary.json count the tier's blocks; without
+// a tier neither mentions it.
+func TestKVOffloadReported(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		var off *KVOffloadConfig
+		if on {
+			off = &KVOffloadConfig{CPUBlocks: 64}
+		}
+		cfg, wl := offloadCase(off)
+		_, text, b := writeRunReport(t, cfg, wl)
+		if on {
+			assert.Contains(t, text, "CPU KV offload (64 blocks a worker): 40 prompt blocks stored, 16 loaded back instead of computed")
+			assert.Contains(t, string(b), `"kv_offload_loaded_blocks": 16`)
+		} else {
+			assert.NotContains(t, text, "offload")
+			assert.NotContains(t, string(b), "kv_offload")
+		}
+	}
+}
+
+// size_gib is vLLM's --kv-offloading-size: GiB summed over the ranks.
+// Llama-3.1-8B in bf16 keeps 131072 bytes of KV a token: a block of 16
+// tokens is 2 MiB, so 1 GiB is 512 blocks, whatever the parallelism.
+func TestKVOffloadSizeGiB(t *testing.T) {
+	for _, tp := range []int{1, 2} {
+		cfg := DefaultConfig()
+		cfg.Engine.BlockSize = 16
+		cfg.Hardware.TensorParallel = tp
+		cfg.Engine.KVOffload = &KVOffloadConfig{SizeGiB: 1}
+		require.NoError(t, cfg.Validate())
+		n, err := cfg.offloadBlocks()
+		require.NoError(t, err)
+		assert.Equal(t, 512, n, "tp %d", tp)
+	}
 }

@@ -345,17 +345,11 @@ func TestSpecReported(t *testing.T) {
 		if !on {
 			cfg.Engine.SpeculativeConfig = nil
 		}
-		dir := filepath.Join(t.TempDir(), "run")
-		files, err := WriteRun(t.Context(), dir, cfg, wl, nil)
-		require.NoError(t, err)
-		var buf bytes.Buffer
-		require.NoError(t, files.WriteText(&buf, cfg))
-		b, err := os.ReadFile(filepath.Join(dir, SummaryName))
-		require.NoError(t, err)
+		files, text, b := writeRunReport(t, cfg, wl)
 		agg, hasAgg := files.Profile.SpecDecode()
 		tpc, _ := files.Profile.Value(results.TagTokensPerChunk, "avg")
 		if on {
-			assert.Contains(t, buf.String(), "speculative decoding eagle3, 4 draft tokens: acceptance rate ")
+			assert.Contains(t, text, "speculative decoding eagle3, 4 draft tokens: acceptance rate ")
 			assert.Contains(t, string(b), `"mean_accepted_length"`)
 			// The aggregate's simbench section has the same values, read
 			// from the workers' registries as a real run's from its server.
@@ -367,7 +361,7 @@ func TestSpecReported(t *testing.T) {
 			assert.InDeltaSlice(t, sp.PerPosition, agg.PositionRates(), 1e-12)
 			assert.Greater(t, tpc, 1.5, "accepted drafts arrive in multi-token chunks")
 		} else {
-			assert.NotContains(t, buf.String(), "speculative")
+			assert.NotContains(t, text, "speculative")
 			assert.NotContains(t, string(b), "speculative")
 			assert.False(t, hasAgg)
 			assert.Equal(t, 1.0, tpc)
@@ -419,4 +413,18 @@ disaggregation:
 	dec := cfg.PoolConfig(RoleDecode).Engine.SpeculativeConfig
 	assert.Equal(t, &SpeculativeConfig{Method: SpecEagle, NumSpeculativeTokens: 5, AcceptanceRate: AcceptanceRate{0.9, 0.8, 0.7, 0.6, 0.5}}, dec)
 	assert.Equal(t, cfg.Engine.SpeculativeConfig, cfg.PoolConfig(RolePrefill).Engine.SpeculativeConfig)
+}
+
+// writeRunReport writes cfg's run of wl as simbench sim does and returns
+// its files, its text report and its sim_summary.json.
+func writeRunReport(t *testing.T, cfg Config, wl *traces.Workload) (*RunFiles, string, []byte) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	files, err := WriteRun(t.Context(), dir, cfg, wl, nil)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, files.WriteText(&buf, cfg))
+	b, err := os.ReadFile(filepath.Join(dir, SummaryName))
+	require.NoError(t, err)
+	return files, buf.String(), b
 }

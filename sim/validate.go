@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/simbench/simbench/sim/timing"
 )
@@ -116,7 +117,40 @@ func (c Config) validateOffloadLink() error {
 	if _, err := c.offloadBandwidthGBs(); err != nil {
 		return err
 	}
-	return nil
+	_, err := c.offloadBlocks()
+	return err
+}
+
+// offloadTierBlocks is the CPU tier's size in blocks, and whether there
+// is one (a valid configuration's).
+func (c Config) offloadTierBlocks() (int, bool) {
+	if c.Engine.KVOffload == nil {
+		return 0, false
+	}
+	n, err := c.offloadBlocks()
+	return n, err == nil
+}
+
+// offloadBlocks is the CPU tier's size in blocks: engine.kv_offload's
+// cpu_blocks, or its size_gib over the bytes of a block summed over the
+// tensor-parallel ranks.
+func (c Config) offloadBlocks() (int, error) {
+	o := c.Engine.KVOffload
+	if o.CPUBlocks > 0 {
+		return o.CPUBlocks, nil
+	}
+	m, err := c.Hardware.ResolveModel()
+	if err != nil {
+		return 0, err
+	}
+	blocks := math.Floor(o.SizeGiB * (1 << 30) / (c.Hardware.KVBytesPerToken(m) * float64(c.Engine.BlockSize)))
+	switch {
+	case blocks < 1:
+		return 0, fmt.Errorf("engine.kv_offload.size_gib: %g GiB holds no KV block of %d tokens", o.SizeGiB, c.Engine.BlockSize)
+	case blocks > maxKVBlocks:
+		return 0, fmt.Errorf("engine.kv_offload.size_gib: %g GiB is %.0f KV blocks, more than %d; use a larger engine.block_size", o.SizeGiB, blocks, maxKVBlocks)
+	}
+	return int(blocks), nil
 }
 
 // offloadBandwidthGBs is the GB/s one rank loads offloaded KV at:
@@ -199,11 +233,14 @@ func (e EngineConfig) validateOffload() error {
 	if o == nil {
 		return nil
 	}
-	if err := timing.FirstErr(timing.InRange("engine.kv_offload.cpu_blocks", o.CPUBlocks, 1, maxKVBlocks),
+	if err := timing.FirstErr(timing.InRange("engine.kv_offload.cpu_blocks", o.CPUBlocks, 0, maxKVBlocks),
+		timing.FiniteIn("engine.kv_offload.size_gib", o.SizeGiB, 0, 1e6),
 		timing.FiniteIn("engine.kv_offload.bandwidth_gbs", o.BandwidthGBs, 0, maxTransferGBs)); err != nil {
 		return err
 	}
 	switch {
+	case (o.CPUBlocks > 0) == (o.SizeGiB > 0):
+		return errors.New("engine.kv_offload: give the CPU tier's size as one of cpu_blocks and size_gib")
 	case e.Type != "vllm":
 		return fmt.Errorf("engine.kv_offload: CPU offloading is vLLM's (its OffloadingConnector); engine.type is %s", e.Type)
 	case !e.EnablePrefixCaching:
