@@ -71,6 +71,7 @@ func simConfigFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-num-seqs", DefaultText: "the engine's for the GPU", Usage: "engine.max_num_seqs: running requests per worker (vLLM: 1024 on a GPU of 70 GiB or more other than an A100, else 256)"},
 		&cli.IntFlag{Name: "max-num-batched-tokens", DefaultText: "vLLM's for the GPU", Usage: "engine.max_num_batched_tokens: token budget per step (vLLM: 8192 on a GPU of 70 GiB or more other than an A100, else 2048)"},
 		&cli.BoolFlag{Name: "prefix-caching", DefaultText: "true", Usage: "engine.enable_prefix_caching (--prefix-caching=false turns it off)"},
+		&cli.Float64Flag{Name: "kv-offloading-size", DefaultText: "off", Usage: "engine.kv_offload.size_gib: vLLM's CPU KV offloading, `GiB` of host memory per worker summed over its ranks (0 turns it off)"},
 		&cli.Float64Flag{Name: "request-overhead-ms", DefaultText: "0", Usage: "frontend.request_overhead_ms: client send to engine arrival"},
 		&cli.Float64Flag{Name: "response-overhead-ms", DefaultText: "0", Usage: "frontend.response_overhead_ms: engine token to client, every token"},
 		&cli.Float64Flag{Name: "client-gap-ms", DefaultText: "0", Usage: "client.gap_ms: load generator time between a response's end and the next send from its slot"},
@@ -203,6 +204,12 @@ func applyConfigFlags(c *cli.Context, cfg *sim.Config) {
 			*p = c.Float64(name)
 		case *bool:
 			*p = c.Bool(name)
+		}
+	}
+	if c.IsSet("kv-offloading-size") {
+		cfg.Engine.KVOffload = nil
+		if gib := c.Float64("kv-offloading-size"); gib != 0 {
+			cfg.Engine.KVOffload = &sim.KVOffloadConfig{SizeGiB: gib}
 		}
 	}
 	if c.IsSet("timing-table") && !c.IsSet("timing") {

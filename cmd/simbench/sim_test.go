@@ -263,11 +263,27 @@ func TestSimConfigFlagsOverrideFields(t *testing.T) {
 	fields := configFields(&cfg)
 	for _, f := range simConfigFlags() {
 		switch name := f.Names()[0]; name {
-		case "config", "sim-seed", "print-config":
+		case "config", "sim-seed", "print-config", "kv-offloading-size": // the last sets a section: TestSimKVOffloadingSizeFlag
 		default:
 			assert.Contains(t, fields, name)
 		}
 	}
+}
+
+// --kv-offloading-size is vLLM's flag: it sets engine.kv_offload's
+// size_gib (a config's tier replaced whole), and 0 turns the tier off.
+func TestSimKVOffloadingSizeFlag(t *testing.T) {
+	code, out, errOut := runSim(t, "--kv-offloading-size", "8", "--print-config")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "  kv_offload:\n    size_gib: 8 #")
+	cfgPath := filepath.Join(t.TempDir(), "sim.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte("engine:\n  kv_offload:\n    cpu_blocks: 100\n"), 0o644))
+	code, out, errOut = runSim(t, "--config", cfgPath, "--kv-offloading-size", "0", "--print-config")
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "kv_offload")
+	code, _, errOut = runSim(t, "--kv-offloading-size", "8", "--engine", "sglang", "--print-config")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "engine.kv_offload: CPU offloading is vLLM's")
 }
 
 // TestIntegerFlagsAreDecimal: "--random-seed 010" is seed 10 and
