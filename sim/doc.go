@@ -117,10 +117,12 @@
 //   - Eviction is LRU over released blocks, tail blocks first (DynoSim's
 //     default is a lineage policy that evicts leaves first).
 //   - engine.kv_offload is vLLM's CPU tier (the OffloadingConnector): prompt
-//     blocks are stored as computed; a new request's blocks found there past
-//     its GPU hit are loaded over the host link, the request waiting out the
-//     load, instead of computed. A preempted request is not looked up there
-//     again (vLLM's connector also serves re-admissions).
+//     blocks are stored as computed; when the scheduler comes to a waiting
+//     request (new, or preempted), its prompt's blocks found there past its
+//     GPU hit are loaded over the host link instead of computed, the request
+//     waiting out the load while those behind it go on. Output blocks are
+//     not stored (vLLM's connector stores them too): a preempted request
+//     recomputes its output.
 //   - sglang is modelled prefill-first (SGLang's default, DynoSim PR #12884),
 //     and llamacpp (Ollama's runner) is an engine of its own.
 //   - Every engine defaults to 64-token KV blocks (DynoSim: 64 for vLLM, but

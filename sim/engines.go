@@ -28,6 +28,10 @@ func (w *worker) planVLLM() {
 			}
 			continue
 		}
+		if w.cpu != nil && w.sim.offloadLoad(w.waiting.front(), w) {
+			w.waiting.popFront() // back at the front when its load ends; those behind it go on
+			continue
+		}
 		n, ok := w.tryAdmit(budget, 0, cfg.EnableChunkedPrefill)
 		if !ok {
 			break

@@ -83,16 +83,15 @@ func (c *cpuTier) loadNs(blocks, bs int) int64 {
 	return int64(math.Ceil(float64(blocks*bs) * c.nsPerTok))
 }
 
-// offloadLoad starts loading r's prompt blocks that w's CPU tier holds
-// past w's GPU prefix-cache hit, and reports whether it did. As vLLM's
-// connector does, the load holds its GPU blocks (and the hit before them)
-// while it runs; at its end (evKVLoaded) they are cached blocks like any
-// other and r reaches w's waiting queue, where its admission finds them.
+// offloadLoad starts loading the blocks of r's prompt that w's CPU tier
+// holds past w's GPU prefix-cache hit, when the scheduler comes to r (a
+// new request, or a preempted one coming back), and reports whether it
+// did: the caller takes r out of the waiting queue. As vLLM's connector
+// does, the load holds its GPU blocks (and the hit before them) while it
+// runs; at its end (evKVLoaded) they are cached blocks like any other and
+// r is back at the front of the queue, where its admission finds them.
 // The last prompt token is always computed, as the GPU lookup leaves it.
 func (s *simulator) offloadLoad(r *request, w *worker) bool {
-	if w.cpu == nil || r.generated > 0 {
-		return false
-	}
 	limit := min((r.known()-1)/w.bs, len(r.hashes))
 	matched, _ := w.kv.probe(r.hashes, limit)
 	n := w.cpu.run(r.hashes[matched:limit])
@@ -115,15 +114,17 @@ func (s *simulator) offloadLoad(r *request, w *worker) bool {
 		return false
 	}
 	w.cpu.loaded += int64(loaded)
-	r.w = w
 	s.push(s.now+w.cpu.loadNs(loaded, w.bs), evKVLoaded, r.wi)
 	return true
 }
 
 // kvLoaded ends r's load: its blocks are cached blocks nobody holds (the
-// head of the prompt evicted last), and r is queued.
+// head of the prompt evicted last), and r is back at the front of its
+// worker's waiting queue.
 func (s *simulator) kvLoaded(r *request) {
-	r.w.kv.release(r.held, 0)
+	w := r.w
+	w.kv.release(r.held, 0)
 	r.held = r.held[:0]
-	s.enqueue(r, r.w)
+	w.waiting.pushFront(r)
+	s.dirty[w.id] = true
 }

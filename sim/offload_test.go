@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -163,4 +164,26 @@ func TestKVOffloadSizeGiB(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 512, n, "tp %d", tp)
 	}
+}
+
+// A preempted request's prompt comes back from the CPU tier when the
+// scheduler returns to it: two requests outgrow a 30-block cache, the
+// newer one is preempted, and the older one's growth evicts the tail of
+// its prompt before it is readmitted.
+func TestKVOffloadServesPreemptedRequests(t *testing.T) {
+	run := func(offload *KVOffloadConfig) *results.Record {
+		cfg := constCfg("vllm", 1, 0.1)
+		cfg.Engine.EnablePrefixCaching = true
+		cfg.Engine.NumGPUBlocks = 30
+		cfg.Engine.KVOffload = offload
+		a, b := req(0, 160, 200), req(1, 160, 200)
+		a.HashIDs, b.HashIDs = []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, []int64{11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
+		recs, _ := runAll(t, cfg, workload(a, b))
+		require.Positive(t, recs[1].Sim.Preemptions)
+		return recs[1]
+	}
+	plain, tiered := run(nil), run(&KVOffloadConfig{CPUBlocks: 64})
+	assert.Less(t, plain.Sim.CachedTokens, 160, "the GPU cache lost part of its prompt")
+	assert.Equal(t, 160, tiered.Sim.CachedTokens, "the whole prompt came back")
+	assert.Less(t, tiered.EndNs, plain.EndNs)
 }

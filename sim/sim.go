@@ -391,11 +391,7 @@ func (s *simulator) arrive(r *request) {
 		s.route(r)
 		return
 	}
-	w := s.pools[0].workers[s.router.pick(r)]
-	if s.offloadLoad(r, w) {
-		return
-	}
-	s.enqueue(r, w)
+	s.enqueue(r, s.pools[0].workers[s.router.pick(r)])
 }
 
 // enqueue puts r in w's waiting queue.
