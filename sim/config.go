@@ -82,8 +82,8 @@ type EngineConfig struct {
 // next blocks past its GPU prefix-cache hit are there loads them over the
 // GPU's host link (each tensor-parallel rank its shard over its own link)
 // instead of computing them, and waits for the load before the scheduler
-// takes it. The stores copy in the background and cost nothing; loads
-// do not share the link.
+// takes it. The stores copy in the background and cost nothing; a
+// worker's loads run one after another.
 type KVOffloadConfig struct {
 	// The tier's size, one of: CPUBlocks, KV blocks of engine.block_size
 	// tokens per worker; or SizeGiB, vLLM's --kv-offloading-size, GiB of

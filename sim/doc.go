@@ -119,8 +119,9 @@
 //   - engine.kv_offload is vLLM's CPU tier (the OffloadingConnector): prompt
 //     blocks are stored as computed; when the scheduler comes to a waiting
 //     request (new, or preempted), its prompt's blocks found there past its
-//     GPU hit are loaded over the host link instead of computed, the request
-//     waiting out the load while those behind it go on. Output blocks are
+//     GPU hit are loaded over the host link instead of computed (a worker's
+//     loads one after another), the request waiting out its load while those
+//     behind it go on. Output blocks are
 //     not stored (vLLM's connector stores them too): a preempted request
 //     recomputes its output.
 //   - sglang is modelled prefill-first (SGLang's default, DynoSim PR #12884),

@@ -16,6 +16,9 @@ type cpuTier struct {
 	order    *list.List               // front: most recent
 	at       map[uint64]*list.Element // hash → its element
 	nsPerTok float64                  // load time per token: one rank's share of its KV over its host link
+	// loadsEnd is when the loads queued so far end: they run one after
+	// another, as copies on the connector's one load stream do.
+	loadsEnd int64
 
 	stored, loaded int64 // blocks stored, blocks loaded back
 }
@@ -83,7 +86,7 @@ func (c *cpuTier) loadNs(blocks, bs int) int64 {
 	return int64(math.Ceil(float64(blocks*bs) * c.nsPerTok))
 }
 
-// offloadLoad starts loading the blocks of r's prompt that w's CPU tier
+// offloadLoad queues a load of the blocks of r's prompt that w's CPU tier
 // holds past w's GPU prefix-cache hit, when the scheduler comes to r (a
 // new request, or a preempted one coming back), and reports whether it
 // did: the caller takes r out of the waiting queue. As vLLM's connector
@@ -114,7 +117,8 @@ func (s *simulator) offloadLoad(r *request, w *worker) bool {
 		return false
 	}
 	w.cpu.loaded += int64(loaded)
-	s.push(s.now+w.cpu.loadNs(loaded, w.bs), evKVLoaded, r.wi)
+	w.cpu.loadsEnd = max(w.cpu.loadsEnd, s.now) + w.cpu.loadNs(loaded, w.bs)
+	s.push(w.cpu.loadsEnd, evKVLoaded, r.wi)
 	return true
 }
 

@@ -187,3 +187,31 @@ func TestKVOffloadServesPreemptedRequests(t *testing.T) {
 	assert.Equal(t, 160, tiered.Sim.CachedTokens, "the whole prompt came back")
 	assert.Less(t, tiered.EndNs, plain.EndNs)
 }
+
+// A worker's loads run one after another (the connector's one load
+// stream): two evicted prompts asked for at once come back 19 blocks
+// each, the second's load after the first's, so its first token is one
+// load later. A 60-block prompt evicts both from a 60-block cache first.
+func TestKVOffloadLoadsQueue(t *testing.T) {
+	cfg := constCfg("vllm", 1, 0.1)
+	cfg.Engine.EnablePrefixCaching = true
+	cfg.Engine.NumGPUBlocks = 60
+	cfg.Engine.KVOffload = &KVOffloadConfig{CPUBlocks: 128, BandwidthGBs: 1}
+	ids := func(from int64, n int) []int64 {
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = from + int64(i)
+		}
+		return out
+	}
+	a, b, c := req(0, 320, 2), req(100, 320, 2), req(200, 944, 2)
+	e, f := req(300, 320, 2), req(300, 320, 2)
+	a.HashIDs, b.HashIDs, c.HashIDs = ids(1, 20), ids(101, 20), ids(201, 59)
+	e.HashIDs, f.HashIDs = a.HashIDs, b.HashIDs
+	recs, sum := runAll(t, cfg, workload(a, b, c, e, f))
+	require.Equal(t, 19*16, recs[3].Sim.CachedTokens)
+	require.Equal(t, 19*16, recs[4].Sim.CachedTokens)
+	assert.Equal(t, int64(38), sum.Workers[0].OffloadLoadedBlocks)
+	load := 19 * 16 * 131072.0 // ns at 1 GB/s: Llama-3.1-8B bf16, 131072 bytes a token
+	assert.InDelta(t, load, float64(recs[4].Chunks[0].AtNs-recs[3].Chunks[0].AtNs), 2)
+}
