@@ -27,8 +27,7 @@ type cpuTier struct {
 // nil when it has none. One rank loads its share of a token's KV
 // (tensor parallelism splits the KV heads) over its own host link.
 func offloadTier(cfg Config) (*cpuTier, error) {
-	o := cfg.Engine.KVOffload
-	if o == nil || cfg.Engine.Type != "vllm" {
+	if cfg.Engine.KVOffload == nil {
 		return nil, nil
 	}
 	gbs, err := cfg.offloadBandwidthGBs()
@@ -96,25 +95,18 @@ func (c *cpuTier) loadNs(blocks, bs int) int64 {
 // The last prompt token is always computed, as the GPU lookup leaves it.
 func (s *simulator) offloadLoad(r *request, w *worker) bool {
 	limit := min((r.known()-1)/w.bs, len(r.hashes))
-	matched, _ := w.kv.probe(r.hashes, limit)
-	n := w.cpu.run(r.hashes[matched:limit])
-	if n == 0 {
+	matched, idleHits := w.kv.probe(r.hashes, limit)
+	// What the GPU cache has no room for, beside the hit the load holds,
+	// stays unloaded: r computes it.
+	loaded := min(w.cpu.run(r.hashes[matched:limit]), w.kv.available()-idleHits)
+	if loaded <= 0 {
 		return false
 	}
 	r.held = w.kv.acquire(r.held)
-	loaded := 0
-	for _, h := range r.hashes[matched : matched+n] {
-		if !w.kv.alloc(1) {
-			break // the GPU cache has no room for more: r computes the rest
-		}
+	w.kv.alloc(loaded)
+	for _, h := range r.hashes[matched : matched+loaded] {
 		r.held = append(r.held, w.kv.register(h))
 		w.cpu.store(h) // a load touches the block
-		loaded++
-	}
-	if loaded == 0 {
-		w.kv.release(r.held, 0)
-		r.held = r.held[:0]
-		return false
 	}
 	w.cpu.loaded += int64(loaded)
 	w.cpu.loadsEnd = max(w.cpu.loadsEnd, s.now) + w.cpu.loadNs(loaded, w.bs)
