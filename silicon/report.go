@@ -115,3 +115,20 @@ func FamilyMedians(stages []*Stage, p Prediction) []Median {
 	}
 	return out
 }
+
+// Spreadless is the reference a percentile's error is read against: every
+// stage's measured means as its figures, and each percentile equal to its
+// mean (every request alike). No simulator: a model exact on every mean
+// but without the measured spread of TTFT and E2E around it scores this
+// on the percentiles. With the corpus's constant-rate arrivals and fixed
+// lengths a deterministic replay comes close to it, so it tells how much
+// of a percentile's error is the spread a replay does not have.
+func Spreadless(stages []*Stage) Prediction {
+	p := Prediction{Name: "every mean exact, no spread (reference, not a prediction)", Key: "spreadless", Figures: make([]Figures, len(stages))}
+	for i, s := range stages {
+		a := s.Actual
+		p.Figures[i] = Figures{TTFTMean: a.TTFTMean, TTFTP90: a.TTFTMean, TTFTP99: a.TTFTMean,
+			ITLMean: a.ITLMean, E2EMean: a.E2EMean, E2EP90: a.E2EMean, E2EP99: a.E2EMean}
+	}
+	return p
+}

@@ -249,3 +249,26 @@ func TestPriorsTableMarksBounds(t *testing.T) {
 	assert.Contains(t, md, "| `timing.physics.prefill_overhead_ms` | 0 | 0 | 0.5 | 2 of 3 |\n")
 	assert.Contains(t, md, "not pinned by the corpus: `timing.physics.compute_efficiency`, `timing.physics.prefill_overhead_ms`.\n")
 }
+
+// TestSpreadless: the reference scores 0 on every mean and, on a
+// percentile, its distance from the mean: the codellama s0 stage's E2E
+// p99 is 16.8 % above its mean (3694 → 4316 ms), so the reference misses
+// it by 1 − 3694/4316.
+func TestSpreadless(t *testing.T) {
+	stages := loadRuns(t, "train-codellama-34b-tp2-general-s0")
+	p := Spreadless(stages)
+	a := stages[0].Actual
+	for _, met := range ReportMetrics {
+		e, ok := errPct(met.Get(p.Figures[0]), met.Get(a))
+		require.True(t, ok, met.Name)
+		switch met.Name {
+		case "TTFT mean", "ITL mean", "E2E mean":
+			assert.Zero(t, e, met.Name)
+		case "E2E p99":
+			assert.InDelta(t, 100*(*a.E2EMean / *a.E2EP99 - 1), e, 1e-9)
+			assert.InDelta(t, -14.4, e, 0.1)
+		default:
+			assert.Less(t, e, 0.0, met.Name)
+		}
+	}
+}
