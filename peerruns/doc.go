@@ -7,10 +7,14 @@
 //     each stage_N_lifecycle_metrics.json is one run, one load stage; its
 //     workload is rebuilt from the report's config.yaml (data types
 //     shared_prefix, random and synthetic; constant, poisson and concurrent
-//     load stages; completion or chat API; ignore_eos; the client's
+//     load stages, or a load.sweep's stages at their load_summary's
+//     requested rate; completion or chat API; ignore_eos; the client's
 //     num_workers × worker_max_concurrency as the concurrency cap). A stage
-//     is named DIR/stage_N (or by its file); a directory with one stage is
-//     that stage.
+//     is named DIR/stage_N (or by its file, whatever its
+//     report_file_prefix); DIR is the report directory or the run directory
+//     above its results/; a directory with one stage is that stage. A
+//     report without its config.yaml is read without a workload or an
+//     output length, and says so.
 //   - `vllm bench serve --save-result` JSON (also `vllm bench sweep`'s
 //     run=N.json, which is the same object with the sweep's parameters).
 //   - guidellm's benchmarks JSON: each entry of "benchmarks" is one run,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,15 +19,36 @@ type ipDist map[string]*float64
 
 // ipStage is a stage_N_lifecycle_metrics.json.
 type ipStage struct {
-	Successes *struct {
+	LoadSummary *ipLoadSummary `json:"load_summary"`
+	Successes   *struct {
 		Count      *int                `json:"count"`
 		Latency    map[string]ipDist   `json:"latency"`
 		Throughput map[string]*float64 `json:"throughput"`
 		PromptLen  ipDist              `json:"prompt_len"`
+		// PromptTokens replaces prompt_len from inference-perf 0.7 (its
+		// distribution, with the cached and uncached totals beside it).
+		PromptTokens ipDist `json:"prompt_tokens"`
 	} `json:"successes"`
 	Failures *struct {
 		Count int `json:"count"`
 	} `json:"failures"`
+}
+
+// ipLoadSummary is how the stage's load was sent: the rate asked for and
+// how long the client sent for.
+type ipLoadSummary struct {
+	Count         *int     `json:"count"`
+	RequestedRate *float64 `json:"requested_rate"`
+	SendDuration  *float64 `json:"send_duration"`
+}
+
+// promptLen is the stage's prompt length distribution, under either
+// name.
+func (st *ipStage) promptLen() ipDist {
+	if st.Successes.PromptLen != nil {
+		return st.Successes.PromptLen
+	}
+	return st.Successes.PromptTokens
 }
 
 // stats maps the distribution's members to AIPerf's statistics; members
@@ -68,26 +90,33 @@ func (d ipDist) mean() (float64, bool) {
 	return *v, true
 }
 
-// stagePath is the file of stage i of the report in dir.
-func stagePath(dir string, i int) string {
-	return filepath.Join(dir, fmt.Sprintf("stage_%d_lifecycle_metrics.json", i))
+// stagePath is the file of stage i of the report in dir whose stage
+// files carry prefix.
+func stagePath(dir, prefix string, i int) string {
+	return filepath.Join(dir, fmt.Sprintf("%sstage_%d_lifecycle_metrics.json", prefix, i))
 }
 
-// reportStages lists the stage indices of the report in dir, ascending.
-func reportStages(dir string) []int {
-	files, _ := filepath.Glob(filepath.Join(dir, "stage_*_lifecycle_metrics.json"))
+// reportStages lists the stage indices of the report in dir whose stage
+// files carry prefix, ascending.
+func reportStages(dir, prefix string) []int {
+	entries, _ := os.ReadDir(dir)
 	var out []int
-	for _, f := range files {
-		if m := stageFile.FindStringSubmatch(filepath.Base(f)); m != nil {
-			out = append(out, atoi(m[1]))
+	for _, e := range entries {
+		if m := stageFile.FindStringSubmatch(e.Name()); m != nil && m[1] == prefix {
+			out = append(out, atoi(m[2]))
 		}
 	}
 	slices.Sort(out)
 	return out
 }
 
-func openInferencePerf(dir string, index int) (*Run, error) {
-	stages := reportStages(dir)
+func openInferencePerf(s spot) (*Run, error) {
+	dir, index := s.path, s.index
+	if len(s.ambiguous) > 0 {
+		return nil, fmt.Errorf("%s: the stage files of %d inference-perf reports (file prefixes %s): name one stage file",
+			dir, len(s.ambiguous), quoteAll(s.ambiguous))
+	}
+	stages := reportStages(dir, s.prefix)
 	if index < 0 {
 		if len(stages) != 1 {
 			return nil, fmt.Errorf("%s: an inference-perf report of %d stages (%s): name one as %s",
@@ -98,32 +127,48 @@ func openInferencePerf(dir string, index int) (*Run, error) {
 	if !slices.Contains(stages, index) {
 		return nil, fmt.Errorf("%s: no stage %d in this inference-perf report (stages: %s)", dir, index, joinInts(stages))
 	}
-	cfg, err := readIPConfig(filepath.Join(dir, configName))
+	cfg, err := findIPConfig(dir)
 	if err != nil {
 		return nil, err
 	}
-	path := stagePath(dir, index)
+	path := stagePath(dir, s.prefix, index)
 	var st ipStage
 	if err := readJSON(path, &st); err != nil {
 		return nil, err
 	}
-	run := &Run{Name: reportName(dir) + "/stage_" + strconv.Itoa(index), Format: FormatInferencePerf}
-	load, err := cfg.stageLoad(index)
+	run := &Run{Name: reportName(dir) + "/" + s.prefix + "stage_" + strconv.Itoa(index), Format: FormatInferencePerf}
+	if cfg.path == "" {
+		run.warn("no %s in the report directory or the one above it: api.streaming is taken as true, and the workload and the output length are not known", configName)
+	} else if filepath.Dir(cfg.path) != filepath.Clean(dir) {
+		run.warn("the configuration read is %s, the one above the report directory", cfg.path)
+	}
+	load, err := cfg.stageLoad(index, st.LoadSummary)
 	if err != nil {
 		return nil, err
 	}
 	if err := run.inferencePerfProfile(path, &st, cfg, load); err != nil {
 		return nil, err
 	}
-	isl, _ := st.Successes.PromptLen.mean()
+	var isl float64
+	if st.Successes != nil {
+		isl, _ = st.promptLen().mean()
+	}
 	if err := run.rebuildWorkload(cfg, load, isl); err != nil {
 		return nil, err
 	}
-	if isFile(filepath.Join(dir, "per_request_lifecycle_metrics.json")) {
+	if isFile(filepath.Join(dir, s.prefix+"per_request_lifecycle_metrics.json")) {
 		run.warn("per_request_lifecycle_metrics.json is not read: the comparison is of aggregates only")
 	}
 	run.Profile.InputConfig, err = cfg.inputConfig(load, run.Workload)
 	return run, err
+}
+
+func quoteAll(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }
 
 // reportName labels a report by its directory, or by the run directory
@@ -177,7 +222,7 @@ func (r *Run) inferencePerfProfile(path string, st *ipStage, cfg *ipConfig, load
 	if streaming {
 		r.deriveFromOSL(b, s.Latency, s.Throughput["requests_per_sec"], load.osl)
 	}
-	b.dist(results.TagISL, s.PromptLen.stats(), 1)
+	b.dist(results.TagISL, st.promptLen().stats(), 1)
 	if st.Failures != nil && st.Failures.Count > 0 {
 		b.scalar(results.TagErrorRequestCount, float64(st.Failures.Count))
 	}

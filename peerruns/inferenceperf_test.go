@@ -27,7 +27,7 @@ func writeReport(t *testing.T, config string, stages map[int]string) string {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, configName), []byte(config), 0o644))
 	for i, s := range stages {
-		require.NoError(t, os.WriteFile(stagePath(dir, i), []byte(s), 0o644))
+		require.NoError(t, os.WriteFile(stagePath(dir, "", i), []byte(s), 0o644))
 	}
 	return dir
 }
@@ -189,4 +189,109 @@ func TestInferencePerfAllFailed(t *testing.T) {
 	assert.False(t, ok)
 	assert.Contains(t, strings.Join(warning.Messages(run.Warnings), "\n"), "no request succeeded")
 	require.NotNil(t, run.Workload, "the workload is the configured one all the same")
+}
+
+const (
+	ipRunDir    = "testdata/inference-perf/20260218-150304-codellama-34b-tp2-general"
+	ipStaircase = "testdata/inference-perf/wva-staircase-20260803"
+	ipAgentic   = "testdata/inference-perf/agentic-baseline-v0.7.0/results/baseline-stage_0_lifecycle_metrics.json"
+)
+
+// TestInferencePerfGoldenVersions reads the real reports of other
+// inference-perf versions and layouts: 0.5.0's random data with normal
+// lengths, its config.yaml beside the stage files; 0.7.0's stage file
+// with a file prefix and prompt_tokens for prompt_len, published without
+// its config.yaml.
+func TestInferencePerfGoldenVersions(t *testing.T) {
+	for _, tc := range []struct{ path, golden string }{
+		{ipStaircase + "/stage_0", "inference-perf-0.5-stage0.golden"},
+		{ipStaircase + "/stage_1_lifecycle_metrics.json", "inference-perf-0.5-stage1.golden"},
+		{ipAgentic, "inference-perf-0.7-prefixed-noconfig.golden"},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			run, err := Open(tc.path)
+			require.NoError(t, err)
+			golden(t, tc.golden, describe(t, run))
+		})
+	}
+}
+
+// TestInferencePerfLayouts: a report is found in the directory given or in
+// its results/ (inference-perf's layout under a run directory), by a stage
+// file of any prefix, and DIR/stage_N names a stage of either.
+func TestInferencePerfLayouts(t *testing.T) {
+	for path, want := range map[string]string{
+		ipRunDir:                              "20260218-150304-codellama-34b-tp2-general/stage_0",
+		ipRunDir + "/stage_1":                 "20260218-150304-codellama-34b-tp2-general/stage_1",
+		ipReport + "/stage_1":                 "20260218-150304-codellama-34b-tp2-general/stage_1",
+		ipStaircase + "/stage_2":              "wva-staircase-20260803/stage_2",
+		ipAgentic:                             "agentic-baseline-v0.7.0/baseline-stage_0",
+		filepath.Dir(filepath.Dir(ipAgentic)): "agentic-baseline-v0.7.0/baseline-stage_0",
+	} {
+		assert.Equal(t, FormatInferencePerf, Detect(path), path)
+		run, err := Open(path)
+		if strings.HasSuffix(want, "stage_0") && path == ipRunDir {
+			require.ErrorContains(t, err, "an inference-perf report of 2 stages (0, 1)", "the run directory holds two stages")
+			continue
+		}
+		require.NoError(t, err, path)
+		assert.Equal(t, want, run.Name, path)
+	}
+}
+
+// TestInferencePerfPrefixes: a directory with the stage files of two
+// prefixes (two arms of an experiment) names neither, and says which.
+func TestInferencePerfPrefixes(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(ipAgentic)
+	require.NoError(t, err)
+	for _, name := range []string{"baseline-stage_0_lifecycle_metrics.json", "treatment-stage_0_lifecycle_metrics.json"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	_, err = Open(dir)
+	require.ErrorContains(t, err, `the stage files of 2 inference-perf reports (file prefixes "baseline-", "treatment-"): name one stage file`)
+	run, err := Open(filepath.Join(dir, "treatment-stage_0_lifecycle_metrics.json"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(run.Name, "/treatment-stage_0"), run.Name)
+}
+
+// TestInferencePerfPromptTokens: inference-perf 0.7 publishes the prompt
+// lengths as prompt_tokens; they are the input_sequence_length.
+func TestInferencePerfPromptTokens(t *testing.T) {
+	run, err := Open(ipAgentic)
+	require.NoError(t, err)
+	isl, ok := run.Profile.Value(results.TagISL, "avg")
+	require.True(t, ok)
+	assert.InDelta(t, 97366.19419642857, isl, 1e-9)
+	p99, _ := run.Profile.Value(results.TagISL, "p99")
+	assert.InDelta(t, 249391.49, p99, 1e-9)
+	assert.Nil(t, run.Workload)
+	assert.Contains(t, run.NoWorkload, "no config.yaml beside the report")
+}
+
+// TestInferencePerfSweep: a configuration whose load.sweep picked the
+// stages' rates as it ran lists no load.stages; each stage is rebuilt at
+// the requested rate of its load_summary, for the requests it sent.
+func TestInferencePerfSweep(t *testing.T) {
+	cfg := strings.Replace(randomCfg("constant", "{rate: 2, duration: 10}", "true"), `  stages:
+  - {rate: 2, duration: 10}
+`, `  sweep: {type: linear, num_stages: 3, stage_duration: 60}
+`, 1)
+	require.Contains(t, cfg, "sweep:")
+	stage := strings.Replace(realStage(t), `"requested_rate": 8.0`, `"requested_rate": 31.4`, 1)
+	dir := writeReport(t, cfg, map[int]string{0: stage, 1: stage})
+	run, err := Open(filepath.Join(dir, "stage_1"))
+	require.NoError(t, err)
+	require.NotNil(t, run.Workload, run.NoWorkload)
+	assert.Len(t, run.Workload.Requests, 4800, "load_summary.count")
+	assert.InDelta(t, 1000/31.4, run.Workload.Requests[1].TimestampMs-run.Workload.Requests[0].TimestampMs, 1e-3)
+	assert.Contains(t, strings.Join(warning.Messages(run.WorkloadNotes), "\n"),
+		"load.sweep chose the stages' rates as it ran: stage 1 is rebuilt from its load_summary, 4800 requests at 31.4 requests/s")
+
+	noRate := strings.Replace(realStage(t), `"requested_rate": 8.0`, `"requested_rate": 0.0`, 1)
+	dir = writeReport(t, cfg, map[int]string{0: noRate})
+	run, err = Open(dir)
+	require.NoError(t, err)
+	assert.Nil(t, run.Workload)
+	assert.Contains(t, run.NoWorkload, "has no requested_rate and count")
 }

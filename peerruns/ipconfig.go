@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -29,6 +30,7 @@ type ipConfig struct {
 	Load struct {
 		Type                 string        `yaml:"type"`
 		Stages               []ipLoadStage `yaml:"stages"`
+		Sweep                *yaml.Node    `yaml:"sweep"`
 		NumWorkers           *int          `yaml:"num_workers"`
 		WorkerMaxConcurrency *int          `yaml:"worker_max_concurrency"`
 		BaseSeed             *int64        `yaml:"base_seed"`
@@ -75,6 +77,19 @@ type ipSharedPrefix struct {
 	QuestionDistribution    *ipDistribution `yaml:"question_distribution"`
 	OutputDistribution      *ipDistribution `yaml:"output_distribution"`
 	EnableMultiTurnChat     bool            `yaml:"enable_multi_turn_chat"`
+}
+
+// findIPConfig reads the config.yaml of the report in dir: inference-perf
+// writes it beside the stage files; a copy in the directory above is
+// read when there is none there. No config.yaml is an empty ipConfig
+// (path ""), whose stages are read without a workload.
+func findIPConfig(dir string) (*ipConfig, error) {
+	for _, d := range []string{dir, filepath.Dir(filepath.Clean(dir))} {
+		if p := filepath.Join(d, configName); isFile(p) {
+			return readIPConfig(p)
+		}
+	}
+	return &ipConfig{}, nil
 }
 
 func readIPConfig(path string) (*ipConfig, error) {

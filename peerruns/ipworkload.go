@@ -32,10 +32,18 @@ type stageLoad struct {
 	notes       []string
 }
 
-// stageLoad reads load.stages[i] and the client's concurrency.
-func (c *ipConfig) stageLoad(i int) (stageLoad, error) {
+// stageLoad reads load.stages[i] and the client's concurrency. A
+// configuration without load.stages (load.sweep, which picks its rates as
+// it runs) takes stage i's rate and length from its load_summary ls.
+func (c *ipConfig) stageLoad(i int, ls *ipLoadSummary) (stageLoad, error) {
 	l := stageLoad{index: i, osl: c.fixedOSL()}
-	if i >= len(c.Load.Stages) {
+	switch {
+	case c.path == "":
+		l.why = fmt.Sprintf("no %s beside the report: the workload is not rebuilt", configName)
+		return l, nil
+	case len(c.Load.Stages) == 0:
+		return c.sweptLoad(l, ls), nil
+	case i >= len(c.Load.Stages):
 		return l, c.errorf([]any{"load", "stages"}, "%d stage(s), but the report has stage %d", len(c.Load.Stages), i)
 	}
 	st, at := c.Load.Stages[i], []any{"load", "stages", i}
@@ -47,12 +55,7 @@ func (c *ipConfig) stageLoad(i int) (stageLoad, error) {
 		if !(st.Duration > 0) || math.IsInf(st.Duration, 0) {
 			return l, c.errorf(append(at, "duration"), "must be a finite number of seconds > 0, got %v", st.Duration)
 		}
-		l.mode, l.rate = traces.ModeConstant, st.Rate
-		if c.Load.Type == "poisson" {
-			l.mode = traces.ModePoisson
-		}
-		l.requests = int(math.Round(st.Rate * st.Duration))
-		l.concurrency = c.clientCap(&l)
+		l.setRate(c, st.Rate, int(math.Round(st.Rate*st.Duration)))
 	case "concurrent":
 		if st.NumRequests <= 0 {
 			return l, c.errorf(append(at, "num_requests"), "must be > 0, got %d", st.NumRequests)
@@ -65,6 +68,35 @@ func (c *ipConfig) stageLoad(i int) (stageLoad, error) {
 		l.why = fmt.Sprintf("load.type %s is not rebuilt (constant, poisson and concurrent are)", c.Load.Type)
 	}
 	return l, nil
+}
+
+// sweptLoad is the load of a stage that load.stages does not list: the
+// rate its load_summary says was asked for, for as many requests as were
+// sent.
+func (c *ipConfig) sweptLoad(l stageLoad, ls *ipLoadSummary) stageLoad {
+	switch {
+	case c.Load.Type != "" && c.Load.Type != "constant" && c.Load.Type != "poisson":
+		l.why = fmt.Sprintf("load.type %s is not rebuilt (constant, poisson and concurrent are)", c.Load.Type)
+	case ls == nil || ls.RequestedRate == nil || !(*ls.RequestedRate > 0) || math.IsInf(*ls.RequestedRate, 0) || ls.Count == nil || *ls.Count <= 0:
+		l.why = "load.stages is not in the configuration and the stage file's load_summary has no requested_rate and count: the workload is not rebuilt"
+	default:
+		l.setRate(c, *ls.RequestedRate, *ls.Count)
+		what := "load.stages is not in the configuration"
+		if c.Load.Sweep != nil {
+			what = "load.sweep chose the stages' rates as it ran"
+		}
+		l.notes = append(l.notes, fmt.Sprintf("%s: stage %d is rebuilt from its load_summary, %d requests at %.6g requests/s", what, l.index, *ls.Count, *ls.RequestedRate))
+	}
+	return l
+}
+
+// setRate makes l an open-loop stage of n requests at rate.
+func (l *stageLoad) setRate(c *ipConfig, rate float64, n int) {
+	l.mode, l.rate, l.requests = traces.ModeConstant, rate, n
+	if c.Load.Type == "poisson" {
+		l.mode = traces.ModePoisson
+	}
+	l.concurrency = c.clientCap(l)
 }
 
 // clientCap is the most requests the client keeps in flight:
@@ -81,6 +113,9 @@ func (c *ipConfig) clientCap(l *stageLoad) int {
 // fixedOSL is the configured output length when ignore_eos makes every
 // request produce it.
 func (c *ipConfig) fixedOSL() fixedOSL {
+	if c.path == "" {
+		return fixedOSL{why: fmt.Sprintf("no %s beside the report, so the output length is not known", configName)}
+	}
 	if c.Server.IgnoreEOS == nil || !*c.Server.IgnoreEOS {
 		return fixedOSL{why: "server.ignore_eos is not true, so the output length is the model's, and inference-perf's count of it is not usable"}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/simbench/simbench/results"
@@ -41,23 +42,29 @@ type Run struct {
 }
 
 // spot is where one run lives: the file or report directory, and the
-// stage or benchmark index within it (-1: the only one).
+// stage or benchmark index within it (-1: the only one). An inference-perf
+// report's stage files may carry a prefix (report.request_lifecycle's
+// report_file_prefix); a directory holding the stage files of several
+// prefixes names none of them (ambiguous lists them).
 type spot struct {
-	format string
-	path   string
-	index  int
+	format    string
+	path      string
+	index     int
+	prefix    string
+	ambiguous []string
 }
 
 var (
-	stageFile    = regexp.MustCompile(`^stage_([0-9]+)_lifecycle_metrics\.json$`)
+	stageFile    = regexp.MustCompile(`^(.*)stage_([0-9]+)_lifecycle_metrics\.json$`)
 	stageName    = regexp.MustCompile(`^stage_([0-9]+)$`)
 	benchmarkRef = regexp.MustCompile(`^benchmark_([0-9]+)$`)
 )
 
 // Detect names the format of the run at path ("" when it is none of the
-// peers' formats): an inference-perf report directory, one of its stage
-// files or DIR/stage_N; a vllm bench serve result; a guidellm benchmarks
-// file or FILE/benchmark_N.
+// peers' formats): an inference-perf report directory (or the run
+// directory above its results/), one of its stage files or DIR/stage_N; a
+// vllm bench serve result; a guidellm benchmarks file or
+// FILE/benchmark_N.
 func Detect(path string) string {
 	s, ok := locate(path)
 	if !ok {
@@ -78,7 +85,7 @@ func Open(path string) (*Run, error) {
 	)
 	switch s.format {
 	case FormatInferencePerf:
-		run, err = openInferencePerf(s.path, s.index)
+		run, err = openInferencePerf(s)
 	case FormatVLLMBench:
 		run, err = openVLLMBench(s.path)
 	default:
@@ -97,10 +104,10 @@ func locate(path string) (spot, bool) {
 	case err != nil:
 		return locateVirtual(path)
 	case st.IsDir():
-		return spot{format: FormatInferencePerf, path: path, index: -1}, isReportDir(path)
+		return findReport(path, -1)
 	}
-	if m := stageFile.FindStringSubmatch(filepath.Base(path)); m != nil && isReportDir(filepath.Dir(path)) {
-		return spot{format: FormatInferencePerf, path: filepath.Dir(path), index: atoi(m[1])}, true
+	if m := stageFile.FindStringSubmatch(filepath.Base(path)); m != nil {
+		return spot{format: FormatInferencePerf, path: filepath.Dir(path), index: atoi(m[2]), prefix: m[1]}, true
 	}
 	f := sniffJSON(path)
 	return spot{format: f, path: path, index: -1}, f != ""
@@ -110,8 +117,8 @@ func locate(path string) (spot, bool) {
 // part of a report rather than a file.
 func locateVirtual(path string) (spot, bool) {
 	parent, base := filepath.Dir(path), filepath.Base(path)
-	if m := stageName.FindStringSubmatch(base); m != nil && isReportDir(parent) {
-		return spot{format: FormatInferencePerf, path: parent, index: atoi(m[1])}, true
+	if m := stageName.FindStringSubmatch(base); m != nil {
+		return findReport(parent, atoi(m[1]))
 	}
 	if m := benchmarkRef.FindStringSubmatch(base); m != nil && sniffJSON(parent) == FormatGuideLLM {
 		return spot{format: FormatGuideLLM, path: parent, index: atoi(m[1])}, true
@@ -119,14 +126,34 @@ func locateVirtual(path string) (spot, bool) {
 	return spot{}, false
 }
 
-// isReportDir reports whether dir holds an inference-perf report: its
-// config.yaml and at least one stage file.
-func isReportDir(dir string) bool {
-	if !isFile(filepath.Join(dir, configName)) {
-		return false
+// findReport finds the inference-perf report in dir, or in dir/results
+// (inference-perf's layout under a run directory): the directory holding
+// its stage files.
+func findReport(dir string, index int) (spot, bool) {
+	for _, d := range []string{dir, filepath.Join(dir, "results")} {
+		prefixes := stagePrefixes(d)
+		switch {
+		case len(prefixes) == 1:
+			return spot{format: FormatInferencePerf, path: d, index: index, prefix: prefixes[0]}, true
+		case len(prefixes) > 1:
+			return spot{format: FormatInferencePerf, path: d, index: index, ambiguous: prefixes}, true
+		}
 	}
-	stages, _ := filepath.Glob(filepath.Join(dir, "stage_*_lifecycle_metrics.json"))
-	return len(stages) > 0
+	return spot{}, false
+}
+
+// stagePrefixes are the file-name prefixes of the stage files in dir
+// ("" for inference-perf's default names), sorted.
+func stagePrefixes(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if m := stageFile.FindStringSubmatch(e.Name()); m != nil && e.Type().IsRegular() && !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // sniffJSON tells a vllm bench serve result from a guidellm benchmarks
@@ -152,7 +179,7 @@ func sniffJSON(path string) string {
 		return true
 	}
 	switch {
-	case has("benchmarks", "args") || has("benchmarks", "metadata"):
+	case has("benchmarks"):
 		return FormatGuideLLM
 	case has("num_prompts", "mean_ttft_ms"):
 		return FormatVLLMBench
