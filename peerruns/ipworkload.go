@@ -264,11 +264,12 @@ func (r *Run) randomWorkload(cfg *ipConfig, load stageLoad, measuredISL float64)
 			return nil
 		}
 	}
-	isl := r.promptLength(int(math.Round(*in.Mean)), measuredISL, "input_distribution.mean")
+	configured := int(math.Round(*in.Mean))
+	isl := r.promptLength(configured, measuredISL, "input_distribution.mean")
 	spec := traces.SynthSpec{ISL: isl, ISLStddev: in.stddev(), OSL: int(math.Round(*out.Mean)), OSLStddev: out.stddev(),
-		Seed: seedOf(cfg.Load.BaseSeed)}
+		ISLRange: in.span(isl - configured), OSLRange: out.span(0), Seed: seedOf(cfg.Load.BaseSeed)}
 	if spec.ISLStddev > 0 || spec.OSLStddev > 0 {
-		r.note("the workload's lengths are normal draws without the configured min/max clamps")
+		r.note("the workload's lengths are normal draws clipped to the configured min and max (the input's moved by the measured ISL's offset from the configured mean), as inference-perf draws them; not the client's draws")
 	}
 	wl, err := synthesize(cfg, load, spec)
 	if err != nil {
@@ -276,6 +277,15 @@ func (r *Run) randomWorkload(cfg *ipConfig, load stageLoad, measuredISL float64)
 	}
 	r.Workload = wl
 	return nil
+}
+
+// span is the distribution's [min, max] moved by shift, where both are
+// set; else none.
+func (d *ipDistribution) span(shift int) [2]int {
+	if d.Min == nil || d.Max == nil {
+		return [2]int{}
+	}
+	return [2]int{max(1, *d.Min+shift), max(1, *d.Max+shift)}
 }
 
 func (d *ipDistribution) stddev() int {

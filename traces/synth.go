@@ -23,14 +23,17 @@ const pcgStream = 0x9e3779b97f4a7c15
 
 // SynthSpec describes a synthetic workload; see Synthesize.
 type SynthSpec struct {
-	Mode               string  // "concurrency"|"constant"|"poisson"|"gamma"; "" = poisson if Rate > 0, else concurrency
-	Concurrency        int     // concurrency mode: requests in flight; rate modes: cap (0 = unlimited)
-	RequestCount       int     // measured requests (warmup not included)
-	WarmupCount        int     // warmup requests sent first, marked Warmup
-	Rate               float64 // req/s (session starts/s when Turns > 1) for rate modes
-	GammaShape         float64 // gamma: shape k; 1 = poisson; 0 = 1
-	ISL, ISLStddev     int     // input length: normal, rounded, clamped >= 1
-	OSL, OSLStddev     int     // output length: normal, rounded, clamped >= 1
+	Mode           string  // "concurrency"|"constant"|"poisson"|"gamma"; "" = poisson if Rate > 0, else concurrency
+	Concurrency    int     // concurrency mode: requests in flight; rate modes: cap (0 = unlimited)
+	RequestCount   int     // measured requests (warmup not included)
+	WarmupCount    int     // warmup requests sent first, marked Warmup
+	Rate           float64 // req/s (session starts/s when Turns > 1) for rate modes
+	GammaShape     float64 // gamma: shape k; 1 = poisson; 0 = 1
+	ISL, ISLStddev int     // input length: normal, rounded, clamped >= 1
+	OSL, OSLStddev int     // output length: normal, rounded, clamped >= 1
+	// ISLRange and OSLRange clip the draws to [min, max] before rounding,
+	// as inference-perf's length distributions do; zero is no clip.
+	ISLRange, OSLRange [2]int
 	SharedPrefixTokens int     // shared prefix length, a multiple of BlockSize
 	NumPrefixGroups    int     // number of distinct shared prefixes, default 1
 	BlockSize          int     // tokens per hash block, default 512
@@ -96,6 +99,8 @@ func (s SynthSpec) normalized() (SynthSpec, error) {
 	check(s.OSL < 1 || s.OSL > MaxTokens, "--osl must be in [1, %d], got %d", MaxTokens, s.OSL)
 	check(s.ISLStddev < 0, "--isl-stddev must be >= 0, got %d", s.ISLStddev)
 	check(s.OSLStddev < 0, "--osl-stddev must be >= 0, got %d", s.OSLStddev)
+	check(badRange(s.ISLRange), "the input length range must be 1 <= min <= max, got %d..%d", s.ISLRange[0], s.ISLRange[1])
+	check(badRange(s.OSLRange), "the output length range must be 1 <= min <= max, got %d..%d", s.OSLRange[0], s.OSLRange[1])
 	check(s.BlockSize < 1, "--hash-block-size must be > 0, got %d", s.BlockSize)
 	check(s.NumPrefixGroups < 1, "--num-prefix-groups must be > 0, got %d", s.NumPrefixGroups)
 	check(s.Turns < 1, "--turns must be > 0, got %d", s.Turns)
@@ -187,7 +192,26 @@ func (s SynthSpec) describe() string {
 	}
 	return fmt.Sprintf("synthetic:%s %s requests=%d warmup=%d isl=%d±%d osl=%d±%d shared_prefix=%dx%d block=%d turns=%d delay=%gms seed=%d",
 		s.Mode, load, s.RequestCount, s.WarmupCount, s.ISL, s.ISLStddev, s.OSL, s.OSLStddev,
-		s.SharedPrefixTokens, s.NumPrefixGroups, s.BlockSize, s.Turns, s.TurnDelayMs, s.Seed)
+		s.SharedPrefixTokens, s.NumPrefixGroups, s.BlockSize, s.Turns, s.TurnDelayMs, s.Seed) + describeRanges(s)
+}
+
+// badRange reports a length clip that is set but empty or below 1.
+func badRange(r [2]int) bool {
+	return r != [2]int{} && (r[0] < 1 || r[1] < r[0])
+}
+
+// describeRanges names the length clips that are set.
+func describeRanges(s SynthSpec) string {
+	var out string
+	for _, r := range []struct {
+		name string
+		span [2]int
+	}{{"isl_range", s.ISLRange}, {"osl_range", s.OSLRange}} {
+		if r.span != [2]int{} {
+			out += fmt.Sprintf(" %s=%d..%d", r.name, r.span[0], r.span[1])
+		}
+	}
+	return out
 }
 
 // synth holds the generator state.
@@ -229,9 +253,9 @@ func (g *synth) session(reqs []Request, turns int, warmup bool) []Request {
 	for t := 0; t < turns; t++ {
 		r := Request{
 			Row: len(reqs), SessionID: id, Turn: t, Warmup: warmup,
-			OutputLength: g.length(s.OSL, s.OSLStddev),
+			OutputLength: g.length(s.OSL, s.OSLStddev, s.OSLRange),
 		}
-		add := g.length(s.ISL, s.ISLStddev)
+		add := g.length(s.ISL, s.ISLStddev, s.ISLRange)
 		if t == 0 {
 			r.TimestampMs, r.HasTimestamp = ts, hasTs
 			r.InputLength = add
@@ -268,12 +292,17 @@ func (g *synth) arrival(k int) (float64, bool) {
 }
 
 // length draws round(N(mean, stddev)) clamped to [1, MaxTokens].
-func (g *synth) length(mean, stddev int) int {
+// length draws a length of the normal distribution (mean, stddev),
+// clipped to span when it is set, rounded, and at least 1.
+func (g *synth) length(mean, stddev int, span [2]int) int {
 	if stddev == 0 {
 		return mean
 	}
-	v := math.Round(float64(mean) + float64(stddev)*g.rng.NormFloat64())
-	return int(math.Max(1, math.Min(v, MaxTokens)))
+	v := float64(mean) + float64(stddev)*g.rng.NormFloat64()
+	if span != [2]int{} {
+		v = math.Max(float64(span[0]), math.Min(v, float64(span[1])))
+	}
+	return int(math.Max(1, math.Min(math.Round(v), MaxTokens)))
 }
 
 func (g *synth) firstHashIDs(isl, group int) []int64 {

@@ -146,7 +146,7 @@ func (g *agentSynth) generate() ([]Request, error) {
 func (g *agentSynth) session() []TurnSpec {
 	a, b := &g.spec, &g.spec.Base
 	turns := 1 + g.poisson(a.Turns-1)
-	specs := []TurnSpec{{NewTokens: g.synth.length(b.ISL, b.ISLStddev), OutputLength: g.synth.length(b.OSL, b.OSLStddev)}}
+	specs := []TurnSpec{{NewTokens: g.synth.length(b.ISL, b.ISLStddev, b.ISLRange), OutputLength: g.synth.length(b.OSL, b.OSLStddev, b.OSLRange)}}
 	prev := 0
 	for t := 1; t < turns; t++ {
 		parents := []int{prev}
@@ -159,7 +159,7 @@ func (g *agentSynth) session() []TurnSpec {
 		slices.Sort(parents)
 		ctx := prev
 		specs = append(specs, TurnSpec{Parents: parents, Context: &ctx, NewTokens: g.newTokens(),
-			OutputLength: g.synth.length(b.OSL, b.OSLStddev), DelayMs: g.toolDelay()})
+			OutputLength: g.synth.length(b.OSL, b.OSLStddev, b.OSLRange), DelayMs: g.toolDelay()})
 		prev = len(specs) - 1
 	}
 	return specs
@@ -169,10 +169,10 @@ func (g *agentSynth) session() []TurnSpec {
 func (g *agentSynth) subAgent(specs []TurnSpec, parent int) []TurnSpec {
 	b := &g.spec.Base
 	specs = append(specs, TurnSpec{Parents: []int{parent}, Fresh: true,
-		NewTokens: g.synth.length(b.ISL, b.ISLStddev), OutputLength: g.synth.length(b.OSL, b.OSLStddev)})
+		NewTokens: g.synth.length(b.ISL, b.ISLStddev, b.ISLRange), OutputLength: g.synth.length(b.OSL, b.OSLStddev, b.OSLRange)})
 	for range g.poisson(g.spec.SubTurns - 1) {
 		specs = append(specs, TurnSpec{Parents: []int{len(specs) - 1}, NewTokens: g.newTokens(),
-			OutputLength: g.synth.length(b.OSL, b.OSLStddev), DelayMs: g.toolDelay()})
+			OutputLength: g.synth.length(b.OSL, b.OSLStddev, b.OSLRange), DelayMs: g.toolDelay()})
 	}
 	return specs
 }

@@ -127,6 +127,37 @@ func TestSynthesizeLengths(t *testing.T) {
 	assert.Equal(t, 1.0, distOf(osl).Min, "clamped to >= 1")
 }
 
+// TestSynthesizeLengthRanges: a range clips the normal draws to [min,
+// max] (inference-perf's lengths), so the bounds gather what lies beyond
+// them; without one the same seed draws past them.
+func TestSynthesizeLengthRanges(t *testing.T) {
+	spec := SynthSpec{Concurrency: 1, RequestCount: 2000, ISL: 2048, ISLStddev: 40, OSL: 512, OSLStddev: 20, Seed: 9}
+	free, err := Synthesize(spec)
+	require.NoError(t, err)
+	spec.ISLRange, spec.OSLRange = [2]int{2000, 2100}, [2]int{480, 550}
+	clipped, err := Synthesize(spec)
+	require.NoError(t, err)
+	var outside, atBound int
+	for i, r := range clipped.Requests {
+		f := free.Requests[i]
+		require.GreaterOrEqual(t, r.InputLength, 2000)
+		require.LessOrEqual(t, r.InputLength, 2100)
+		require.GreaterOrEqual(t, r.OutputLength, 480)
+		require.LessOrEqual(t, r.OutputLength, 550)
+		if f.OutputLength < 480 || f.OutputLength > 550 {
+			outside++
+			assert.Contains(t, []int{480, 550}, r.OutputLength, "a draw beyond the range lands on its bound")
+		}
+		if r.InputLength == 2000 || r.InputLength == 2100 {
+			atBound++
+		}
+	}
+	assert.Greater(t, outside, 10, "512 ± 20 falls below 480 in about 5 %% of draws")
+	assert.Greater(t, atBound, 10)
+	assert.Contains(t, clipped.Source, "isl_range=2000..2100 osl_range=480..550")
+	assert.NotContains(t, free.Source, "range")
+}
+
 func TestSynthesizeSharedPrefix(t *testing.T) {
 	wl, err := Synthesize(SynthSpec{Concurrency: 1, RequestCount: 6, ISL: 1500, OSL: 1, SharedPrefixTokens: 1024, NumPrefixGroups: 2, BlockSize: 256})
 	require.NoError(t, err)
@@ -200,6 +231,8 @@ func TestSynthesizeErrors(t *testing.T) {
 		{"isl", func(s *SynthSpec) { s.ISL = 0 }, "--isl must be in [1, 16777216], got 0"},
 		{"osl", func(s *SynthSpec) { s.OSL = -1 }, "--osl must be in [1, 16777216], got -1"},
 		{"isl stddev", func(s *SynthSpec) { s.ISLStddev = -1 }, "--isl-stddev must be >= 0, got -1"},
+		{"isl range", func(s *SynthSpec) { s.ISLRange = [2]int{10, 5} }, "the input length range must be 1 <= min <= max, got 10..5"},
+		{"osl range", func(s *SynthSpec) { s.OSLRange = [2]int{0, 5} }, "the output length range must be 1 <= min <= max, got 0..5"},
 		{"block size", func(s *SynthSpec) { s.BlockSize = -1 }, "--hash-block-size must be > 0, got -1"},
 		{"prefix not whole blocks", func(s *SynthSpec) { s.SharedPrefixTokens = 100 }, "--shared-prefix-tokens (100) must be a multiple of --hash-block-size (512): only whole blocks can be shared"},
 		{"groups", func(s *SynthSpec) { s.NumPrefixGroups = -1 }, "--num-prefix-groups must be > 0, got -1"},
