@@ -33,7 +33,7 @@ func TestCompareRefusesRunsWithNothingToCompare(t *testing.T) {
 		{"an empty aggregate", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, results.RecordsName)))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, results.ProfileJSONName), []byte("{}"), 0o644))
-		}, "no successful request: nothing to compare"},
+		}, "neither a request count nor a latency: nothing to compare"},
 		{"records without a success", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, results.ProfileJSONName)))
 			path := filepath.Join(dir, results.RecordsName)
@@ -68,4 +68,25 @@ func TestCompareRefusesRunsWithNothingToCompare(t *testing.T) {
 			assert.Contains(t, err.Error(), dir)
 		})
 	}
+}
+
+// TestCompareLatenciesWithoutACount: a result file that publishes latency
+// statistics but not how many requests succeeded (a vllm benchmark whose
+// totals were cut) is compared on its statistics, not refused as a run
+// without a successful request.
+func TestCompareLatenciesWithoutACount(t *testing.T) {
+	t.Parallel()
+	const counted, uncounted = "../peerruns/testdata/vllm-bench/vllm-0.11-e2el-c100.json", "../peerruns/testdata/vllm-bench/vllm-ascend-nightly-qps4.json"
+	ref, err := Open(uncounted)
+	require.NoError(t, err)
+	_, ok := ref.Profile.Value(results.TagRequestCount, "avg")
+	require.False(t, ok, "the file has no count")
+	cand, err := Open(counted)
+	require.NoError(t, err)
+	rep, err := Compare([]*Input{ref}, []*Input{cand}, Options{Stall: DefaultStallOptions})
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, WriteText(&b, rep))
+	assert.Contains(t, b.String(), "Time to First Token (ms)")
+	assert.Contains(t, warningText(rep.Warnings), "request_count is left out")
 }

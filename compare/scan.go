@@ -52,9 +52,9 @@ func Scan(in *Input, opts StallOptions) (*Digest, error) {
 // requests than its records: the directory may mix two runs, or its
 // records are an excerpt.
 func checkCounts(in *Input, d *Digest, stored bool) error {
-	valid, _ := in.Profile.Value(results.TagRequestCount, "avg")
-	if valid <= 0 && (d == nil || len(d.Requests) == 0) {
-		return fmt.Errorf("%s: no successful request: nothing to compare", in.Path)
+	valid, counted := in.Profile.Value(results.TagRequestCount, "avg")
+	if err := checkSomething(in, d, valid, counted); err != nil {
+		return err
 	}
 	if d == nil || !stored || in.Format != FormatAIPerf {
 		return nil
@@ -66,4 +66,32 @@ func checkCounts(in *Input, d *Digest, stored bool) error {
 			"the per-request figures the records'", in.Name, int(valid), int(failed), len(d.Requests), d.Errors))
 	}
 	return nil
+}
+
+// checkSomething refuses an input with nothing to compare: no successful
+// request (a count of 0, or failures only), or neither a count nor a
+// latency. A file that publishes latencies without a count (a vllm
+// benchmark whose totals were cut) is compared on them.
+func checkSomething(in *Input, d *Digest, valid float64, counted bool) error {
+	if d != nil && len(d.Requests) > 0 {
+		return nil
+	}
+	failed, _ := in.Profile.Value(results.TagErrorRequestCount, "avg")
+	switch {
+	case counted && valid <= 0, !counted && (failed > 0 || d != nil && d.Errors > 0):
+		return fmt.Errorf("%s: no successful request: nothing to compare", in.Path)
+	case !counted && !hasLatencies(in.Profile):
+		return fmt.Errorf("%s: neither a request count nor a latency: nothing to compare", in.Path)
+	}
+	return nil
+}
+
+// hasLatencies reports whether p has any latency statistic to compare.
+func hasLatencies(p *results.Profile) bool {
+	for _, tag := range []string{results.TagRequestLatency, results.TagTTFT, results.TagITL, results.TagICL} {
+		if _, ok := p.Value(tag, "avg"); ok {
+			return true
+		}
+	}
+	return false
 }

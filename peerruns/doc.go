@@ -16,10 +16,22 @@
 //     report without its config.yaml is read without a workload or an
 //     output length, and says so.
 //   - `vllm bench serve --save-result` JSON (also `vllm bench sweep`'s
-//     run=N.json, which is the same object with the sweep's parameters).
-//   - guidellm's benchmarks JSON: each entry of "benchmarks" is one run,
-//     named FILE/benchmark_N (0-based); a file with one benchmark is that
-//     benchmark.
+//     run=N.json, which is the same object with the sweep's parameters, and
+//     benchmark_serving.py's results before it, whose request latency is
+//     *_latency_ms). With --save-detailed's per-request lists (input_lens,
+//     output_lens, ttfts, itls, errors, start_times) every distribution is
+//     computed from the lists with AIPerf's definitions, failed requests
+//     (and those that received no content) excluded.
+//   - SGLang's `python -m sglang.bench_serving` results (.jsonl, or .json):
+//     each line is one run, named FILE/run_N (0-based); a file of one line
+//     is that run. Its per-request lists (--output-details) are read as
+//     vLLM's; the bare Infinity that Python writes is accepted for
+//     request_rate only.
+//   - guidellm's benchmarks JSON, every schema from 0.1 (per-request
+//     values only, each statistic computed from them), 0.2–0.3 and 0.4 on:
+//     each benchmark is one run, named FILE/benchmark_N (0-based; in a 0.1
+//     file, counting the benchmarks of all its reports in order); a file
+//     with one benchmark is that benchmark.
 //
 // Each field is mapped to AIPerf's metric of the same definition, and only
 // then. Where a tool's field means something else, it is left out, and the

@@ -21,6 +21,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 const (
 	ipReport = "testdata/inference-perf/20260218-150304-codellama-34b-tp2-general/results"
 	glFileA  = "testdata/guidellm/jan20-prefill-llama7b-tp1-1/guidellm-results.json"
+	glFile01 = "testdata/guidellm/optimum-neuron-std-8b-v2/guidellm_report.json"
+	glFile02 = "testdata/guidellm/guidellm-unit-fixture/benchmarks_stripped.json"
 )
 
 // TestGolden reads every real file under testdata and compares what each
@@ -31,8 +33,20 @@ func TestGolden(t *testing.T) {
 		{ipReport + "/stage_1_lifecycle_metrics.json", "inference-perf-stage1.golden"},
 		{glFileA + "/benchmark_0", "guidellm-benchmark0.golden"},
 		{glFileA + "/benchmark_4", "guidellm-benchmark4.golden"},
+		{glFile01 + "/benchmark_0", "guidellm-v01-benchmark0.golden"},
+		{glFile01 + "/benchmark_1", "guidellm-v01-benchmark1.golden"},
+		{glFile02, "guidellm-v02.golden"},
 		{"testdata/vllm-bench/sweep-max_num_seqs4-run0.json", "vllm-bench-sweep-run0.golden"},
 		{"testdata/vllm-bench/all-requests-failed.json", "vllm-bench-all-failed.golden"},
+		{"testdata/vllm-bench/vllm-0.5.4img-lambdalabs-detailed.json", "vllm-bench-0.5.4-lambdalabs-detailed.golden"},
+		{"testdata/vllm-bench/vllm-ascend-nightly-qps4.json", "vllm-bench-ascend-nightly-qps4.golden"},
+		{"testdata/vllm-bench/vllm-fork-2025-09-ascend-chat.json", "vllm-bench-fork-2025-09-ascend-chat.golden"},
+		{"testdata/vllm-bench/vllm-0.11-e2el-c100.json", "vllm-bench-0.11-e2el-c100.golden"},
+		{"testdata/vllm-bench/vllm-0.19-detailed-c1.json", "vllm-bench-0.19-detailed-c1.golden"},
+		{"testdata/sglang-bench/sglang-2024-online-5rates.jsonl/run_0", "sglang-bench-2024-online-run0.golden"},
+		{"testdata/sglang-bench/sglang-2024-online-5rates.jsonl/run_4", "sglang-bench-2024-online-run4.golden"},
+		{"testdata/sglang-bench/sglang-2024-online-5rates.jsonl/run_6", "sglang-bench-2024-online-run6.golden"},
+		{"testdata/sglang-bench/sglang-0.5.9-detailed.jsonl", "sglang-bench-0.5.9-detailed.golden"},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			run, err := Open(tc.path)
@@ -81,7 +95,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 // TestNoNonFinite checks no reader writes NaN or Inf.
 func TestNoNonFinite(t *testing.T) {
-	for _, p := range []string{ipReport + "/stage_0", glFileA + "/benchmark_1", "testdata/vllm-bench/all-requests-failed.json"} {
+	for _, p := range []string{ipReport + "/stage_0", glFileA + "/benchmark_1", glFile01 + "/benchmark_1", glFile02, "testdata/vllm-bench/all-requests-failed.json"} {
 		run, err := Open(p)
 		require.NoError(t, err)
 		var b bytes.Buffer

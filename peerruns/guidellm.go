@@ -3,6 +3,7 @@ package peerruns
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,32 +11,76 @@ import (
 	"github.com/simbench/simbench/results"
 )
 
-// glFile is a guidellm benchmarks file (guidellm 0.4 and later).
+// guidellm's benchmarks files come in three layouts, told apart by the
+// members of their first benchmark (glSchemaOf):
+//   - 0.1 (a GuidanceReport): benchmarks[] are reports, each with its args
+//     and a list "benchmarks" of runs holding the per-request results and
+//     no aggregates (guidellm_v01.go);
+//   - 0.2 and 0.3: each benchmark has "request_totals", "args" (its
+//     strategy) and "worker" (the model) beside guidellm's per-metric
+//     summaries in "metrics" (0.2's percentiles have no p50);
+//   - 0.4 and later: each benchmark has "config" (its strategy) and the
+//     totals under "metrics"; the model is in the file's args (0.4 to 0.6),
+//     its config.spec.backend (0.7 and later) or the benchmark's
+//     config.backend.
+const (
+	glSchema01 = "0.1"
+	glSchema02 = "0.2/0.3"
+	glSchema04 = "0.4+"
+)
+
+// glFile is a guidellm benchmarks file of guidellm 0.4 and later.
 type glFile struct {
-	Metadata struct {
-		GuideLLMVersion string `json:"guidellm_version"`
-	} `json:"metadata"`
 	Args struct {
 		Model *string `json:"model"`
 	} `json:"args"`
+	Config struct {
+		Spec struct {
+			Backend struct {
+				Model *string `json:"model"`
+			} `json:"backend"`
+		} `json:"spec"`
+	} `json:"config"`
 	Benchmarks []glBenchmark `json:"benchmarks"`
 }
 
 type glBenchmark struct {
 	Config struct {
-		Strategy struct {
-			Type           string   `json:"type_"`
-			MaxConcurrency *int     `json:"max_concurrency"`
-			Rate           *float64 `json:"rate"`
-		} `json:"strategy"`
+		Strategy glStrategy `json:"strategy"`
+		Backend  struct {
+			Model *string `json:"model"`
+		} `json:"backend"`
 	} `json:"config"`
 	Metrics  map[string]json.RawMessage `json:"metrics"`
 	Duration *float64                   `json:"duration"`
 }
 
+// glStrategy is a benchmark's scheduling strategy: synchronous,
+// concurrent (streams), throughput (max_concurrency), constant or poisson
+// (rate).
+type glStrategy struct {
+	Type           string   `json:"type_"`
+	MaxConcurrency *int     `json:"max_concurrency"`
+	Streams        *int     `json:"streams"`
+	Rate           *float64 `json:"rate"`
+}
+
+// glSummary is one benchmark of guidellm 0.2 and later, whose metrics are
+// guidellm's own summaries, gathered from wherever its schema keeps them.
+type glSummary struct {
+	where       string // file and benchmark, for errors
+	totalsField string // where the schema keeps the request totals
+	totals      json.RawMessage
+	metrics     map[string]json.RawMessage
+	duration    *float64
+	strategy    glStrategy
+	model       string
+}
+
 // glDist is one status (successful, errored, …) of a guidellm metric.
 type glDist struct {
 	Mean        *float64           `json:"mean"`
+	Median      *float64           `json:"median"`
 	StdDev      *float64           `json:"std_dev"`
 	Min         *float64           `json:"min"`
 	Max         *float64           `json:"max"`
@@ -48,6 +93,9 @@ type glDist struct {
 var glPercentiles = map[string]string{"p01": "p1", "p05": "p5", "p10": "p10", "p25": "p25", "p50": "p50",
 	"p75": "p75", "p90": "p90", "p95": "p95", "p99": "p99"}
 
+// stats names the summary's statistics as AIPerf's. guidellm 0.2 writes no
+// p50: its median, computed with the same estimator as its percentiles,
+// stands in.
 func (d *glDist) stats() map[string]float64 {
 	out := map[string]float64{}
 	for name, v := range map[string]*float64{"avg": d.Mean, "std": d.StdDev, "min": d.Min, "max": d.Max} {
@@ -60,14 +108,18 @@ func (d *glDist) stats() map[string]float64 {
 			out[name] = v
 		}
 	}
+	if _, ok := out["p50"]; !ok && d.Median != nil {
+		out["p50"] = *d.Median
+	}
 	return out
 }
 
 // glMetrics maps guidellm's per-request metrics onto AIPerf's, with the
 // factor to display units. Its inter_token_latency_ms is (latency −
 // TTFT)/(output_tokens − 1) per request, AIPerf's; its
-// time_per_output_token_ms divides the whole latency, TTFT included, and
-// is not read.
+// time_per_output_token_ms divides another span (0.4 and later: the whole
+// latency, TTFT included; 0.2 and 0.3: first to last token, by all the
+// output tokens) and is not read.
 var glMetrics = []struct {
 	name, tag string
 	scale     float64
@@ -79,50 +131,128 @@ var glMetrics = []struct {
 	{"prompt_token_count", results.TagISL, 1},
 }
 
+const glEstimatorWarning = "guidellm's percentiles come from its own estimator, not numpy's linear interpolation: they may differ from AIPerf's by up to a sample"
+
 func openGuideLLM(path string, index int) (*Run, error) {
-	var f glFile
-	if err := readJSON(path, &f); err != nil {
-		return nil, err
-	}
-	if index < 0 {
-		if len(f.Benchmarks) != 1 {
-			return nil, fmt.Errorf("%s: a guidellm file of %d benchmarks: name one as %s (0-based)",
-				path, len(f.Benchmarks), filepath.Join(path, "benchmark_N"))
-		}
-		index = 0
-	}
-	if index >= len(f.Benchmarks) {
-		return nil, fmt.Errorf("%s: no benchmark %d (the file has %d)", path, index, len(f.Benchmarks))
-	}
-	where := fmt.Sprintf("%s: benchmarks[%d]", path, index)
-	bm := &f.Benchmarks[index]
-	run := &Run{Name: strings.TrimSuffix(filepath.Base(path), ".json") + "/benchmark_" + strconv.Itoa(index),
-		Format: FormatGuideLLM, NoWorkload: "guidellm's benchmarks file is not rebuilt as a workload"}
-	p, err := guideLLMProfile(where, bm)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	run.Profile = p
-	run.warn("guidellm's percentiles come from its own estimator, not numpy's linear interpolation: they may differ from AIPerf's by up to a sample; its time_per_output_token_ms includes the TTFT and is not compared")
-	run.Profile.InputConfig, err = guideLLMInputConfig(&f, bm)
-	return run, err
+	var top struct {
+		Benchmarks []map[string]json.RawMessage `json:"benchmarks"`
+	}
+	if err := decodeJSON(path, b, &top); err != nil {
+		return nil, err
+	}
+	if len(top.Benchmarks) == 0 {
+		return nil, fmt.Errorf("%s: field \"benchmarks\" is empty", path)
+	}
+	schema, err := glSchemaOf(path, top.Benchmarks[0])
+	if err != nil {
+		return nil, err
+	}
+	switch schema {
+	case glSchema01:
+		return openGuideLLM01(path, b, index)
+	case glSchema02:
+		return openGuideLLM02(path, b, index)
+	}
+	return openGuideLLM04(path, b, index)
 }
 
-func guideLLMProfile(where string, bm *glBenchmark) (*results.Profile, error) {
-	totals, err := glTotals(where, bm.Metrics)
+// glSchemaOf tells guidellm's layouts apart by the members of the file's
+// first benchmark.
+func glSchemaOf(path string, first map[string]json.RawMessage) (string, error) {
+	has := func(k string) bool { _, ok := first[k]; return ok }
+	switch {
+	case has("benchmarks"):
+		return glSchema01, nil
+	case has("request_totals") || has("worker"):
+		return glSchema02, nil
+	case has("config") || has("metrics"):
+		return glSchema04, nil
+	}
+	return "", fmt.Errorf("%s: benchmarks[0]: a guidellm benchmark of no known schema: it has no field "+
+		"\"benchmarks\" (0.1), \"request_totals\" or \"worker\" (0.2, 0.3), \"config\" or \"metrics\" (0.4 and later)", path)
+}
+
+// glPick resolves the index of the benchmark asked for in a file of n
+// (-1: the file's only one).
+func glPick(path string, index, n int) (int, error) {
+	if index < 0 {
+		if n != 1 {
+			return 0, fmt.Errorf("%s: a guidellm file of %d benchmarks: name one as %s (0-based)",
+				path, n, filepath.Join(path, "benchmark_N"))
+		}
+		return 0, nil
+	}
+	if index >= n {
+		return 0, fmt.Errorf("%s: no benchmark %d (the file has %d)", path, index, n)
+	}
+	return index, nil
+}
+
+// newGuideLLMRun is the run of benchmark index of the file at path.
+func newGuideLLMRun(path string, index int) *Run {
+	return &Run{Name: strings.TrimSuffix(filepath.Base(path), ".json") + "/benchmark_" + strconv.Itoa(index),
+		Format: FormatGuideLLM, NoWorkload: "guidellm's benchmarks file is not rebuilt as a workload"}
+}
+
+// openGuideLLM04 reads a benchmark of guidellm 0.4 and later.
+func openGuideLLM04(path string, b []byte, index int) (*Run, error) {
+	var f glFile
+	if err := decodeJSON(path, b, &f); err != nil {
+		return nil, err
+	}
+	index, err := glPick(path, index, len(f.Benchmarks))
 	if err != nil {
 		return nil, err
 	}
-	if bm.Duration == nil || !(*bm.Duration > 0) {
-		return nil, missing(where, "duration")
+	bm := &f.Benchmarks[index]
+	s := &glSummary{where: fmt.Sprintf("%s: benchmarks[%d]", path, index), totalsField: "metrics.request_totals",
+		totals: bm.Metrics["request_totals"], metrics: bm.Metrics, duration: bm.Duration,
+		strategy: bm.Config.Strategy, model: firstModel(f.Args.Model, bm.Config.Backend.Model, f.Config.Spec.Backend.Model)}
+	run := newGuideLLMRun(path, index)
+	run.warn("%s; its time_per_output_token_ms includes the TTFT and is not compared", glEstimatorWarning)
+	return run, s.fill(run)
+}
+
+// firstModel is the first model name given, "" for none.
+func firstModel(names ...*string) string {
+	for _, n := range names {
+		if n != nil && *n != "" {
+			return *n
+		}
+	}
+	return ""
+}
+
+// fill sets the run's profile from the benchmark's summaries.
+func (s *glSummary) fill(run *Run) error {
+	p, err := s.profile()
+	if err != nil {
+		return err
+	}
+	run.Profile = p
+	run.Profile.InputConfig, err = guideLLMInputConfig(s.model, s.strategy)
+	return err
+}
+
+func (s *glSummary) profile() (*results.Profile, error) {
+	totals, err := glTotals(s.where, s.totalsField, s.totals)
+	if err != nil {
+		return nil, err
+	}
+	if s.duration == nil || !(*s.duration > 0) {
+		return nil, missing(s.where, "duration")
 	}
 	dists := map[string]*glDist{}
 	for _, m := range glMetrics {
-		if dists[m.name], err = glSuccessful(where, bm.Metrics, m.name); err != nil {
+		if dists[m.name], err = glSuccessful(s.where, s.metrics, m.name); err != nil {
 			return nil, err
 		}
 	}
-	dur, n := *bm.Duration, totals["successful"]
+	dur, n := *s.duration, totals["successful"]
 	p := newProfile()
 	p.scalar(results.TagRequestThroughput, n/dur)
 	p.dist(results.TagRequestLatency, dists["request_latency"].stats(), 1000)
@@ -144,23 +274,22 @@ func guideLLMProfile(where string, bm *glBenchmark) (*results.Profile, error) {
 	return p.p, nil
 }
 
-// glTotals reads metrics.request_totals.
-func glTotals(where string, metrics map[string]json.RawMessage) (map[string]float64, error) {
-	raw, ok := metrics["request_totals"]
-	if !ok {
-		return nil, missing(where, "metrics.request_totals")
+// glTotals reads the request totals the schema keeps at field.
+func glTotals(where, field string, raw json.RawMessage) (map[string]float64, error) {
+	if raw == nil {
+		return nil, missing(where, field)
 	}
 	var totals map[string]float64
 	if err := json.Unmarshal(raw, &totals); err != nil {
-		return nil, fmt.Errorf("%s: field \"metrics.request_totals\": %w", where, err)
+		return nil, fmt.Errorf("%s: field %q: %w", where, field, err)
 	}
 	if _, ok := totals["successful"]; !ok {
-		return nil, missing(where, "metrics.request_totals.successful")
+		return nil, missing(where, field+".successful")
 	}
 	return totals, nil
 }
 
-// glSuccessful reads metrics.<name>.successful; nil when the metric is
+// glSuccessful reads metrics.<name>.successful; empty when the metric is
 // absent.
 func glSuccessful(where string, metrics map[string]json.RawMessage, name string) (*glDist, error) {
 	raw, ok := metrics[name]
@@ -182,21 +311,22 @@ func glSuccessful(where string, metrics map[string]json.RawMessage, name string)
 // sum is the metric's total over the successful requests (NaN if absent).
 func sum(d *glDist) float64 { return ptrValue(d.TotalSum) }
 
-// guideLLMInputConfig records the model and the benchmark's strategy.
-func guideLLMInputConfig(f *glFile, bm *glBenchmark) (json.RawMessage, error) {
-	model := ""
-	if f.Args.Model != nil {
-		model = *f.Args.Model
-	}
-	st := bm.Config.Strategy
+// guideLLMInputConfig records the model and the benchmark's strategy: its
+// concurrency cap (synchronous: 1) and its rate.
+func guideLLMInputConfig(model string, st glStrategy) (json.RawMessage, error) {
 	ic := results.InputConfig{
 		Endpoint: &results.EndpointConfig{ModelNames: []string{model}, Streaming: true},
 		Loadgen:  &results.LoadgenConfig{},
 	}
-	if st.MaxConcurrency != nil {
+	switch {
+	case st.MaxConcurrency != nil:
 		ic.Loadgen.Concurrency = *st.MaxConcurrency
+	case st.Streams != nil:
+		ic.Loadgen.Concurrency = *st.Streams
+	case st.Type == "synchronous":
+		ic.Loadgen.Concurrency = 1
 	}
-	if st.Rate != nil && finite(*st.Rate) {
+	if st.Rate != nil && finite(*st.Rate) && *st.Rate > 0 {
 		ic.Loadgen.RequestRate = *st.Rate
 		ic.Loadgen.ArrivalPattern = st.Type
 	}

@@ -1,6 +1,7 @@
 package peerruns
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ const (
 	FormatInferencePerf = "inference-perf"
 	FormatVLLMBench     = "vllm-bench"
 	FormatGuideLLM      = "guidellm"
+	FormatSGLangBench   = "sglang-bench"
 )
 
 // Run is one run of another benchmark tool, in simbench's terms.
@@ -58,13 +60,15 @@ var (
 	stageFile    = regexp.MustCompile(`^(.*)stage_([0-9]+)_lifecycle_metrics\.json$`)
 	stageName    = regexp.MustCompile(`^stage_([0-9]+)$`)
 	benchmarkRef = regexp.MustCompile(`^benchmark_([0-9]+)$`)
+	runRef       = regexp.MustCompile(`^run_([0-9]+)$`)
 )
 
 // Detect names the format of the run at path ("" when it is none of the
 // peers' formats): an inference-perf report directory (or the run
 // directory above its results/), one of its stage files or DIR/stage_N; a
 // vllm bench serve result; a guidellm benchmarks file or
-// FILE/benchmark_N.
+// FILE/benchmark_N; an SGLang bench_serving result (.json or .jsonl) or
+// FILE/run_N.
 func Detect(path string) string {
 	s, ok := locate(path)
 	if !ok {
@@ -77,7 +81,7 @@ func Detect(path string) string {
 func Open(path string) (*Run, error) {
 	s, ok := locate(path)
 	if !ok {
-		return nil, fmt.Errorf("%s: not an inference-perf report, a vllm bench serve result or a guidellm benchmarks file", path)
+		return nil, fmt.Errorf("%s: not an inference-perf report, a vllm bench serve result or a guidellm benchmarks file (nor an SGLang bench_serving result)", path)
 	}
 	var (
 		run *Run
@@ -88,6 +92,8 @@ func Open(path string) (*Run, error) {
 		run, err = openInferencePerf(s)
 	case FormatVLLMBench:
 		run, err = openVLLMBench(s.path)
+	case FormatSGLangBench:
+		run, err = openSGLangBench(s.path, s.index)
 	default:
 		run, err = openGuideLLM(s.path, s.index)
 	}
@@ -113,8 +119,9 @@ func locate(path string) (spot, bool) {
 	return spot{format: f, path: path, index: -1}, f != ""
 }
 
-// locateVirtual resolves DIR/stage_N and FILE/benchmark_N, which name a
-// part of a report rather than a file.
+// locateVirtual resolves DIR/stage_N, FILE/benchmark_N and FILE/run_N
+// (an SGLang file's line), which name a part of a report rather than a
+// file.
 func locateVirtual(path string) (spot, bool) {
 	parent, base := filepath.Dir(path), filepath.Base(path)
 	if m := stageName.FindStringSubmatch(base); m != nil {
@@ -122,6 +129,9 @@ func locateVirtual(path string) (spot, bool) {
 	}
 	if m := benchmarkRef.FindStringSubmatch(base); m != nil && sniffJSON(parent) == FormatGuideLLM {
 		return spot{format: FormatGuideLLM, path: parent, index: atoi(m[1])}, true
+	}
+	if m := runRef.FindStringSubmatch(base); m != nil && sniffJSON(parent) == FormatSGLangBench {
+		return spot{format: FormatSGLangBench, path: parent, index: atoi(m[1])}, true
 	}
 	return spot{}, false
 }
@@ -157,9 +167,18 @@ func stagePrefixes(dir string) []string {
 }
 
 // sniffJSON tells a vllm bench serve result from a guidellm benchmarks
-// file by their top-level members; "" for anything else.
+// file by their top-level members, and an SGLang bench_serving result
+// (.json or .jsonl: one run a line) by its first line; "" for anything
+// else.
 func sniffJSON(path string) string {
-	if filepath.Ext(path) != ".json" || !isFile(path) {
+	ext := filepath.Ext(path)
+	if ext != ".json" && ext != ".jsonl" || !isFile(path) {
+		return ""
+	}
+	if ext == ".jsonl" {
+		if sniffSGLang(firstLine(path)) {
+			return FormatSGLangBench
+		}
 		return ""
 	}
 	b, err := os.ReadFile(path)
@@ -168,6 +187,9 @@ func sniffJSON(path string) string {
 	}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(b, &top) != nil {
+		if sniffSGLang(b) {
+			return FormatSGLangBench
+		}
 		return ""
 	}
 	has := func(keys ...string) bool {
@@ -181,10 +203,24 @@ func sniffJSON(path string) string {
 	switch {
 	case has("benchmarks"):
 		return FormatGuideLLM
+	case sniffSGLang(b):
+		return FormatSGLangBench
 	case has("num_prompts", "mean_ttft_ms"):
 		return FormatVLLMBench
 	}
 	return ""
+}
+
+// firstLine is the first line of the file at path (nil if unreadable),
+// read without the rest: a per-request JSONL may be large.
+func firstLine(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadBytes('\n')
+	return line
 }
 
 func isFile(path string) bool {

@@ -2,10 +2,13 @@ package peerruns
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,13 +18,27 @@ import (
 // vllmMetrics maps vllm bench serve's per-request metrics onto AIPerf's.
 // Its tpot is (latency − ttft)/(output_len − 1) per request, AIPerf's
 // inter_token_latency; its itl pools the gaps between streamed chunks,
-// AIPerf's inter_chunk_latency; e2el is the request latency.
+// AIPerf's inter_chunk_latency; e2el is the request latency
+// (benchmark_serving.py of the vLLM 0.5 era named it latency).
 var vllmMetrics = []struct{ name, tag string }{
 	{"e2el", results.TagRequestLatency},
+	{"latency", results.TagRequestLatency},
 	{"ttft", results.TagTTFT},
 	{"tpot", results.TagITL},
 	{"itl", results.TagICL},
 }
+
+// benchShape is what a vllm-style result (vLLM's or SGLang's, which was
+// adapted from it) names its figures, and what its itl is.
+type benchShape struct {
+	tool            string // for warnings: "vllm bench serve's"
+	latency         string // the request latency's statistic name (e2el, latency, e2e_latency)
+	totalThroughput string // the total token throughput's member
+	chunkITL        bool   // itl is one gap per content chunk (AIPerf's inter_chunk_latency)
+}
+
+// runTotals are the run-level members written with "completed".
+var runTotals = []string{"duration", "total_input_tokens", "total_output_tokens", "request_throughput", "output_throughput"}
 
 func openVLLMBench(path string) (*Run, error) {
 	b, err := os.ReadFile(path)
@@ -32,69 +49,130 @@ func openVLLMBench(path string) (*Run, error) {
 	if err := decodeJSON(path, b, &top); err != nil {
 		return nil, err
 	}
-	nums, err := vllmNumbers(path, b, top)
-	if err != nil {
-		return nil, err
-	}
-	completed, ok := nums["completed"]
-	if !ok {
-		return nil, missing(path, "completed")
+	nums, bad := numbers(top, isStatKey)
+	if bad != "" {
+		return nil, fmt.Errorf("%s:%d: field %q: %s is not a number", path, keyLine(b, bad), bad, strings.TrimSpace(string(top[bad])))
 	}
 	run := &Run{Name: strings.TrimSuffix(filepath.Base(path), ".json"), Format: FormatVLLMBench,
 		NoWorkload: "vllm bench serve's result does not record its dataset"}
+	lists, err := readLists(path, top, func(v any) error { return decodeJSON(path, b, v) })
+	if err != nil {
+		return nil, err
+	}
+	shape := benchShape{tool: "vllm bench serve's", latency: "e2el", totalThroughput: "total_token_throughput", chunkITL: true}
+	if !hasStat(nums, "e2el") && hasStat(nums, "latency") {
+		shape.latency = "latency"
+		run.warn("the file names the request latency {mean,median,std,p99}_latency_ms (benchmark_serving.py's name before e2el): read as request_latency")
+	}
 	p := newProfile()
-	if completed > 0 {
-		vllmRequestMetrics(p, nums, completed)
-	} else {
-		run.warn("no request completed: the per-request statistics it writes as 0 are not read")
-		p.scalar(results.TagRequestCount, 0)
+	if lists != nil {
+		run.listProfile(p, lists, nums, shape)
+	} else if err := run.aggregateProfile(p, path, nums, shape); err != nil {
+		return nil, err
 	}
-	p.scalar(results.TagTotalOutputTokens, nums["total_output_tokens"])
-	p.scalar(results.TagBenchmarkDuration, nums["duration"])
-	p.scalar(results.TagTotalISL, nums["total_input_tokens"])
-	p.scalar(results.TagTotalOSL, nums["total_output_tokens"])
-	if f := nums["failed"]; f > 0 {
-		p.scalar(results.TagErrorRequestCount, f)
-	}
-	if completed > 0 {
-		p.scalar(results.TagTotalThroughput, nums["total_token_throughput"])
-	}
-	run.Profile = p.p
-	run.warn("vllm bench serve's itl pools the gaps between streamed chunks: it is compared as inter_chunk_latency; its tpot is inter_token_latency")
+	run.Profile = p.sorted()
 	run.Profile.InputConfig, err = vllmInputConfig(top)
 	return run, err
 }
 
-// vllmRequestMetrics adds the metrics of the completed requests, in
-// AIPerf's order.
-func vllmRequestMetrics(p *profile, nums map[string]float64, completed float64) {
-	p.scalar(results.TagRequestThroughput, nums["request_throughput"])
-	p.dist(results.TagRequestLatency, vllmStats(nums, "e2el"), 1)
-	p.scalar(results.TagRequestCount, completed)
-	p.dist(results.TagTTFT, vllmStats(nums, "ttft"), 1)
-	p.dist(results.TagITL, vllmStats(nums, "tpot"), 1)
-	p.scalar(results.TagOutputThroughput, nums["output_throughput"])
-	p.dist(results.TagOSL, map[string]float64{"avg": nums["total_output_tokens"] / completed}, 1)
-	p.dist(results.TagISL, map[string]float64{"avg": nums["total_input_tokens"] / completed}, 1)
-	p.dist(results.TagICL, vllmStats(nums, "itl"), 1)
+// aggregateProfile reads the file's statistics (no per-request lists). A
+// file with none of the run totals (vllm-ascend's nightly results keep
+// only the latency statistics) is read as those statistics; one with
+// totals but no "completed" is not a result vLLM writes.
+func (r *Run) aggregateProfile(p *profile, path string, nums map[string]float64, shape benchShape) error {
+	completed, ok := nums["completed"]
+	switch {
+	case !ok && slices.ContainsFunc(runTotals, func(k string) bool { _, has := nums[k]; return has }):
+		return missing(path, "completed")
+	case !ok:
+		r.warn("the file has no completed, failed, duration, totals or throughputs, only latency statistics: those are read; request_count is left out, since num_prompts counts the requests sent and the file does not say how many succeeded (the statistics are over those)")
+		requestStats(p, nums, shape)
+		r.itlNote(shape)
+		return nil
+	case completed > 0:
+		p.scalar(results.TagRequestCount, completed)
+		requestStats(p, nums, shape)
+		r.throughputs(p, nums, shape)
+	default:
+		r.warn("no request completed: the per-request statistics it writes as 0 are not read")
+		p.scalar(results.TagRequestCount, 0)
+	}
+	r.itlNote(shape)
+	p.present(nums, results.TagTotalOutputTokens, "total_output_tokens")
+	p.present(nums, results.TagBenchmarkDuration, "duration")
+	p.present(nums, results.TagTotalISL, "total_input_tokens")
+	p.present(nums, results.TagTotalOSL, "total_output_tokens")
+	if f := nums["failed"]; f > 0 {
+		p.scalar(results.TagErrorRequestCount, f)
+	}
+	return nil
 }
 
-// vllmNumbers keeps the result's numeric members. Others (request_rate
-// "inf", nulls, strings) are not statistics, except where a statistic is
-// read: there a non-number is an error naming the field and its line.
-func vllmNumbers(path string, b []byte, top map[string]json.RawMessage) (map[string]float64, error) {
-	out := map[string]float64{}
-	for k, raw := range top {
-		s := strings.TrimSpace(string(raw))
+// requestStats adds the distributions of the completed requests.
+func requestStats(p *profile, nums map[string]float64, shape benchShape) {
+	p.dist(results.TagRequestLatency, vllmStats(nums, shape.latency), 1)
+	p.dist(results.TagTTFT, vllmStats(nums, "ttft"), 1)
+	p.dist(results.TagITL, vllmStats(nums, "tpot"), 1)
+	if shape.chunkITL {
+		p.dist(results.TagICL, vllmStats(nums, "itl"), 1)
+	}
+	completed, ok := nums["completed"]
+	if !ok || completed <= 0 {
+		return
+	}
+	if v, ok := nums["total_output_tokens"]; ok {
+		p.dist(results.TagOSL, map[string]float64{"avg": v / completed}, 1)
+	}
+	if v, ok := nums["total_input_tokens"]; ok {
+		p.dist(results.TagISL, map[string]float64{"avg": v / completed}, 1)
+	}
+}
+
+// throughputs adds the run's throughputs that the file has, and derives
+// the total token throughput from the input and output ones (or the
+// totals and the duration) where it has not.
+func (r *Run) throughputs(p *profile, nums map[string]float64, shape benchShape) {
+	p.present(nums, results.TagRequestThroughput, "request_throughput")
+	p.present(nums, results.TagOutputThroughput, "output_throughput")
+	if p.present(nums, results.TagTotalThroughput, shape.totalThroughput) {
+		return
+	}
+	in, okIn := nums["input_throughput"]
+	out, okOut := nums["output_throughput"]
+	if okIn && okOut {
+		p.scalar(results.TagTotalThroughput, in+out)
+		r.warn("the file has no %s: total_token_throughput is derived as input_throughput + output_throughput", shape.totalThroughput)
+	}
+}
+
+func (r *Run) itlNote(shape benchShape) {
+	if shape.chunkITL {
+		r.warn("%s itl pools the gaps between streamed chunks: it is compared as inter_chunk_latency; its tpot is inter_token_latency", shape.tool)
+	}
+}
+
+// numbers keeps the result's numeric members. Others (request_rate "inf",
+// nulls, strings, lists) are not statistics, except where a statistic is
+// read (isStat): there a non-number is returned as bad, the first in
+// name order.
+func numbers(top map[string]json.RawMessage, isStat func(string) bool) (nums map[string]float64, bad string) {
+	nums = map[string]float64{}
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s := strings.TrimSpace(string(top[k]))
 		v, err := strconv.ParseFloat(s, 64)
 		switch {
 		case err == nil && finite(v):
-			out[k] = v
-		case s != "null" && isStatKey(k):
-			return nil, fmt.Errorf("%s:%d: field %q: %s is not a number", path, keyLine(b, k), k, s)
+			nums[k] = v
+		case s != "null" && isStat(k) && bad == "":
+			bad = k
 		}
 	}
-	return out, nil
+	return nums, bad
 }
 
 // keyLine is the line of the first member named k.
@@ -112,10 +190,15 @@ func isStatKey(k string) bool {
 	}
 	switch k {
 	case "completed", "failed", "duration", "total_input_tokens", "total_output_tokens",
-		"request_throughput", "output_throughput", "total_token_throughput":
+		"request_throughput", "input_throughput", "output_throughput", "total_token_throughput":
 		return true
 	}
 	return false
+}
+
+// hasStat reports whether the file has a statistic of metric m.
+func hasStat(nums map[string]float64, m string) bool {
+	return len(vllmStats(nums, m)) > 0
 }
 
 // vllmStats gathers metric m's {mean,median,std,pN}_<m>_ms statistics.
@@ -165,4 +248,217 @@ func vllmInputConfig(top map[string]json.RawMessage) (json.RawMessage, error) {
 		ic.Loadgen.Concurrency = *head.MaxConcurrency
 	}
 	return encodeInputConfig(ic, FormatVLLMBench)
+}
+
+// present adds run-level metric tag from member k when the file has it.
+func (b *profile) present(nums map[string]float64, tag, k string) bool {
+	v, ok := nums[k]
+	if ok {
+		b.scalar(tag, v)
+	}
+	return ok
+}
+
+// sorted returns the profile with its metrics in AIPerf's order.
+func (b *profile) sorted() *results.Profile {
+	rank := map[string]int{}
+	for i, d := range results.Defs() {
+		rank[d.Tag] = i
+	}
+	slices.SortStableFunc(b.p.Metrics, func(x, y results.MetricResult) int { return cmp.Compare(rank[x.Tag], rank[y.Tag]) })
+	return b.p
+}
+
+// requestLists are the per-request lists of `vllm bench serve
+// --save-detailed` (and of benchmark_serving.py before it, and of SGLang's
+// bench_serving --output-details, adapted from it): one entry per request
+// sent, failed ones included; times in seconds.
+type requestLists struct {
+	InputLens  []float64   `json:"input_lens"`
+	OutputLens []float64   `json:"output_lens"`
+	TTFTs      []float64   `json:"ttfts"`
+	ITLs       [][]float64 `json:"itls"`
+	Errors     []string    `json:"errors"`
+	StartTimes []float64   `json:"start_times"`
+}
+
+// readLists decodes the per-request lists when the result has them (nil
+// when it has no ttfts and itls); decode decodes the result, with errors
+// naming its file, line and field.
+func readLists(name string, top map[string]json.RawMessage, decode func(any) error) (*requestLists, error) {
+	if !isList(top["ttfts"]) || !isList(top["itls"]) {
+		return nil, nil
+	}
+	var l requestLists
+	if err := decode(&l); err != nil {
+		return nil, err
+	}
+	n := len(l.TTFTs)
+	for _, f := range []struct {
+		name string
+		len  int
+	}{{"itls", len(l.ITLs)}, {"input_lens", len(l.InputLens)}, {"output_lens", len(l.OutputLens)}, {"errors", len(l.Errors)}} {
+		if _, ok := top[f.name]; !ok {
+			return nil, missing(name, f.name)
+		}
+		if f.len != n {
+			return nil, fmt.Errorf("%s: field %q: %d entries, but ttfts has %d", name, f.name, f.len, n)
+		}
+	}
+	if _, ok := top["start_times"]; ok && len(l.StartTimes) != n {
+		return nil, fmt.Errorf("%s: field %q: %d entries, but ttfts has %d", name, "start_times", len(l.StartTimes), n)
+	}
+	return &l, nil
+}
+
+func isList(raw json.RawMessage) bool {
+	s := bytes.TrimSpace(raw)
+	return len(s) > 0 && s[0] == '['
+}
+
+// requestValues are AIPerf's per-request metrics of the lists, in ms and
+// tokens, and the run's totals.
+type requestValues struct {
+	latency, ttft, ttst, itl, otpu, prefill, isl, osl, icl, errISL []float64
+
+	valid, failed, noContent int
+	totalISL, totalOSL       float64
+	start, end               float64 // s, over valid requests with start_times
+}
+
+// perRequest applies AIPerf's definitions to each request of l. A request
+// failed when its error is not empty, and also (as AIPerf's
+// InvalidInferenceResultError) when it received no content: ttft 0 and no
+// gaps, which the tools count as completed. chunkGaps says whether itls
+// holds one gap per content chunk (inter_chunk_latency and
+// time_to_second_token are then read from it).
+func perRequest(l *requestLists, chunkGaps bool) requestValues {
+	v := requestValues{start: math.Inf(1), end: math.Inf(-1)}
+	for i, ttftS := range l.TTFTs {
+		switch {
+		case l.Errors[i] != "":
+			v.failed++
+			v.errISL = append(v.errISL, l.InputLens[i])
+		case ttftS <= 0 && len(l.ITLs[i]) == 0:
+			v.failed++
+			v.noContent++
+			v.errISL = append(v.errISL, l.InputLens[i])
+		default:
+			v.add(l, i, chunkGaps)
+		}
+	}
+	return v
+}
+
+// add adds successful request i.
+func (v *requestValues) add(l *requestLists, i int, chunkGaps bool) {
+	gaps := l.ITLs[i]
+	lastS := l.TTFTs[i]
+	for _, g := range gaps {
+		lastS += g
+	}
+	ttft, latency := l.TTFTs[i]*1000, lastS*1000
+	isl, osl := l.InputLens[i], l.OutputLens[i]
+	v.valid++
+	v.totalISL += isl
+	v.totalOSL += osl
+	v.latency = append(v.latency, latency)
+	v.ttft = append(v.ttft, ttft)
+	v.isl = append(v.isl, isl)
+	v.osl = append(v.osl, osl)
+	if osl >= 2 {
+		itl := (latency - ttft) / (osl - 1)
+		v.itl = append(v.itl, itl)
+		if itl != 0 {
+			v.otpu = append(v.otpu, 1/(itl/1e3))
+		}
+	}
+	if ttft > 0 && isl > 0 {
+		v.prefill = append(v.prefill, isl/(ttft/1e3))
+	}
+	if chunkGaps && len(gaps) > 0 && !slices.ContainsFunc(gaps, func(g float64) bool { return g < 0 }) {
+		v.ttst = append(v.ttst, gaps[0]*1000)
+		for _, g := range gaps {
+			v.icl = append(v.icl, g*1000)
+		}
+	}
+	if l.StartTimes != nil {
+		v.start = min(v.start, l.StartTimes[i])
+		v.end = max(v.end, l.StartTimes[i]+lastS)
+	}
+}
+
+// listProfile computes the run's AIPerf metrics from its per-request
+// lists; of the file's aggregates only the duration is read (when the
+// lists have no start_times), and the file's latency mean is compared.
+func (r *Run) listProfile(p *profile, l *requestLists, nums map[string]float64, shape benchShape) {
+	v := perRequest(l, shape.chunkITL)
+	r.warn("the per-request lists are read: every distribution is computed from them with AIPerf's definitions (request_latency = ttft + the request's itls, to its last content chunk; inter_token_latency = (request_latency − ttft)/(OSL − 1)), over the %d requests without an error; the file's statistics are not read", v.valid)
+	if v.noContent > 0 {
+		r.warn("%d request(s) have no error but received no content (ttft 0, no itls): counted as failed, as AIPerf does, where the tool counted them as completed (its ttft statistics include their 0)", v.noContent)
+	}
+	for _, d := range []struct {
+		tag    string
+		values []float64
+	}{
+		{results.TagRequestLatency, v.latency}, {results.TagTTFT, v.ttft}, {results.TagTTST, v.ttst},
+		{results.TagITL, v.itl}, {results.TagOTPU, v.otpu}, {results.TagOSL, v.osl}, {results.TagISL, v.isl},
+		{results.TagICL, v.icl}, {results.TagErrorISL, v.errISL}, {results.TagPrefillPerUser, v.prefill},
+	} {
+		if s, ok := results.Summarize(d.values); ok {
+			p.dist(d.tag, s.Stats(), 1)
+		}
+	}
+	if v.noContent == 0 {
+		r.compareLatency(nums, shape, v.latency)
+	}
+	p.scalar(results.TagRequestCount, float64(v.valid))
+	if v.failed > 0 {
+		p.scalar(results.TagErrorRequestCount, float64(v.failed))
+		p.scalar(results.TagTotalErrorISL, fsum(v.errISL))
+	}
+	if v.valid == 0 {
+		return
+	}
+	p.scalar(results.TagTotalISL, v.totalISL)
+	p.scalar(results.TagTotalOSL, v.totalOSL)
+	p.scalar(results.TagTotalOutputTokens, v.totalOSL)
+	r.listThroughputs(p, v, nums)
+}
+
+// listThroughputs adds the duration and the throughputs: AIPerf's duration
+// (first start to last response of the valid requests) when the lists
+// have start_times, else the file's.
+func (r *Run) listThroughputs(p *profile, v requestValues, nums map[string]float64) {
+	dur, ok := v.end-v.start, v.end > v.start
+	if ok {
+		r.warn("benchmark_duration is AIPerf's, from start_times: the first request's start to the last successful request's last content chunk (%.6g s; the file's duration, %.6g s, is the tool's whole run)", dur, nums["duration"])
+	} else if dur, ok = nums["duration"]; ok && dur > 0 {
+		r.warn("the lists have no start times: benchmark_duration is the file's, and the throughputs are the lists' totals over it")
+	} else {
+		return
+	}
+	p.scalar(results.TagBenchmarkDuration, dur)
+	p.scalar(results.TagRequestThroughput, float64(v.valid)/dur)
+	p.scalar(results.TagOutputThroughput, v.totalOSL/dur)
+	p.scalar(results.TagTotalThroughput, (v.totalISL+v.totalOSL)/dur)
+}
+
+// compareLatency warns when the tool's own mean latency differs from
+// AIPerf's computed from the lists by more than a microsecond.
+func (r *Run) compareLatency(nums map[string]float64, shape benchShape, latency []float64) {
+	mean, ok := nums["mean_"+shape.latency+"_ms"]
+	if !ok || len(latency) == 0 {
+		return
+	}
+	ours := fsum(slices.Clone(latency)) / float64(len(latency))
+	if math.Abs(ours-mean) > 1e-3 {
+		r.warn("request_latency from the lists averages %.6g ms, the file's mean_%s_ms %.6g ms: the tool's latency ends at the end of the stream, not at the last content chunk, or counts requests AIPerf does not", ours, shape.latency, mean)
+	}
+}
+
+// fsum is numpy's sum of values (results.Summarize's).
+func fsum(values []float64) float64 {
+	s, _ := results.Summarize(slices.Clone(values))
+	return s.Sum
 }

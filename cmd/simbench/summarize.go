@@ -16,7 +16,7 @@ func summarizeCommand() *cli.Command {
 		Usage:     "recompute profile_export_aiperf.json and .csv from a per-request export, or convert another tool's run",
 		ArgsUsage: "FILE.jsonl | PEER-RUN",
 		UsageText: "simbench summarize profile_export.jsonl -o DIR [--goodput \"time_to_first_token:200\"]\n" +
-			"simbench summarize (REPORT/stage_N | vllm-bench.json | guidellm.json[/benchmark_N]) -o DIR",
+			"simbench summarize (REPORT/stage_N | vllm-bench.json | sglang-bench.jsonl[/run_N] | guidellm.json[/benchmark_N]) -o DIR",
 		Description: help("summarize"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "directory to write the aggregate files into", Required: true},
