@@ -21,7 +21,9 @@
 //     *_latency_ms). With --save-detailed's per-request lists (input_lens,
 //     output_lens, ttfts, itls, errors, start_times) every distribution is
 //     computed from the lists with AIPerf's definitions, failed requests
-//     (and those that received no content) excluded.
+//     (and those that received no content) excluded, and the workload is
+//     rebuilt from them (listWorkload: lengths, and send times where
+//     recorded; each prompt unique).
 //   - SGLang's `python -m sglang.bench_serving` results (.jsonl, or .json):
 //     each line is one run, named FILE/run_N (0-based); a file of one line
 //     is that run. Its per-request lists (--output-details) are read as

@@ -361,9 +361,16 @@ func (c *ipConfig) inputConfig(load stageLoad, wl *traces.Workload) (json.RawMes
 	if load.mode != traces.ModeConcurrency {
 		ic.Loadgen.ArrivalPattern = load.mode
 	}
-	if wl != nil {
-		ic.Workload = &results.WorkloadInfo{BlockSize: wl.BlockSize, Concurrency: wl.Concurrency, Digest: wl.Digest,
-			Requests: len(wl.Requests), Source: wl.Source}
-	}
+	ic.Workload = workloadInfo(wl)
 	return encodeInputConfig(ic, FormatInferencePerf)
+}
+
+// workloadInfo records the rebuilt workload wl in input_config (nil for
+// none), so that compare checks two runs replayed the same requests.
+func workloadInfo(wl *traces.Workload) *results.WorkloadInfo {
+	if wl == nil {
+		return nil
+	}
+	return &results.WorkloadInfo{BlockSize: wl.BlockSize, Concurrency: wl.Concurrency, Digest: wl.Digest,
+		Requests: len(wl.Requests), Source: wl.Source}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
 )
 
 // SGLang's `python -m sglang.bench_serving --output-file F.jsonl` appends
@@ -110,11 +111,12 @@ func (r *Run) sglangRun(path string, line sglangLine) error {
 	p := newProfile()
 	if lists != nil {
 		r.listProfile(p, lists, nums, shape)
+		r.listWorkload("SGLang bench_serving's", path, lists, readBenchLoad(top))
 	} else if err := r.sglangAggregates(p, where, nums, shape); err != nil {
 		return err
 	}
 	r.Profile = p.sorted()
-	r.Profile.InputConfig, err = sglangInputConfig(top)
+	r.Profile.InputConfig, err = sglangInputConfig(top, r.Workload)
 	return err
 }
 
@@ -199,7 +201,7 @@ func isSGLangStatKey(k string) bool {
 
 // sglangInputConfig records the model (server_info's model_path, when the
 // result has it), the request rate and the concurrency cap.
-func sglangInputConfig(top map[string]json.RawMessage) (json.RawMessage, error) {
+func sglangInputConfig(top map[string]json.RawMessage, wl *traces.Workload) (json.RawMessage, error) {
 	var head struct {
 		ServerInfo struct {
 			ModelPath string `json:"model_path"`
@@ -222,6 +224,7 @@ func sglangInputConfig(top map[string]json.RawMessage) (json.RawMessage, error) 
 	if head.MaxConcurrency != nil {
 		ic.Loadgen.Concurrency = *head.MaxConcurrency
 	}
+	ic.Workload = workloadInfo(wl)
 	return encodeInputConfig(ic, FormatSGLangBench)
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
 )
 
 // vllmMetrics maps vllm bench serve's per-request metrics onto AIPerf's.
@@ -67,11 +68,12 @@ func openVLLMBench(path string) (*Run, error) {
 	p := newProfile()
 	if lists != nil {
 		run.listProfile(p, lists, nums, shape)
+		run.listWorkload("vllm bench serve's", path, lists, readBenchLoad(top))
 	} else if err := run.aggregateProfile(p, path, nums, shape); err != nil {
 		return nil, err
 	}
 	run.Profile = p.sorted()
-	run.Profile.InputConfig, err = vllmInputConfig(top)
+	run.Profile.InputConfig, err = vllmInputConfig(top, run.Workload)
 	return run, err
 }
 
@@ -228,7 +230,7 @@ func vllmStats(nums map[string]float64, m string) map[string]float64 {
 
 // vllmInputConfig records the model, the request rate and the
 // concurrency cap.
-func vllmInputConfig(top map[string]json.RawMessage) (json.RawMessage, error) {
+func vllmInputConfig(top map[string]json.RawMessage, wl *traces.Workload) (json.RawMessage, error) {
 	var head struct {
 		ModelID        string          `json:"model_id"`
 		NumPrompts     int             `json:"num_prompts"`
@@ -247,6 +249,7 @@ func vllmInputConfig(top map[string]json.RawMessage) (json.RawMessage, error) {
 	if head.MaxConcurrency != nil {
 		ic.Loadgen.Concurrency = *head.MaxConcurrency
 	}
+	ic.Workload = workloadInfo(wl)
 	return encodeInputConfig(ic, FormatVLLMBench)
 }
 
