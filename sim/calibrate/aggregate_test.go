@@ -191,3 +191,54 @@ func TestCalibrateLightStagesPredictHeavy(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateLongPromptTTFTIsPrefill: runs of one long prompt length
+// pin only the sum of the request overhead and the prompt's compute. On a
+// GPU configuration with the trained priors the TTFT beyond the frontend's
+// plausible overhead goes to the prompt tokens' efficiency, which the
+// public runs do not pin (a deployment measured at 40 % of peak on its
+// prompts is recovered), not to an overhead of hundreds of ms; a TTFT the
+// overhead explains within its prior stays the overhead's.
+func TestCalibrateLongPromptTTFTIsPrefill(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		isl        int
+		prefillEff float64
+		overhead   float64
+	}{
+		{"long prompts at 40 % of peak", 16000, 0.4, sim.DefaultConfig().Frontend.RequestOverheadMs},
+		{"short prompts, a slower frontend", 200, 0, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gpu := func() sim.Config {
+				c := sim.DefaultConfig() // the trained GPU priors
+				c.Hardware.GPU, c.Hardware.Model, c.Timing.Model = "h100", "qwen3-8b", "physics"
+				c.ServerMetrics.Enabled = false
+				return c
+			}
+			truth := gpu()
+			truth.Timing.Physics.PrefillEfficiency = tc.prefillEff
+			truth.Frontend.RequestOverheadMs = tc.overhead
+			dir := filepath.Join(t.TempDir(), "c1")
+			writeAggregateRun(t, dir, truth, traces.Spec{Concurrency: ptr(1), RequestCount: ptr(8), ISL: ptr(tc.isl), OSL: ptr(16)})
+			tg, err := LoadTarget(dir)
+			require.NoError(t, err)
+			base := gpu()
+			res, err := Fit(context.Background(), []Target{tg}, Options{Base: base, Jitter: -1, Seeds: 1})
+			require.NoError(t, err)
+			got := map[string]sim.CalibratedParam{}
+			for _, p := range res.Params {
+				got[p.Name] = p
+			}
+			if tc.prefillEff == 0 {
+				assert.NotContains(t, got, "prefill_efficiency")
+				assert.InDelta(t, tc.overhead, got["request_overhead_ms"].Value, 1.5)
+				return
+			}
+			require.Contains(t, got, "prefill_efficiency")
+			assert.InEpsilon(t, tc.prefillEff, got["prefill_efficiency"].Value, 0.1)
+			assert.Equal(t, base.Frontend.RequestOverheadMs, got["request_overhead_ms"].Value)
+			assert.Equal(t, got["prefill_efficiency"].Value, res.Config.Timing.Physics.PrefillEfficiency)
+		})
+	}
+}
