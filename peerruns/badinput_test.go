@@ -42,7 +42,7 @@ func TestVLLMAndGuideLLMBadInput(t *testing.T) {
 		{name: "guidellm bad statistic", path: edited(t, glFileA, `"time_to_first_token_ms": {"successful": {"mean": `, `"time_to_first_token_ms": {"successful": {"mean": "x", "m": `),
 			suffix: "benchmark_0", want: []string{"benchmarks[0]: field \"metrics.time_to_first_token_ms\"", "json: cannot unmarshal string"}},
 		{name: "not a peer file", path: "testdata/README.md",
-			want: []string{"not an inference-perf report, a vllm bench serve result or a guidellm benchmarks file"}},
+			want: []string{"not an inference-perf report, a vllm bench serve or SGLang bench_serving result, or a guidellm benchmarks file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Open(filepath.Join(tc.path, tc.suffix))

@@ -81,7 +81,7 @@ func Detect(path string) string {
 func Open(path string) (*Run, error) {
 	s, ok := locate(path)
 	if !ok {
-		return nil, fmt.Errorf("%s: not an inference-perf report, a vllm bench serve result or a guidellm benchmarks file (nor an SGLang bench_serving result)", path)
+		return nil, fmt.Errorf("%s: not an inference-perf report, a vllm bench serve or SGLang bench_serving result, or a guidellm benchmarks file", path)
 	}
 	var (
 		run *Run
