@@ -504,22 +504,9 @@ func stepsOptions(e sim.EngineConfig) StepsOptions {
 // cannot otherwise tell from the frontend's. Other servers send their
 // headers later (SGLang once the request is with its scheduler; Ollama and
 // llama.cpp's server with the first token), so theirs say nothing of it.
-//
-// Without headers, a GPU configuration whose timing is the trained physics
-// priors (physicsStart) centres the overhead on its own frontend's
-// (frontend.request_overhead_ms, fitted with them on public GPU runs),
-// with sd gpuOverheadSD: requests of one prompt length on an idle engine
-// pin only the sum of the overhead and the prompt's compute, and a flat
-// prior would put the whole TTFT in the overhead (hundreds of ms for a
-// long prompt) and leave the compute efficiency, which the public runs'
-// short prompts do not pin, at its prior.
 func ackOverheadPrior(base sim.Config, prefills []Prefill) (mean, sd float64) {
-	fallback, fallbackSD := 0.0, flatSD
-	if physicsStart(base) != nil {
-		fallback, fallbackSD = base.Frontend.RequestOverheadMs, gpuOverheadSD
-	}
 	if base.Engine.Type != "vllm" {
-		return fallback, fallbackSD
+		return 0, flatSD
 	}
 	var acks []float64
 	for _, p := range prefills {
@@ -528,15 +515,15 @@ func ackOverheadPrior(base sim.Config, prefills []Prefill) (mean, sd float64) {
 		}
 	}
 	if len(acks) < minAcks || 2*len(acks) < len(prefills) {
-		return fallback, fallbackSD
+		return 0, flatSD
 	}
 	return median(acks) + priorHandoffMs, priorHandoffSD
 }
 
-// gpuOverheadSD is the prior sd (ms) of a GPU configuration's request
-// overhead around its frontend's: the public runs' folds put vLLM's
-// between 6.9 and 8.8 ms; other frontends, and a long prompt's
-// tokenization, take some ms more or less.
+// gpuOverheadSD is the spread (ms) of a GPU configuration's request
+// overhead around its frontend's that prefillBeyondOverhead allows: the
+// public runs' folds put vLLM's between 6.9 and 8.8 ms; other frontends,
+// and a long prompt's tokenization, take some ms more or less.
 const gpuOverheadSD = 10
 
 // The hand-off from vLLM's response headers to its engine core (ms), and
@@ -752,19 +739,22 @@ func settleOverhead(ctx context.Context, cfg *sim.Config, targets []Target, idle
 	fe := idle
 	var err error
 	fe.Value, err = refineOverhead(ctx, cfg, targets, max(0, fe.Value-w), fe.Value+w, opts, evals)
-	return fe, err
+	if err != nil {
+		return fe, err
+	}
+	return prefillBeyondOverhead(ctx, cfg, targets, fe, opts, evals)
 }
 
 // prefillBeyondOverhead: a TTFT the request overhead fe explains only
 // beyond what a GPU configuration's frontend plausibly takes (its trained
 // overhead + 3 gpuOverheadSD) is the prompts' compute instead, when the
 // prompt tokens' efficiency (timing.physics.prefill_efficiency) can
-// explain it as well with the frontend's own overhead. Runs of aggregates
-// at one prompt length pin only the sum of the two; the public GPU runs'
-// short, prefix-cached prompts pin the overhead, and not the efficiency of
-// a long prompt's products, so the sum goes to the efficiency. The
-// efficiency's fit is added to the result's parameters by the caller's
-// caller (Result.Params, through cfg).
+// explain it as well with the frontend's own overhead. Runs at one prompt
+// length (aggregates, or idle requests whose response headers do not bound
+// the overhead) pin only the sum of the two; the public GPU runs' short,
+// prefix-cached prompts pin the overhead, and not the efficiency of a long
+// prompt's products, so the sum goes to the efficiency. The efficiency is
+// set in cfg; requestOverhead reports it.
 func prefillBeyondOverhead(ctx context.Context, cfg *sim.Config, targets []Target, fe sim.CalibratedParam, opts Options, evals *int) (sim.CalibratedParam, error) {
 	start := physicsStart(opts.Base)
 	ov0 := opts.Base.Frontend.RequestOverheadMs
