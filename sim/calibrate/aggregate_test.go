@@ -201,7 +201,7 @@ func TestCalibrateLightStagesPredictHeavy(t *testing.T) {
 // (without prefillBeyondOverhead: 640 ms); with per-request records, vLLM's
 // response headers bound the overhead and the regression prices the
 // prompts. A TTFT the overhead explains within its prior stays the
-// overhead's.
+// overhead's, and so does one the response headers measured, however slow.
 func TestCalibrateLongPromptTTFTIsPrefill(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -214,6 +214,7 @@ func TestCalibrateLongPromptTTFTIsPrefill(t *testing.T) {
 		{"the same with per-request records", 16000, 0.4, sim.DefaultConfig().Frontend.RequestOverheadMs, true},
 		{"short prompts, a slower frontend", 200, 0, 20, false},
 		{"the same with per-request records", 200, 0, 20, true},
+		{"a slow frontend vLLM's response headers measure", 200, 0, 60, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gpu := func() sim.Config {

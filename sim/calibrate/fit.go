@@ -353,7 +353,7 @@ func (f *fitter) requestOverhead(ctx context.Context) error {
 		}
 	}
 	before := f.cfg.Timing.Physics.PrefillEfficiency
-	fe, err := settleOverhead(ctx, &f.cfg, alone, f.idle, len(f.obs.prefills), f.opts, &f.res.Evals)
+	fe, err := settleOverhead(ctx, &f.cfg, alone, f.idle, len(f.obs.prefills), f.ovSD < flatSD, f.opts, &f.res.Evals)
 	if err != nil {
 		return err
 	}
@@ -726,7 +726,11 @@ func fitOverhead(ctx context.Context, cfg *sim.Config, targets []Target, lo, hi 
 // runs' TTFT under load when no request met an idle engine (prefills 0),
 // else within three sds of what the idle ones gave (idle), since the
 // records may be an excerpt and the whole runs' TTFT is in the aggregate.
-func settleOverhead(ctx context.Context, cfg *sim.Config, targets []Target, idle sim.CalibratedParam, prefills int, opts Options, evals *int) (sim.CalibratedParam, error) {
+// Unless response headers bounded it (headers), an overhead beyond the
+// frontend's plausible one is weighed against the prompts' compute
+// (prefillBeyondOverhead).
+func settleOverhead(ctx context.Context, cfg *sim.Config, targets []Target, idle sim.CalibratedParam, prefills int, headers bool,
+	opts Options, evals *int) (sim.CalibratedParam, error) {
 	cfg.Frontend.RequestOverheadMs = idle.Value
 	if prefills == 0 {
 		fe, err := fitOverhead(ctx, cfg, targets, 0, math.Inf(1), opts, evals)
@@ -739,8 +743,8 @@ func settleOverhead(ctx context.Context, cfg *sim.Config, targets []Target, idle
 	fe := idle
 	var err error
 	fe.Value, err = refineOverhead(ctx, cfg, targets, max(0, fe.Value-w), fe.Value+w, opts, evals)
-	if err != nil {
-		return fe, err
+	if err != nil || headers {
+		return fe, err // vLLM's response headers measured the overhead: it stands
 	}
 	return prefillBeyondOverhead(ctx, cfg, targets, fe, opts, evals)
 }
@@ -756,9 +760,8 @@ func settleOverhead(ctx context.Context, cfg *sim.Config, targets []Target, idle
 // prompt's products, so the sum goes to the efficiency. The efficiency is
 // set in cfg; requestOverhead reports it.
 func prefillBeyondOverhead(ctx context.Context, cfg *sim.Config, targets []Target, fe sim.CalibratedParam, opts Options, evals *int) (sim.CalibratedParam, error) {
-	start := physicsStart(opts.Base)
 	ov0 := opts.Base.Frontend.RequestOverheadMs
-	if start == nil || !(fe.Value > ov0+3*gpuOverheadSD) {
+	if physicsStart(opts.Base) == nil || !(fe.Value > ov0+3*gpuOverheadSD) {
 		return fe, nil
 	}
 	cfg.Frontend.RequestOverheadMs = fe.Value
