@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 
+	"github.com/simbench/simbench/internal/atomicfile"
 	"github.com/simbench/simbench/internal/usage"
 	"github.com/simbench/simbench/internal/warning"
 
@@ -21,16 +22,17 @@ func traceCommand() *cli.Command {
 		Usage: "inspect, filter and synthesise request traces (Mooncake JSONL, as AIPerf's mooncake_trace)",
 		UsageText: "simbench trace info FILE [--format text|json]\n" +
 			"simbench trace filter FILE -o OUT.jsonl [--start-offset-ms MS] [--end-offset-ms MS] [--speedup X] ...\n" +
-			"simbench trace synth -o OUT.jsonl (--concurrency N | --request-rate R) [--request-count N] [--isl T] ...",
+			"simbench trace synth -o OUT.jsonl (--concurrency N | --request-rate R) [--request-count N] [--isl T] ...\n" +
+			"simbench trace export RUN -o OUT.jsonl",
 		Description:     help("trace"),
 		HideHelpCommand: true,
-		Subcommands:     []*cli.Command{traceInfoCommand(), traceFilterCommand(), traceSynthCommand()},
+		Subcommands:     []*cli.Command{traceInfoCommand(), traceFilterCommand(), traceSynthCommand(), traceExportCommand()},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("unknown trace sub-command %q: want info, filter or synth", c.Args().First())
+				return usagef("unknown trace sub-command %q: want info, filter, synth or export", c.Args().First())
 			}
 			_ = cli.ShowSubcommandHelp(c)
-			return usagef("trace needs a sub-command: info, filter or synth")
+			return usagef("trace needs a sub-command: info, filter, synth or export")
 		},
 	}
 }
@@ -247,21 +249,17 @@ func loadTrace(c *cli.Context, file string) (*traces.Workload, error) {
 }
 
 // writeTrace writes wl to out ("-" = the app's stdout).
+// writeTrace writes wl to out (- for stdout) whole or not at all.
 func writeTrace(c *cli.Context, out string, wl *traces.Workload) error {
 	if out == "-" {
 		return traces.WriteJSONL(c.App.Writer, wl)
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		return fmt.Errorf("write trace: %w", err)
+	err := atomicfile.WriteFile(out, func(w io.Writer) error { return traces.WriteJSONL(w, wl) })
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("write trace: %s: %w", out, pe.Err) // not the temporary file's name
 	}
-	if err := traces.WriteJSONL(f, wl); err != nil {
-		return errors.Join(fmt.Errorf("%s: %w", out, err), f.Close())
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write trace: %w", err)
-	}
-	return nil
+	return err
 }
 
 // outName names the output in messages.

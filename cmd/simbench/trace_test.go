@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/simbench/simbench/peerruns"
 	"github.com/simbench/simbench/traces"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -127,8 +129,8 @@ func TestTraceErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"no sub-command", []string{"trace"}, 2, "simbench: trace needs a sub-command: info, filter or synth\n"},
-		{"unknown sub-command", []string{"trace", "stats"}, 2, "simbench: unknown trace sub-command \"stats\": want info, filter or synth\n"},
+		{"no sub-command", []string{"trace"}, 2, "simbench: trace needs a sub-command: info, filter, synth or export\n"},
+		{"unknown sub-command", []string{"trace", "stats"}, 2, "simbench: unknown trace sub-command \"stats\": want info, filter, synth or export\n"},
 		{"info without file", []string{"trace", "info"}, 2, "simbench: trace info needs a trace FILE\n"},
 		{"info with two files", []string{"trace", "info", "a", "b"}, 2, "simbench: trace info takes one trace FILE, got 2 arguments\n"},
 		{"bad format", []string{"trace", "info", sliceTrace, "--format", "yaml"}, 2, "simbench: --format must be text or json, got \"yaml\"\n"},
@@ -147,7 +149,7 @@ func TestTraceErrors(t *testing.T) {
 		{"filter empties the trace", []string{"trace", "filter", sliceTrace, "-o", "-", "--start-offset-ms", "1e12"}, 1,
 			"simbench: " + sliceTrace + ": filter: no requests left\n"},
 		{"filter unwritable output", []string{"trace", "filter", sliceTrace, "-o", filepath.Join(dir, "no", "out.jsonl")}, 1,
-			"simbench: write trace: open " + filepath.Join(dir, "no", "out.jsonl") + ": no such file or directory\n"},
+			"simbench: write trace: " + filepath.Join(dir, "no", "out.jsonl") + ": no such file or directory\n"},
 		{"synth without load", []string{"trace", "synth", "-o", "-"}, 2,
 			"simbench: give --concurrency N (closed loop: N requests in flight) or --request-rate R (open loop: R requests/s)\n"},
 		{"synth without output", []string{"trace", "synth", "--concurrency", "1"}, 2, "simbench: trace synth needs -o OUT.jsonl (or -o - for stdout)\n"},
@@ -185,4 +187,48 @@ func TestTraceHelp(t *testing.T) {
 		assert.Contains(t, out, "USAGE:", args)
 		assert.Contains(t, out, "Example", args)
 	}
+}
+
+// TestTraceExport writes the workload of other tools' runs as Mooncake
+// JSONL: read back at the block size it prints, the trace is the same
+// requests (the digest compare checks), and the replay line names what the
+// JSONL cannot record. A run without a workload, a simbench run directory
+// and a file of no tool are refused, each saying why.
+func TestTraceExport(t *testing.T) {
+	for _, tc := range []struct {
+		run, replay string
+		blockSize   int
+	}{
+		{"../../peerruns/testdata/inference-perf/20260218-150304-codellama-34b-tp2-general/stage_1", "--hash-block-size 100 --concurrency 22400", 100},
+		{"../../peerruns/testdata/vllm-bench/vllm-0.19-detailed-c1.json", "--concurrency 1", traces.MooncakeBlockSize},
+	} {
+		t.Run(filepath.Base(tc.run), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "w.jsonl")
+			code, stdout, stderr := simbench(t, "trace", "export", tc.run, "-o", out)
+			require.Equal(t, 0, code, stderr)
+			run, err := peerruns.Open(tc.run)
+			require.NoError(t, err)
+			back, _, err := traces.LoadMooncakeBlocks(out, tc.blockSize)
+			require.NoError(t, err)
+			assert.Equal(t, run.Workload.Digest, back.Digest, "the same requests")
+			assert.Contains(t, stdout, fmt.Sprintf("wrote %d requests to %s (digest %s)", len(back.Requests), out, back.Digest))
+			assert.Contains(t, stdout, "replay: simbench sim --trace "+out+" "+tc.replay+"\n")
+			assert.Contains(t, stderr, "warning: ", "how the workload was rebuilt")
+		})
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"../../peerruns/testdata/vllm-bench/vllm-0.11-e2el-c100.json"}, 1, "no workload to export: vllm bench serve's result does not record its dataset"},
+		{[]string{"../../testdata/aiperf/qwen_concurrency1"}, 2, "not another tool's run"},
+		{[]string{"a", "b"}, 2, "trace export takes one RUN, got 2 arguments"},
+	} {
+		code, _, stderr := simbench(t, append(append([]string{"trace", "export"}, tc.args...), "-o", filepath.Join(dir, "x.jsonl"))...)
+		assert.Equal(t, tc.code, code, stderr)
+		assert.Contains(t, stderr, tc.want)
+	}
+	assert.NoFileExists(t, filepath.Join(dir, "x.jsonl"), "nothing written for a refused run")
 }
