@@ -33,7 +33,11 @@
 //     values only, each statistic computed from them), 0.2–0.3 and 0.4 on:
 //     each benchmark is one run, named FILE/benchmark_N (0-based; in a 0.1
 //     file, counting the benchmarks of all its reports in order); a file
-//     with one benchmark is that benchmark.
+//     with one benchmark is that benchmark. From 0.4 on, when a benchmark's
+//     per-request lists hold the requests its metrics count (those that
+//     overlap its measurement window), every statistic is computed from
+//     them with AIPerf's definitions and the workload is rebuilt from them;
+//     otherwise guidellm's summaries are read.
 //
 // Each field is mapped to AIPerf's metric of the same definition, and only
 // then. Where a tool's field means something else, it is left out, and the

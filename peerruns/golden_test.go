@@ -19,10 +19,12 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 const (
-	ipReport = "testdata/inference-perf/20260218-150304-codellama-34b-tp2-general/results"
-	glFileA  = "testdata/guidellm/jan20-prefill-llama7b-tp1-1/guidellm-results.json"
-	glFile01 = "testdata/guidellm/optimum-neuron-std-8b-v2/guidellm_report.json"
-	glFile02 = "testdata/guidellm/guidellm-unit-fixture/benchmarks_stripped.json"
+	ipReport  = "testdata/inference-perf/20260218-150304-codellama-34b-tp2-general/results"
+	glFileA   = "testdata/guidellm/jan20-prefill-llama7b-tp1-1/guidellm-results.json"
+	glFile01  = "testdata/guidellm/optimum-neuron-std-8b-v2/guidellm_report.json"
+	glFile02  = "testdata/guidellm/guidellm-unit-fixture/benchmarks_stripped.json"
+	glFile05  = "testdata/guidellm/v05dev0-gptoss20b-tp4-sync/openai_gpt-oss-20b_tp4_quant-none_benchmarks.json"
+	glFile05c = "testdata/guidellm/v05dev0-sanity-qwen3-4b-tp4-concurrent4/Qwen_Qwen3-4B-Thinking-2507_tp4_quant-fp8_benchmarks.json"
 )
 
 // TestGolden reads every real file under testdata and compares what each
@@ -36,6 +38,8 @@ func TestGolden(t *testing.T) {
 		{glFile01 + "/benchmark_0", "guidellm-v01-benchmark0.golden"},
 		{glFile01 + "/benchmark_1", "guidellm-v01-benchmark1.golden"},
 		{glFile02, "guidellm-v02.golden"},
+		{glFile05, "guidellm-v05-lists-sync.golden"},
+		{glFile05c, "guidellm-v05-lists-concurrent.golden"},
 		{"testdata/vllm-bench/sweep-max_num_seqs4-run0.json", "vllm-bench-sweep-run0.golden"},
 		{"testdata/vllm-bench/all-requests-failed.json", "vllm-bench-all-failed.golden"},
 		{"testdata/vllm-bench/vllm-0.5.4img-lambdalabs-detailed.json", "vllm-bench-0.5.4-lambdalabs-detailed.golden"},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
 )
 
 // guidellm's benchmarks files come in three layouts, told apart by the
@@ -22,7 +23,8 @@ import (
 //   - 0.4 and later: each benchmark has "config" (its strategy) and the
 //     totals under "metrics"; the model is in the file's args (0.4 to 0.6),
 //     its config.spec.backend (0.7 and later) or the benchmark's
-//     config.backend.
+//     config.backend. Its per-request lists, when the file has them, are
+//     read instead of the summaries (guidellm_requests.go).
 const (
 	glSchema01 = "0.1"
 	glSchema02 = "0.2/0.3"
@@ -53,6 +55,15 @@ type glBenchmark struct {
 	} `json:"config"`
 	Metrics  map[string]json.RawMessage `json:"metrics"`
 	Duration *float64                   `json:"duration"`
+	// The measurement window (epoch seconds) and the per-request lists
+	// (guidellm_requests.go).
+	StartTime        *float64 `json:"start_time"`
+	EndTime          *float64 `json:"end_time"`
+	SchedulerMetrics struct {
+		MeasureStartTime *float64 `json:"measure_start_time"`
+		MeasureEndTime   *float64 `json:"measure_end_time"`
+	} `json:"scheduler_metrics"`
+	Requests glRequests `json:"requests"`
 }
 
 // glStrategy is a benchmark's scheduling strategy: synchronous,
@@ -213,6 +224,13 @@ func openGuideLLM04(path string, b []byte, index int) (*Run, error) {
 		totals: bm.Metrics["request_totals"], metrics: bm.Metrics, duration: bm.Duration,
 		strategy: bm.Config.Strategy, model: firstModel(f.Args.Model, bm.Config.Backend.Model, f.Config.Spec.Backend.Model)}
 	run := newGuideLLMRun(path, index)
+	read, err := run.glListProfile(path, s, bm)
+	switch {
+	case err != nil:
+		return nil, err
+	case read:
+		return run, nil
+	}
 	run.warn("%s; its time_per_output_token_ms includes the TTFT and is not compared", glEstimatorWarning)
 	return run, s.fill(run)
 }
@@ -234,7 +252,7 @@ func (s *glSummary) fill(run *Run) error {
 		return err
 	}
 	run.Profile = p
-	run.Profile.InputConfig, err = guideLLMInputConfig(s.model, s.strategy)
+	run.Profile.InputConfig, err = guideLLMInputConfig(s.model, s.strategy, nil)
 	return err
 }
 
@@ -311,24 +329,32 @@ func glSuccessful(where string, metrics map[string]json.RawMessage, name string)
 // sum is the metric's total over the successful requests (NaN if absent).
 func sum(d *glDist) float64 { return ptrValue(d.TotalSum) }
 
-// guideLLMInputConfig records the model and the benchmark's strategy: its
-// concurrency cap (synchronous: 1) and its rate.
-func guideLLMInputConfig(model string, st glStrategy) (json.RawMessage, error) {
+// guideLLMInputConfig records the model, the benchmark's strategy (its
+// concurrency cap and its rate) and the workload rebuilt, if any.
+func guideLLMInputConfig(model string, st glStrategy, wl *traces.Workload) (json.RawMessage, error) {
 	ic := results.InputConfig{
 		Endpoint: &results.EndpointConfig{ModelNames: []string{model}, Streaming: true},
-		Loadgen:  &results.LoadgenConfig{},
-	}
-	switch {
-	case st.MaxConcurrency != nil:
-		ic.Loadgen.Concurrency = *st.MaxConcurrency
-	case st.Streams != nil:
-		ic.Loadgen.Concurrency = *st.Streams
-	case st.Type == "synchronous":
-		ic.Loadgen.Concurrency = 1
+		Loadgen:  &results.LoadgenConfig{Concurrency: st.concurrency()},
+		Workload: workloadInfo(wl),
 	}
 	if st.Rate != nil && finite(*st.Rate) && *st.Rate > 0 {
 		ic.Loadgen.RequestRate = *st.Rate
 		ic.Loadgen.ArrivalPattern = st.Type
 	}
 	return encodeInputConfig(ic, FormatGuideLLM)
+}
+
+// concurrency is the strategy's cap on requests in flight (0: none): its
+// max_concurrency (throughput), its streams (concurrent), or 1 for
+// synchronous.
+func (st glStrategy) concurrency() int {
+	switch {
+	case st.MaxConcurrency != nil:
+		return *st.MaxConcurrency
+	case st.Streams != nil:
+		return *st.Streams
+	case st.Type == "synchronous":
+		return 1
+	}
+	return 0
 }

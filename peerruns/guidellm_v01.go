@@ -85,7 +85,7 @@ func openGuideLLM01(path string, b []byte, index int) (*Run, error) {
 	if run.Profile, err = v.profile(len(bm.Errors)); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	run.Profile.InputConfig, err = guideLLMInputConfig(firstModel(report.Args.Model), glStrategy{Type: bm.Mode, Rate: bm.Rate})
+	run.Profile.InputConfig, err = guideLLMInputConfig(firstModel(report.Args.Model), glStrategy{Type: bm.Mode, Rate: bm.Rate}, nil)
 	return run, err
 }
 
@@ -163,9 +163,7 @@ func (v *gl01Values) add(r *gl01Result) {
 	latency, ttft := (end-start)*1000, *r.FirstTokenTime*1000
 	v.latency = append(v.latency, latency)
 	v.ttft = append(v.ttft, ttft)
-	if osl >= 2 {
-		v.itl = append(v.itl, (latency-ttft)/(osl-1))
-	}
+	appendDerived(latency, ttft, float64(*r.PromptTokens), osl, &v.itl, nil, nil)
 	for _, d := range r.DecodeTimes.Data {
 		v.icl = append(v.icl, d*1000)
 	}
@@ -196,17 +194,25 @@ func (v *gl01Values) summaries() map[string]results.Summary {
 // failed requests (guidellm's errors). benchmark_duration is AIPerf's:
 // the first successful request's start to the last one's end.
 func (v *gl01Values) profile(errored int) (*results.Profile, error) {
+	p := newProfile()
+	if err := v.fill(p, errored); err != nil {
+		return nil, err
+	}
+	return p.p, nil
+}
+
+// fill adds the metrics of profile to p.
+func (v *gl01Values) fill(p *profile, errored int) error {
 	n := float64(len(v.latency))
 	if n == 0 {
-		return nil, fmt.Errorf("no request streamed a chunk")
+		return fmt.Errorf("no request streamed a chunk")
 	}
 	dur := v.maxEnd - v.minStart
 	if !(dur > 0) {
-		return nil, fmt.Errorf("its requests span no time (first start_time %v, last end_time %v)", v.minStart, v.maxEnd)
+		return fmt.Errorf("its requests span no time (first start_time %v, last end_time %v)", v.minStart, v.maxEnd)
 	}
 	s := v.summaries()
 	isl, osl := s[results.TagISL].Sum, s[results.TagOSL].Sum
-	p := newProfile()
 	p.scalar(results.TagRequestThroughput, n/dur)
 	p.summary(s, results.TagRequestLatency)
 	p.scalar(results.TagRequestCount, n)
@@ -224,7 +230,7 @@ func (v *gl01Values) profile(errored int) (*results.Profile, error) {
 		p.scalar(results.TagErrorRequestCount, float64(e))
 	}
 	p.scalar(results.TagTotalThroughput, (isl+osl)/dur)
-	return p.p, nil
+	return nil
 }
 
 // summary adds record metric tag from its statistics in s, if any.

@@ -70,3 +70,20 @@ func (b *profile) scalar(tag string, v float64) {
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// appendDerived appends a request's AIPerf-derived metrics (results.Derive:
+// inter_token_latency, output_token_throughput_per_user,
+// prefill_throughput_per_user), those it has, to the lists given; a nil
+// list pointer skips that metric.
+func appendDerived(latencyMs, ttftMs, isl, osl float64, itl, otpu, prefill *[]float64) {
+	d := results.Derive(latencyMs, ttftMs, isl, osl)
+	for _, m := range []struct {
+		ok   bool
+		v    float64
+		list *[]float64
+	}{{d.HasITL, d.ITL, itl}, {d.HasOTPU, d.OTPU, otpu}, {d.HasPrefill, d.PrefillPerUser, prefill}} {
+		if m.ok && m.list != nil {
+			*m.list = append(*m.list, m.v)
+		}
+	}
+}

@@ -369,16 +369,7 @@ func (v *requestValues) add(l *requestLists, i int, chunkGaps bool) {
 	v.ttft = append(v.ttft, ttft)
 	v.isl = append(v.isl, isl)
 	v.osl = append(v.osl, osl)
-	if osl >= 2 {
-		itl := (latency - ttft) / (osl - 1)
-		v.itl = append(v.itl, itl)
-		if itl != 0 {
-			v.otpu = append(v.otpu, 1/(itl/1e3))
-		}
-	}
-	if ttft > 0 && isl > 0 {
-		v.prefill = append(v.prefill, isl/(ttft/1e3))
-	}
+	appendDerived(latency, ttft, isl, osl, &v.itl, &v.otpu, &v.prefill)
 	if chunkGaps && len(gaps) > 0 && !slices.ContainsFunc(gaps, func(g float64) bool { return g < 0 }) {
 		v.ttst = append(v.ttst, gaps[0]*1000)
 		for _, g := range gaps {

@@ -248,8 +248,9 @@ func computeLatencies(r *Record, m *RecordMetrics) {
 	if r.IntendedNs > 0 {
 		m.set(idTTFTFromIntended, float64(first-r.IntendedNs)/nsPerMs)
 	}
-	if ttft > 0 && r.InputTokens > 0 {
-		m.set(idPrefillPerUser, float64(r.InputTokens)/(ttft/1e3))
+	d := Derive(latency, ttft, float64(r.InputTokens), float64(r.OSL()))
+	if d.HasPrefill {
+		m.set(idPrefillPerUser, d.PrefillPerUser)
 	}
 	if osl := r.OSL(); osl > 0 {
 		m.set(idTokensPerChunk, float64(osl)/float64(len(r.Chunks)))
@@ -257,17 +258,44 @@ func computeLatencies(r *Record, m *RecordMetrics) {
 	if len(r.Chunks) >= 2 {
 		m.set(idTTST, float64(r.Chunks[1].AtNs-first)/nsPerMs)
 	}
-	if osl := r.OSL(); osl >= 2 {
-		itl := (latency - ttft) / float64(osl-1)
-		m.set(idITL, itl)
-		if itl != 0 {
-			m.set(idOTPU, 1/(itl/1e3))
-		}
+	if d.HasITL {
+		m.set(idITL, d.ITL)
+	}
+	if d.HasOTPU {
+		m.set(idOTPU, d.OTPU)
 	}
 	m.ICL, m.TokenGap = chunkGaps(r.Chunks)
 	if m.Ext != nil && (m.ICL != nil || len(r.Chunks) == 1) {
 		m.Ext.ChunkNs = chunkNs(r)
 	}
+}
+
+// Derived are the metrics AIPerf derives from one request's latency and
+// TTFT (ms) and its input and output lengths (tokens), each with whether
+// it exists: inter_token_latency = (latency − ttft)/(osl − 1), absent when
+// osl < 2 (a 0 is kept); output_token_throughput_per_user = 1/ITL in
+// seconds, absent when ITL is 0 or absent; prefill_throughput_per_user =
+// isl / TTFT in seconds, absent unless both are > 0. Records
+// (computeLatencies) and other tools' per-request values (package
+// peerruns) take them from here, so the definitions live in one place.
+type Derived struct {
+	ITL, OTPU, PrefillPerUser   float64
+	HasITL, HasOTPU, HasPrefill bool
+}
+
+// Derive computes the Derived metrics of one request.
+func Derive(latencyMs, ttftMs, isl, osl float64) Derived {
+	var d Derived
+	if ttftMs > 0 && isl > 0 {
+		d.PrefillPerUser, d.HasPrefill = isl/(ttftMs/1e3), true
+	}
+	if osl >= 2 {
+		d.ITL, d.HasITL = (latencyMs-ttftMs)/(osl-1), true
+		if d.ITL != 0 {
+			d.OTPU, d.HasOTPU = 1/(d.ITL/1e3), true
+		}
+	}
+	return d
 }
 
 // chunkNs returns Extension.ChunkNs: the first chunk's time after the

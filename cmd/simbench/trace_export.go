@@ -17,9 +17,9 @@ import (
 func traceExportCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "export",
-		Usage:       "write the workload another tool's run replayed (an inference-perf stage, a vllm or SGLang benchmark result with per-request lists) as Mooncake JSONL, for simbench sim --trace",
+		Usage:       "write the workload another tool's run replayed (an inference-perf stage; a vllm, SGLang or guidellm result with per-request lists) as Mooncake JSONL, for simbench sim --trace",
 		ArgsUsage:   "RUN",
-		UsageText:   "simbench trace export (REPORT/stage_N | vllm-bench.json | sglang-bench.jsonl[/run_N]) -o OUT.jsonl",
+		UsageText:   "simbench trace export (REPORT/stage_N | vllm-bench.json | sglang-bench.jsonl[/run_N] | guidellm.json[/benchmark_N]) -o OUT.jsonl",
 		Description: help("trace_export"),
 		Flags:       []cli.Flag{outputFlag()},
 		Action:      traceExportAction,
