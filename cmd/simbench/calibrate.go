@@ -20,7 +20,7 @@ func calibrateCommand() *cli.Command {
 		UsageText:   "simbench calibrate (--real RUN [--real RUN…] | --url URL --model M [endpoint flags]) [--config base.yaml] -o sim.yaml",
 		Description: help("calibrate"),
 		Flags: append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "real", Usage: "real run `DIR` (simbench's or AIPerf's run directory, an inference-perf REPORT/stage_N, or a vllm or SGLang benchmark result with per-request lists); repeatable"},
+			&cli.StringSliceFlag{Name: "real", Usage: "real run `DIR` (simbench's or AIPerf's run directory, an inference-perf REPORT/stage_N, or a vllm, SGLang or guidellm result with per-request lists); repeatable"},
 			&cli.StringFlag{Name: "artifacts", Value: "artifacts/calibration", Usage: "--url: keep the plan's run directories under `DIR`"},
 			&cli.IntFlag{Name: "plan-requests", Value: 24, Usage: "--url: measured requests per plan run at concurrency 1 (loaded runs get twice as many)"},
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "base simulator config `FILE` (YAML); its timing section is replaced"},
