@@ -198,7 +198,7 @@ func TestCalibrateLightStagesPredictHeavy(t *testing.T) {
 // frontend's plausible overhead goes to the prompt tokens' efficiency,
 // which the public runs do not pin (a deployment measured at 40 % of peak
 // on its prompts is recovered), not to an overhead of hundreds of ms
-// (without prefillBeyondOverhead: 640 ms); with per-request records, vLLM's
+// (without prefillBeyondOverhead: 344 ms); with per-request records, vLLM's
 // response headers bound the overhead and the regression prices the
 // prompts. A TTFT the overhead explains within its prior stays the
 // overhead's, and so does one the response headers measured, however slow.
