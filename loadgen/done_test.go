@@ -300,3 +300,25 @@ func TestRunWarnsWhenTheHeuristicIsOffTheServersUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestReportFirstBadUsageIsTheFirstSent: requests finish, and are
+// accounted, out of send order; the invalid usage and the far usage the
+// summary quotes are the first sent's, whatever order they arrive in (the
+// CI once quoted the second request's under -race).
+func TestReportFirstBadUsageIsTheFirstSent(t *testing.T) {
+	t.Parallel()
+	far := func(start int64, server, client int) job {
+		return job{rec: &results.Record{StartNs: start, Usage: &results.Usage{CompletionTokens: server}}, clientOSL: client}
+	}
+	for _, order := range [][]int64{{100, 200, 300}, {300, 200, 100}, {200, 300, 100}} {
+		rep := &Report{}
+		for _, at := range order {
+			rep.add(job{rec: &results.Record{StartNs: at}, badUsage: fmt.Sprintf("bad %d", at)}, &results.RecordMetrics{})
+			rep.add(far(at+1, int(at), 1), &results.RecordMetrics{})
+		}
+		assert.Equal(t, 3, rep.UsageInvalid)
+		assert.Equal(t, "bad 100", rep.firstBadUsage, "accounted in order %v", order)
+		assert.Equal(t, 3, rep.UsageFar)
+		assert.Equal(t, 100, rep.usageFarServer, "accounted in order %v", order)
+	}
+}

@@ -55,10 +55,13 @@ type Report struct {
 	oslDiffLo, oslDiffHi float64 // osl_mismatch_diff_pct range over OSLMismatch
 	UsageFar             int
 	// UsageInvalid counts the successes whose usage was invalid (their
-	// counts are the client's); firstBadUsage says what the first one was.
+	// counts are the client's); firstBadUsage says what the first one sent
+	// was (requests finish and are accounted out of send order).
 	UsageInvalid                   int
 	firstBadUsage                  string
-	usageFarServer, usageFarClient int // the first such response
+	firstBadUsageNs                int64
+	usageFarServer, usageFarClient int   // the first such response sent
+	firstUsageFarNs                int64 // its start
 	// ImplausibleUsage counts successes whose server usage claimed more completion
 	// tokens than the answer could have (finish): their client counts are
 	// kept.
@@ -135,8 +138,8 @@ func (rep *Report) add(j job, m *results.RecordMetrics) {
 		rep.checkAnswer(j)
 	}
 	if rec.Error == nil && j.badUsage != "" {
-		if rep.UsageInvalid == 0 {
-			rep.firstBadUsage = j.badUsage
+		if rep.UsageInvalid == 0 || rec.StartNs < rep.firstBadUsageNs {
+			rep.firstBadUsage, rep.firstBadUsageNs = j.badUsage, rec.StartNs
 		}
 		rep.UsageInvalid++
 	}
@@ -185,8 +188,8 @@ func (rep *Report) checkAnswer(j job) {
 		rep.heuristicOut += j.clientOSL
 	}
 	if u := rec.Usage; u != nil && j.badUsage == "" && j.clientOSL > 0 && (u.CompletionTokens > 2*j.clientOSL || 2*u.CompletionTokens < j.clientOSL) {
-		if rep.UsageFar == 0 {
-			rep.usageFarServer, rep.usageFarClient = u.CompletionTokens, j.clientOSL
+		if rep.UsageFar == 0 || rec.StartNs < rep.firstUsageFarNs {
+			rep.usageFarServer, rep.usageFarClient, rep.firstUsageFarNs = u.CompletionTokens, j.clientOSL, rec.StartNs
 		}
 		rep.UsageFar++
 	}
