@@ -33,6 +33,12 @@ func TestGolden(t *testing.T) {
 	for _, tc := range []struct{ path, golden string }{
 		{ipReport + "/stage_0", "inference-perf-stage0.golden"},
 		{ipReport + "/stage_1_lifecycle_metrics.json", "inference-perf-stage1.golden"},
+		// other inference-perf versions and layouts: 0.5.0's random data with
+		// normal lengths, its config.yaml beside the stage files; 0.7.0's
+		// stage file with a file prefix and prompt_tokens, without config.yaml
+		{ipStaircase + "/stage_0", "inference-perf-0.5-stage0.golden"},
+		{ipStaircase + "/stage_1_lifecycle_metrics.json", "inference-perf-0.5-stage1.golden"},
+		{ipAgentic, "inference-perf-0.7-prefixed-noconfig.golden"},
 		{glFileA + "/benchmark_0", "guidellm-benchmark0.golden"},
 		{glFileA + "/benchmark_4", "guidellm-benchmark4.golden"},
 		{glFile01 + "/benchmark_0", "guidellm-v01-benchmark0.golden"},

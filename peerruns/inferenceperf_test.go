@@ -197,25 +197,6 @@ const (
 	ipAgentic   = "testdata/inference-perf/agentic-baseline-v0.7.0/results/baseline-stage_0_lifecycle_metrics.json"
 )
 
-// TestInferencePerfGoldenVersions reads the real reports of other
-// inference-perf versions and layouts: 0.5.0's random data with normal
-// lengths, its config.yaml beside the stage files; 0.7.0's stage file
-// with a file prefix and prompt_tokens for prompt_len, published without
-// its config.yaml.
-func TestInferencePerfGoldenVersions(t *testing.T) {
-	for _, tc := range []struct{ path, golden string }{
-		{ipStaircase + "/stage_0", "inference-perf-0.5-stage0.golden"},
-		{ipStaircase + "/stage_1_lifecycle_metrics.json", "inference-perf-0.5-stage1.golden"},
-		{ipAgentic, "inference-perf-0.7-prefixed-noconfig.golden"},
-	} {
-		t.Run(tc.golden, func(t *testing.T) {
-			run, err := Open(tc.path)
-			require.NoError(t, err)
-			golden(t, tc.golden, describe(t, run))
-		})
-	}
-}
-
 // TestInferencePerfLayouts: a report is found in the directory given or in
 // its results/ (inference-perf's layout under a run directory), by a stage
 // file of any prefix, and DIR/stage_N names a stage of either.
