@@ -204,17 +204,19 @@ func TestCalibrateLightStagesPredictHeavy(t *testing.T) {
 // overhead's, and so does one the response headers measured, however slow.
 func TestCalibrateLongPromptTTFTIsPrefill(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		isl        int
-		prefillEff float64
-		overhead   float64
-		records    bool
+		name           string
+		isl            int
+		prefillEff     float64
+		overhead       float64
+		records        bool
+		basePrefillEff float64 // the config calibrate starts from sets one
 	}{
-		{"long prompts at 40 % of peak", 16000, 0.4, sim.DefaultConfig().Frontend.RequestOverheadMs, false},
-		{"the same with per-request records", 16000, 0.4, sim.DefaultConfig().Frontend.RequestOverheadMs, true},
-		{"short prompts, a slower frontend", 200, 0, 20, false},
-		{"the same with per-request records", 200, 0, 20, true},
-		{"a slow frontend vLLM's response headers measure", 200, 0, 60, true},
+		{"long prompts at 40 % of peak", 16000, 0.4, sim.DefaultConfig().Frontend.RequestOverheadMs, false, 0},
+		{"the same with per-request records", 16000, 0.4, sim.DefaultConfig().Frontend.RequestOverheadMs, true, 0},
+		{"the same from a config that sets 0.8", 16000, 0.4, sim.DefaultConfig().Frontend.RequestOverheadMs, false, 0.8},
+		{"short prompts, a slower frontend", 200, 0, 20, false, 0},
+		{"the same with per-request records", 200, 0, 20, true, 0},
+		{"a slow frontend vLLM's response headers measure", 200, 0, 60, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gpu := func() sim.Config {
@@ -236,10 +238,12 @@ func TestCalibrateLongPromptTTFTIsPrefill(t *testing.T) {
 			tg, err := LoadTarget(dir)
 			require.NoError(t, err)
 			base := gpu()
+			base.Timing.Physics.PrefillEfficiency = tc.basePrefillEff
 			res, err := Fit(context.Background(), []Target{tg}, Options{Base: base, Jitter: -1, Seeds: 1})
 			require.NoError(t, err)
 			got := map[string]sim.CalibratedParam{}
 			for _, p := range res.Params {
+				require.NotContains(t, got, p.Name, "one row per parameter")
 				got[p.Name] = p
 			}
 			if tc.prefillEff == 0 {

@@ -48,13 +48,30 @@ type physicsBasis struct {
 	// unless the configuration sets others), nil for the hand-set physics
 	// priors (a CPU engine, or a base whose timing is not physics).
 	start *sim.PhysicsConfig
+	// prefillExtra is what the prompt tokens' products cost beyond the
+	// decodes', per unit of theirs: start's compute_efficiency /
+	// prefill_efficiency − 1, held through the fit. One compute cost
+	// multiplier prices both (a run's data seldom see the decodes'
+	// products, which hide under the weights' reads, apart from the
+	// prompts'), and the prompts keep the prior's ratio to it. 0 when start
+	// sets no prefill_efficiency: one efficiency for all products.
+	prefillExtra float64
+}
+
+// prefillExtra is start's compute_efficiency / prefill_efficiency − 1, or
+// 0 (see physicsBasis.prefillExtra).
+func prefillExtra(start *sim.PhysicsConfig) float64 {
+	if start == nil || !(start.PrefillEfficiency > 0) {
+		return 0
+	}
+	return start.ComputeEfficiency/start.PrefillEfficiency - 1
 }
 
 func (physicsBasis) model() string { return "physics" }
 
 func (b physicsBasis) features(s sim.StepShape, dst []float64) {
 	w := b.phys.Work(b.view.Apply(s))
-	dst[0], dst[1], dst[2], dst[3] = (w.ComputeSec-w.AttnSec)*1e3, (w.MemorySec-w.KVSec)*1e3, 1, float64(w.Sequences)
+	dst[0], dst[1], dst[2], dst[3] = (w.ComputeSec-w.AttnSec+b.prefillExtra*w.PrefillSec)*1e3, (w.MemorySec-w.KVSec)*1e3, 1, float64(w.Sequences)
 	dst[4], dst[5], dst[6], dst[7] = w.AttnSec*1e3, w.KVSec*1e3, 0, 0
 	switch {
 	case b.gemm && s.Tokens() >= 2:
@@ -116,11 +133,14 @@ const priorMultiTokenSD = 2
 // overhead takes the whole TTFT beyond the step model and it stays 0.
 const priorPrefillSD = 2
 
-func (physicsBasis) apply(cfg sim.Config, beta []float64) sim.Config {
+func (b physicsBasis) apply(cfg sim.Config, beta []float64) sim.Config {
 	cfg.Timing.Model = "physics"
 	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: efficiency(beta[0]), MemoryEfficiency: efficiency(beta[1]),
 		StepOverheadMs: beta[2], SeqOverheadMs: beta[3], AttentionEfficiency: efficiency(beta[4]), KVEfficiency: efficiency(beta[5]),
 		MultiTokenOverheadMs: beta[6], PrefillOverheadMs: beta[7], Combine: "sum"}
+	if b.prefillExtra != 0 {
+		cfg.Timing.Physics.PrefillEfficiency = efficiency(beta[0] * (1 + b.prefillExtra))
+	}
 	return cfg
 }
 
@@ -148,9 +168,16 @@ func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
 		}
 		return p
 	}
-	ps := []sim.CalibratedParam{inv(0, "compute_efficiency", "compute"), inv(1, "memory_efficiency", "weight-streaming"),
+	compute := inv(0, "compute_efficiency", "compute")
+	ps := []sim.CalibratedParam{compute, inv(1, "memory_efficiency", "weight-streaming"),
 		inv(4, "attention_efficiency", "attention"), inv(5, "kv_efficiency", "KV"),
 		param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
+	if r := 1 + b.prefillExtra; b.prefillExtra != 0 {
+		pre := compute
+		pre.Name, pre.Value, pre.SD, pre.Prior = "prefill_efficiency", compute.Value/r, compute.SD/r, compute.Prior/r
+		pre.Source = compute.Source + " (compute_efficiency at the prior's ratio)"
+		ps = append(ps, pre)
+	}
 	if b.gemm {
 		ps = append(ps, param(post, 6, "multi_token_overhead_ms", mean, sd))
 	} else {
@@ -236,7 +263,8 @@ func newBasis(opts Options) (basis, error) {
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: physics timing: %w", err)
 		}
-		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine), start: physicsStart(opts.Base)}, nil
+		start := physicsStart(opts.Base)
+		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine), start: start, prefillExtra: prefillExtra(start)}, nil
 	}
 	return nil, fmt.Errorf("calibrate: unknown timing basis %q (physics, linear or auto)", kind)
 }

@@ -359,9 +359,17 @@ func (f *fitter) requestOverhead(ctx context.Context) error {
 	}
 	f.res.Params = append(f.res.Params, fe)
 	if e := f.cfg.Timing.Physics.PrefillEfficiency; e != before {
-		f.res.Params = append(f.res.Params, sim.CalibratedParam{Name: "prefill_efficiency", Value: e, Pinned: true,
+		p := sim.CalibratedParam{Name: "prefill_efficiency", Value: e, Pinned: true,
 			Prior:  effOr(before, f.cfg.Timing.Physics.ComputeEfficiency),
-			Source: "TTFT beyond the frontend's overhead (simulated): the prompts' products"})
+			Source: "TTFT beyond the frontend's overhead (simulated): the prompts' products"}
+		// It replaces the regression's, compute_efficiency's at the prior's
+		// ratio (physicsBasis.prefillExtra), when there is one.
+		if i := slices.IndexFunc(f.res.Params, func(q sim.CalibratedParam) bool { return q.Name == p.Name }); i >= 0 {
+			p.Prior = f.res.Params[i].Prior
+			f.res.Params[i] = p
+		} else {
+			f.res.Params = append(f.res.Params, p)
+		}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/sim/timing"
 	"github.com/simbench/simbench/traces"
 )
 
@@ -998,6 +999,31 @@ func TestPhysicsPriorCentresOnTheConfig(t *testing.T) {
 			assert.InDeltaSlice(t, tc.want, mean, 1e-12)
 		})
 	}
+}
+
+// A GPU config that prices a prompt's products at its own
+// prefill_efficiency (a hand-written one, say 0.6 beside a decode-fitted
+// compute_efficiency of 1): the basis holds the config's ratio of the two,
+// so the prior's coefficients price a prompt step as the configuration
+// does, and the fit writes the prompts' efficiency back at that ratio. The
+// fit wrote no prefill_efficiency: the calibrated config priced long
+// prompts at the decodes' compute efficiency, the dense peak.
+func TestPhysicsBasisKeepsThePriorsPrefillRatio(t *testing.T) {
+	cfg := gpuTruth()
+	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 1, MemoryEfficiency: 0.75, KVEfficiency: 0.9, PrefillEfficiency: 0.6,
+		AttentionEfficiency: 0.5, StepOverheadMs: 1, SeqOverheadMs: 0.01, PrefillOverheadMs: 0.2, Combine: "sum"}
+	b, err := newBasis(Options{Base: cfg, Basis: "physics"})
+	require.NoError(t, err)
+	clock, err := timing.NewClock(cfg.Timing, cfg.Hardware, sim.EngineKVView(cfg.Engine))
+	require.NoError(t, err)
+	step := sim.StepShape{PrefillTokens: 2048, PrefillSeqs: 1, PrefillAttn: 2048 * 2049 / 2, DecodeSeqs: 8, DecodeContext: 8 * 600}
+	mean, _ := b.prior()
+	x := make([]float64, len(mean))
+	b.features(step, x)
+	assert.InEpsilon(t, float64(clock.StepNs(step))/1e6, dot(x, mean), 1e-6)
+	got := b.apply(cfg, mean).Timing.Physics
+	assert.InDelta(t, 0.6, got.PrefillEfficiency, 1e-12)
+	assert.InDelta(t, 1, got.ComputeEfficiency, 1e-12)
 }
 
 // resolved is cfg's engine with its defaults filled (sim.Config.ResolveEngine).
