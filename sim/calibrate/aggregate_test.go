@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/simbench/simbench/internal/warning"
 	"github.com/simbench/simbench/results"
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/traces"
@@ -263,6 +265,42 @@ func TestCalibrateLongPromptTTFTIsPrefill(t *testing.T) {
 			require.Contains(t, got, "prefill_efficiency")
 			assert.InEpsilon(t, tc.prefillEff, got["prefill_efficiency"].Value, 0.1)
 			assert.Equal(t, got["prefill_efficiency"].Value, res.Config.Timing.Physics.PrefillEfficiency)
+		})
+	}
+}
+
+// A base timed with combine max or smooth is calibrated as a sum (the
+// regression is linear in the efficiencies): the result says the mode was
+// not kept, rather than writing "sum" without a word.
+func TestCalibrateSaysWhenItDropsTheCombineMode(t *testing.T) {
+	truth := sim.DefaultConfig() // the trained GPU priors
+	truth.Hardware.GPU, truth.Hardware.Model, truth.Timing.Model = "h100", "qwen3-8b", "physics"
+	truth.ServerMetrics.Enabled = false
+	dir := filepath.Join(t.TempDir(), "c4")
+	writeAggregateRun(t, dir, truth, traces.Spec{Concurrency: ptr(4), RequestCount: ptr(16), ISL: ptr(256), OSL: ptr(32)})
+	tg, err := LoadTarget(dir)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		combine string
+		want    []string
+	}{
+		{"sum", nil},
+		{"max", []string{`timing.physics.combine: the config's "max" is not kept: calibrate fits, and writes, "sum" (its regression is linear in the efficiencies)`}},
+		{"smooth", []string{`timing.physics.combine: the config's "smooth" is not kept: calibrate fits, and writes, "sum" (its regression is linear in the efficiencies)`}},
+	} {
+		t.Run(tc.combine, func(t *testing.T) {
+			base := truth
+			base.Timing.Physics.Combine = tc.combine
+			res, err := Fit(context.Background(), []Target{tg}, Options{Base: base, Jitter: -1, Seeds: 1})
+			require.NoError(t, err)
+			var got []string
+			for _, m := range warning.Messages(res.Warnings) {
+				if strings.HasPrefix(m, "timing.physics.combine") {
+					got = append(got, m)
+				}
+			}
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, "sum", res.Config.Timing.Physics.Combine)
 		})
 	}
 }

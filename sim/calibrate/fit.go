@@ -419,6 +419,9 @@ func (f *fitter) score(ctx context.Context) error {
 	r.Evals += len(f.targets) * f.opts.Seeds
 	r.Warnings = append(r.Warnings, missWarnings(r.Rows, len(f.targets))...)
 	r.Warnings = append(r.Warnings, peakWarnings(r.Params)...)
+	if w := combineWarning(f.opts.Base, f.b); w != nil {
+		r.Warnings = append(r.Warnings, w)
+	}
 	r.Steps, r.StepResidualMs = f.nSteps, f.post.Sigma
 	r.Range = calibrationRange(f.targets, f.obs.steps)
 	return nil
@@ -453,6 +456,18 @@ func missWarnings(rows []Row, targets int) []error {
 			r.Target, r.Metric, r.ErrorPct, MissLimitPct, why))
 	}
 	return out
+}
+
+// combineWarning says when the fit does not keep the base configuration's
+// physics combine mode (max or smooth): the regression is linear in the
+// cost multipliers, so it fits, and writes, the sum of the compute and
+// memory times.
+func combineWarning(base sim.Config, b basis) error {
+	c := base.Timing.Physics.Combine
+	if b.model() != "physics" || base.Timing.Model != "physics" || c == "" || c == "sum" {
+		return nil
+	}
+	return fmt.Errorf("timing.physics.combine: the config's %q is not kept: calibrate fits, and writes, \"sum\" (its regression is linear in the efficiencies)", c)
 }
 
 // peakWarnings names the compute efficiencies the data pinned above 1 by
