@@ -58,9 +58,9 @@ type physicsBasis struct {
 	prefillExtra float64
 }
 
-// prefillExtra is start's compute_efficiency / prefill_efficiency − 1, or
-// 0 (see physicsBasis.prefillExtra).
-func prefillExtra(start *sim.PhysicsConfig) float64 {
+// prefillExtraOf is start's compute_efficiency / prefill_efficiency − 1,
+// or 0 (see physicsBasis.prefillExtra).
+func prefillExtraOf(start *sim.PhysicsConfig) float64 {
 	if start == nil || !(start.PrefillEfficiency > 0) {
 		return 0
 	}
@@ -172,7 +172,8 @@ func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
 	ps := []sim.CalibratedParam{compute, inv(1, "memory_efficiency", "weight-streaming"),
 		inv(4, "attention_efficiency", "attention"), inv(5, "kv_efficiency", "KV"),
 		param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
-	if r := 1 + b.prefillExtra; b.prefillExtra != 0 {
+	if b.prefillExtra != 0 {
+		r := 1 + b.prefillExtra
 		pre := compute
 		pre.Name, pre.Value, pre.SD, pre.Prior = "prefill_efficiency", compute.Value/r, compute.SD/r, compute.Prior/r
 		pre.Source = compute.Source + " (compute_efficiency at the prior's ratio)"
@@ -264,7 +265,7 @@ func newBasis(opts Options) (basis, error) {
 			return nil, fmt.Errorf("calibrate: physics timing: %w", err)
 		}
 		start := physicsStart(opts.Base)
-		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine), start: start, prefillExtra: prefillExtra(start)}, nil
+		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine), start: start, prefillExtra: prefillExtraOf(start)}, nil
 	}
 	return nil, fmt.Errorf("calibrate: unknown timing basis %q (physics, linear or auto)", kind)
 }
