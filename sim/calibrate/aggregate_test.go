@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -287,6 +288,7 @@ func TestCalibrateSaysWhenItDropsTheCombineMode(t *testing.T) {
 		{"sum", nil},
 		{"max", []string{`timing.physics.combine: the config's "max" is not kept: calibrate fits, and writes, "sum" (its regression is linear in the efficiencies)`}},
 		{"smooth", []string{`timing.physics.combine: the config's "smooth" is not kept: calibrate fits, and writes, "sum" (its regression is linear in the efficiencies)`}},
+		{"kernels", nil},
 	} {
 		t.Run(tc.combine, func(t *testing.T) {
 			base := truth
@@ -300,7 +302,53 @@ func TestCalibrateSaysWhenItDropsTheCombineMode(t *testing.T) {
 				}
 			}
 			assert.Equal(t, tc.want, got)
-			assert.Equal(t, "sum", res.Config.Timing.Physics.Combine)
+			want := "sum"
+			if tc.combine == "kernels" {
+				want = "kernels"
+			}
+			assert.Equal(t, want, res.Config.Timing.Physics.Combine)
 		})
+	}
+}
+
+// A kernels-combined GPU timing is calibrated as one: from a base whose
+// matrix products and weights run faster than the truth's, the fit on a
+// long-prompt run (compute-bound prefill) and a decode-heavy one (bound by
+// the weights' and KV reads) finds the truth's compute efficiency, which
+// only the prompts' steps see, and matches both runs, keeping the combine
+// mode.
+func TestCalibrateKeepsTheKernelsCombine(t *testing.T) {
+	gpu := func(computeEff, memEff float64) sim.Config {
+		c := sim.DefaultConfig()
+		c.Hardware.GPU, c.Hardware.Model, c.Timing.Model = "h100", "qwen3-8b", "physics"
+		c.ServerMetrics.Enabled = false
+		p := &c.Timing.Physics
+		p.Combine, p.ComputeEfficiency, p.AttentionEfficiency, p.MemoryEfficiency = "kernels", computeEff, 0.5, memEff
+		return c
+	}
+	truth := gpu(0.5, 0.55)
+	var tgs []Target
+	for _, run := range []struct {
+		name string
+		spec traces.Spec
+	}{
+		{"long", traces.Spec{Concurrency: ptr(1), RequestCount: ptr(8), ISL: ptr(8000), OSL: ptr(16)}},
+		{"c16", traces.Spec{Concurrency: ptr(16), RequestCount: ptr(64), ISL: ptr(256), OSL: ptr(64)}},
+	} {
+		dir := filepath.Join(t.TempDir(), run.name)
+		writeAggregateRun(t, dir, truth, run.spec)
+		tg, err := LoadTarget(dir)
+		require.NoError(t, err)
+		tgs = append(tgs, tg)
+	}
+	res, err := Fit(context.Background(), tgs, Options{Base: gpu(0.8, 0.8), Jitter: -1, Seeds: 1})
+	require.NoError(t, err)
+	assert.Equal(t, "kernels", res.Config.Timing.Physics.Combine)
+	p := res.Config.Timing.Physics
+	assert.InEpsilon(t, 0.5, cmp.Or(p.PrefillEfficiency, p.ComputeEfficiency), 0.1, "the prompts' products")
+	for _, r := range res.Rows {
+		if r.Stat == "avg" && (r.Metric == results.TagTTFT || r.Metric == results.TagITL) {
+			assert.InDelta(t, 0, r.ErrorPct, 3, "%s %s", r.Target, r.Metric)
+		}
 	}
 }

@@ -56,6 +56,54 @@ type physicsBasis struct {
 	// prompts'), and the prompts keep the prior's ratio to it. 0 when start
 	// sets no prefill_efficiency: one efficiency for all products.
 	prefillExtra float64
+	// roof is set when start times with the "kernels" combine (each kernel
+	// bounded by its own roofline): a max is not linear in the cost
+	// multipliers, so each step's features keep only the side of each max
+	// that start's multipliers make the slower one (its active set), and
+	// the fit is linear again around start. A fit that moves an efficiency
+	// so far that a step's slower side changes prices that step on the
+	// side start chose.
+	roof *activeSet
+}
+
+// activeSet is start's cost multipliers (1/efficiency), which decide each
+// step's slower side under the kernels combine (physicsBasis.roof).
+type activeSet struct{ gemm, prefill, weights, attn, kv float64 }
+
+// activeSetOf is start's multipliers when it times with "kernels", or nil.
+func activeSetOf(start *sim.PhysicsConfig) *activeSet {
+	if start == nil || start.Combine != "kernels" {
+		return nil
+	}
+	return &activeSet{gemm: 1 / start.ComputeEfficiency, prefill: 1 / effOr(start.PrefillEfficiency, start.ComputeEfficiency),
+		weights: 1 / start.MemoryEfficiency, attn: 1 / effOr(start.AttentionEfficiency, start.ComputeEfficiency),
+		kv: 1 / effOr(start.KVEfficiency, start.MemoryEfficiency)}
+}
+
+// split is w's four cost features (ms at the peaks: the products with the
+// prompts' extra, the weights' reads with the all-reduces, attention, the
+// KV traffic) with, under the kernels combine, the faster side of each
+// max set to 0 (the all-reduces stay: they add to the products' max).
+func (b physicsBasis) split(w sim.Work) (gemm, weights, attn, kv float64) {
+	gemm, weights = (w.ComputeSec-w.AttnSec+b.prefillExtra*w.PrefillSec)*1e3, (w.MemorySec-w.KVSec)*1e3
+	attn, kv = w.AttnSec*1e3, w.KVSec*1e3
+	r := b.roof
+	if r == nil {
+		return gemm, weights, attn, kv
+	}
+	comm := w.CommSec * 1e3
+	products := r.gemm*(w.ComputeSec-w.AttnSec-w.PrefillSec) + r.prefill*w.PrefillSec
+	if products*1e3 > r.weights*(weights-comm) {
+		weights = comm
+	} else {
+		gemm = 0
+	}
+	if r.attn*attn > r.kv*kv {
+		kv = 0
+	} else {
+		attn = 0
+	}
+	return gemm, weights, attn, kv
 }
 
 // prefillExtraOf is start's compute_efficiency / prefill_efficiency − 1,
@@ -71,8 +119,9 @@ func (physicsBasis) model() string { return "physics" }
 
 func (b physicsBasis) features(s sim.StepShape, dst []float64) {
 	w := b.phys.Work(b.view.Apply(s))
-	dst[0], dst[1], dst[2], dst[3] = (w.ComputeSec-w.AttnSec+b.prefillExtra*w.PrefillSec)*1e3, (w.MemorySec-w.KVSec)*1e3, 1, float64(w.Sequences)
-	dst[4], dst[5], dst[6], dst[7] = w.AttnSec*1e3, w.KVSec*1e3, 0, 0
+	gemm, weights, attn, kv := b.split(w)
+	dst[0], dst[1], dst[2], dst[3] = gemm, weights, 1, float64(w.Sequences)
+	dst[4], dst[5], dst[6], dst[7] = attn, kv, 0, 0
 	switch {
 	case b.gemm && s.Tokens() >= 2:
 		dst[6] = 1
@@ -138,6 +187,9 @@ func (b physicsBasis) apply(cfg sim.Config, beta []float64) sim.Config {
 	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: efficiency(beta[0]), MemoryEfficiency: efficiency(beta[1]),
 		StepOverheadMs: beta[2], SeqOverheadMs: beta[3], AttentionEfficiency: efficiency(beta[4]), KVEfficiency: efficiency(beta[5]),
 		MultiTokenOverheadMs: beta[6], PrefillOverheadMs: beta[7], Combine: "sum"}
+	if b.roof != nil {
+		cfg.Timing.Physics.Combine = "kernels"
+	}
 	if b.prefillExtra != 0 {
 		cfg.Timing.Physics.PrefillEfficiency = efficiency(beta[0] * (1 + b.prefillExtra))
 	}
@@ -265,7 +317,8 @@ func newBasis(opts Options) (basis, error) {
 			return nil, fmt.Errorf("calibrate: physics timing: %w", err)
 		}
 		start := physicsStart(opts.Base)
-		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine), start: start, prefillExtra: prefillExtraOf(start)}, nil
+		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine), start: start,
+			prefillExtra: prefillExtraOf(start), roof: activeSetOf(start)}, nil
 	}
 	return nil, fmt.Errorf("calibrate: unknown timing basis %q (physics, linear or auto)", kind)
 }

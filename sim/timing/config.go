@@ -96,6 +96,15 @@ type RooflineConfig struct {
 // compute_ms and the memory times are the step's FLOPs and bytes at the
 // device's peaks (see Physics), from hardware.model and hardware.cpu or
 // .gpu; the sequences are those with prompt tokens or a decode in the step.
+// combine kernels joins them per kind of kernel instead:
+//
+//	max(products_ms/compute_efficiency, weights_ms/memory_efficiency)
+//	+ max(attention_ms/attention_efficiency, kv_ms/kv_efficiency)
+//	+ all_reduce_ms/memory_efficiency
+//
+// (each kernel overlaps its own arithmetic with its own reads; the step
+// runs them one after another), where sum charges a decode step's products
+// on top of the weights' reads they hide under.
 type PhysicsConfig struct {
 	ComputeEfficiency float64 `yaml:"compute_efficiency" json:"compute_efficiency"` // achieved fraction of peak FLOP/s
 	MemoryEfficiency  float64 `yaml:"memory_efficiency" json:"memory_efficiency"`   // achieved fraction of peak bandwidth
@@ -141,7 +150,7 @@ type PhysicsConfig struct {
 	// captures decodes only): more kernel launches, a fixed cost that on a
 	// small model is not small beside the step.
 	PrefillOverheadMs float64 `yaml:"prefill_overhead_ms,omitempty" json:"prefill_overhead_ms,omitempty"`
-	Combine           string  `yaml:"combine" json:"combine"` // sum | max | smooth
+	Combine           string  `yaml:"combine" json:"combine"` // sum | max | smooth | kernels
 }
 
 // TableConfig names a CSV of measured step times (see LoadTable).

@@ -249,9 +249,7 @@ func newPhysicsTiming(pc PhysicsConfig, h HardwareConfig) (*physicsTiming, error
 
 func (t *physicsTiming) stepMs(s StepShape) float64 {
 	w := t.phys.Work(s)
-	c := (t.kc*(w.ComputeSec-w.AttnSec-w.PrefillSec) + t.kp*w.PrefillSec + t.ka*w.AttnSec) * 1e3
-	m := (t.km*(w.MemorySec-w.KVSec) + t.kk*w.KVSec) * 1e3
-	ms := combine(t.cfg.Combine, c, m) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
+	ms := t.workMs(w) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
 	if s.Tokens() >= 2 {
 		ms += t.cfg.MultiTokenOverheadMs
 	}
@@ -259,6 +257,24 @@ func (t *physicsTiming) stepMs(s StepShape) float64 {
 		ms += t.cfg.PrefillOverheadMs
 	}
 	return ms
+}
+
+// workMs is the step's compute and memory times (ms), each at its
+// efficiency, joined as the combine mode says. "kernels" bounds each kind
+// of kernel by its own roofline: the matrix products by their FLOPs or the
+// weights they read, whichever is slower, attention by its FLOPs or the KV
+// cache it reads, then adds the two and the all-reduces (a step runs its
+// kernels one after another, and each overlaps its own arithmetic with its
+// own reads). The other modes join the step's totals (see combine).
+func (t *physicsTiming) workMs(w Work) float64 {
+	gemm := t.kc*(w.ComputeSec-w.AttnSec-w.PrefillSec) + t.kp*w.PrefillSec
+	if t.cfg.Combine == "kernels" {
+		weights := t.km * (w.MemorySec - w.KVSec - w.CommSec)
+		return (max(gemm, weights) + max(t.ka*w.AttnSec, t.kk*w.KVSec) + t.km*w.CommSec) * 1e3
+	}
+	c := (gemm + t.ka*w.AttnSec) * 1e3
+	m := (t.km*(w.MemorySec-w.KVSec) + t.kk*w.KVSec) * 1e3
+	return combine(t.cfg.Combine, c, m)
 }
 
 // combine joins a step's compute and memory times (ms) as the physics

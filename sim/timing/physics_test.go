@@ -215,3 +215,48 @@ func TestPhysicsPrefillOverhead(t *testing.T) {
 		{"a prompt chunk beside decodes", StepShape{PrefillTokens: 100, PrefillSeqs: 1, PrefillAttn: 100 * 101 / 2, DecodeSeqs: 3, DecodeContext: 900}, true},
 	})
 }
+
+// TestPhysicsKernelsCombine: under combine kernels the matrix products and
+// the weights' reads overlap (the slower counts), as do attention and the
+// KV reads, and the two pairs and the all-reduces add up; the products'
+// and attention's FLOPs and the weights' and KV bytes are Work's.
+func TestPhysicsKernelsCombine(t *testing.T) {
+	const ce, ae, me, ke = 0.6, 0.5, 0.75, 0.9
+	cases := []struct {
+		name         string
+		tp           int
+		step         StepShape
+		computeBound bool // both pairs
+	}{
+		{"decodes: the reads bound both pairs", 1, StepShape{DecodeSeqs: 32, DecodeContext: 32 * 2000}, false},
+		{"a long prompt: the products and attention bound", 1, StepShape{PrefillTokens: 8192, PrefillSeqs: 1, PrefillAttn: 8192 * 8193 / 2}, true},
+		{"a prompt beside decodes, TP 4: the all-reduces add", 4, StepShape{PrefillTokens: 2048, PrefillSeqs: 1, PrefillAttn: 2048 * 2049 / 2,
+			DecodeSeqs: 64, DecodeContext: 64 * 1500}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := defaultConfig()
+			cfg.Hardware = HardwareConfig{GPU: "h100", Model: "llama-3.1-70b", TensorParallel: tc.tp, DType: "bf16"}
+			cfg.Timing.Model = "physics"
+			cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: ce, AttentionEfficiency: ae, MemoryEfficiency: me, KVEfficiency: ke,
+				StepOverheadMs: 1, Combine: "kernels"}
+			require.NoError(t, cfg.Validate())
+			clk, err := newTiming(&cfg)
+			require.NoError(t, err)
+			p, err := NewPhysics(cfg.Hardware)
+			require.NoError(t, err)
+			w := p.Work(tc.step)
+			products, attn := (w.ComputeSec-w.AttnSec)/ce, w.AttnSec/ae
+			weights, kv := (w.MemorySec-w.KVSec-w.CommSec)/me, w.KVSec/ke
+			assert.Equal(t, tc.computeBound, products > weights, "products against weights")
+			assert.Equal(t, tc.computeBound, attn > kv, "attention against KV")
+			want := (max(products, weights)+max(attn, kv)+w.CommSec/me)*1e3 + 1
+			assert.InEpsilon(t, want, clk.model.stepMs(tc.step), 1e-12)
+			sum := (products+attn+weights+kv+w.CommSec/me)*1e3 + 1
+			assert.Less(t, clk.model.stepMs(tc.step), sum, "some of the step overlaps")
+			if tc.tp > 1 {
+				assert.Positive(t, w.CommSec)
+			}
+		})
+	}
+}
