@@ -324,6 +324,7 @@ func TestCalibrateKeepsTheKernelsCombine(t *testing.T) {
 		c.ServerMetrics.Enabled = false
 		p := &c.Timing.Physics
 		p.Combine, p.ComputeEfficiency, p.AttentionEfficiency, p.MemoryEfficiency = "kernels", computeEff, 0.5, memEff
+		p.PrefillEfficiency = 0 // the prompts' products at compute_efficiency
 		return c
 	}
 	truth := gpu(0.5, 0.55)
