@@ -205,8 +205,23 @@ func WritePriorsGo(w io.Writer, all sim.GPUPrior, folds []sim.GPUFold, shrink Sh
 		fmt.Fprintf(&b, "\t{Strength: %s, HeldOutRMS: %s},\n", fmtFloat(sc.Strength), fmtFloat(round4(sc.HeldOutRMS)))
 	}
 	b.WriteString("}\n")
+	c := corpusOf(stages)
+	fmt.Fprintf(&b, "\n// gpuPriorCorpus is what the fit's stages ran on.\nvar gpuPriorCorpus = PriorCorpus{GPUs: %#v, Engines: %#v}\n", c.GPUs, c.Engines)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// corpusOf is the GPUs (preset names) and engines stages ran on, sorted.
+func corpusOf(stages []*Stage) sim.PriorCorpus {
+	var c sim.PriorCorpus
+	for _, s := range stages {
+		c.GPUs = append(c.GPUs, sim.CanonicalGPU(s.Hardware.GPU))
+		c.Engines = append(c.Engines, s.Engine.Type)
+	}
+	slices.Sort(c.GPUs)
+	slices.Sort(c.Engines)
+	c.GPUs, c.Engines = slices.Compact(c.GPUs), slices.Compact(c.Engines)
+	return c
 }
 
 // fmtFloat is v as a Go float literal.

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/simbench/simbench/sim/timing"
 )
@@ -27,6 +29,7 @@ type (
 	Table          = timing.Table
 	GPUPrior       = timing.GPUPrior
 	GPUFold        = timing.GPUFold
+	PriorCorpus    = timing.PriorCorpus
 	ShrinkScore    = timing.ShrinkScore
 	clock          = timing.Clock
 )
@@ -71,6 +74,13 @@ func DefaultGPUPrior() GPUPrior { return timing.DefaultGPUPrior() }
 
 // GPUPriorFolds are the leave-one-deployment-out folds of the fit.
 func GPUPriorFolds() []GPUFold { return timing.GPUPriorFolds() }
+
+// GPUPriorCorpus is what the fit's corpus ran on (see
+// timing.GPUPriorCorpus).
+func GPUPriorCorpus() PriorCorpus { return timing.GPUPriorCorpus() }
+
+// CanonicalGPU is a GPU preset's name with its alias resolved.
+func CanonicalGPU(name string) string { return timing.CanonicalGPU(name) }
 
 // GPUPriorModelFolds are the leave-one-model-out folds of the fit.
 func GPUPriorModelFolds() []GPUFold { return timing.GPUPriorModelFolds() }
@@ -125,4 +135,42 @@ func (c Config) HardwareWarnings() []error {
 	return []error{fmt.Errorf("timing.model %s ignores the hardware (%s, model %s, tensor_parallel %d): its step times are the same on any device and model; "+
 		"use timing.model physics (the default, with priors fitted on public GPU runs) or calibrate",
 		c.Timing.Model, dev, c.Hardware.Model, c.Hardware.TensorParallel)}
+}
+
+// PriorWarnings says when the configuration times a GPU or an engine the
+// shipped GPU priors' corpus has none of with those priors (physics timing
+// at their values, uncalibrated): its step times are then the datasheet's
+// at efficiencies and overheads measured on other hardware and another
+// engine, an extrapolation docs/fidelity.md does not measure. A
+// disaggregated configuration is checked pool by pool.
+func (c Config) PriorWarnings() []error {
+	pools := []Config{c}
+	if c.Disaggregated() {
+		pools = []Config{c.PoolConfig(RolePrefill), c.PoolConfig(RoleDecode)}
+	}
+	corpus := GPUPriorCorpus()
+	var outside []string
+	for _, p := range pools {
+		if p.Timing.Model != "physics" || p.Calibration != nil || p.Hardware.CPU != "" || p.Timing.Physics != DefaultGPUPrior().Physics {
+			continue
+		}
+		if gpu := CanonicalGPU(p.Hardware.GPU); !slices.Contains(corpus.GPUs, gpu) {
+			outside = append(outside, "gpu "+gpu)
+		}
+		if !slices.Contains(corpus.Engines, p.Engine.Type) {
+			outside = append(outside, "engine "+p.Engine.Type)
+		}
+	}
+	if len(outside) == 0 {
+		return nil
+	}
+	slices.Sort(outside)
+	outside = slices.Compact(outside)
+	verb := "is"
+	if len(outside) > 1 {
+		verb = "are"
+	}
+	return []error{fmt.Errorf("timing.physics: the default GPU priors were fitted on %s runs on %s only (docs/fidelity.md); %s %s outside that corpus, "+
+		"so the step times are extrapolated from the datasheet with efficiencies measured there: calibrate on a run of your own (simbench calibrate --real)",
+		strings.Join(corpus.Engines, ", "), strings.Join(corpus.GPUs, ", "), strings.Join(outside, " and "), verb)}
 }

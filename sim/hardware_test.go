@@ -96,3 +96,41 @@ func TestHardwareWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestPriorWarnings: the shipped GPU priors on a GPU or engine their corpus
+// has none of are an extrapolation, and sim says so; a config with timing
+// of its own (calibrated, other efficiencies, a CPU) is not warned.
+func TestPriorWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string // "" = no warning
+	}{
+		{"the corpus's gpu and engine", func(*Config) {}, ""},
+		{"an alias of it", func(c *Config) { c.Hardware.GPU = "H100_SXM" }, ""},
+		{"another gpu", func(c *Config) { c.Hardware.GPU = "a100_sxm" }, "gpu a100 is outside that corpus"},
+		{"another engine", func(c *Config) { c.Engine.Type = "sglang" }, "engine sglang is outside that corpus"},
+		{"both", func(c *Config) { c.Hardware.GPU, c.Engine.Type = "gb200", "sglang" }, "engine sglang and gpu gb200 are outside that corpus"},
+		{"calibrated", func(c *Config) { c.Hardware.GPU = "a100"; c.Calibration = &Calibration{} }, ""},
+		{"efficiencies of its own", func(c *Config) { c.Hardware.GPU = "a100"; c.Timing.Physics.MemoryEfficiency = 0.8 }, ""},
+		{"a cpu engine", func(c *Config) { c.Hardware.CPU = "x86-64-v3-2vcpu"; c.Engine.Type = "llamacpp" }, ""},
+		{"a decode pool on another gpu", func(c *Config) {
+			a100 := c.Hardware
+			a100.GPU = "a100"
+			c.Disaggregation = &DisaggregationConfig{PrefillWorkers: 1, DecodeWorkers: 1, Decode: PoolOverride{Hardware: &a100}}
+		}, "gpu a100 is outside that corpus"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tc.edit(&c)
+			w := c.PriorWarnings()
+			if tc.want == "" {
+				assert.Empty(t, w)
+				return
+			}
+			require.Len(t, w, 1)
+			assert.ErrorContains(t, w[0], "the default GPU priors were fitted on vllm runs on h100 only")
+			assert.ErrorContains(t, w[0], tc.want)
+		})
+	}
+}

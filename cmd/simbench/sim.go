@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -246,7 +247,7 @@ func simWorkload(c *cli.Context, cfg sim.Config) (*traces.Workload, *results.Inp
 	if err != nil {
 		return nil, nil, err
 	}
-	warning.Print(c.App.ErrWriter, append(cfg.HardwareWarnings(), cfg.RangeWarnings(wl)...))
+	warning.Print(c.App.ErrWriter, slices.Concat(cfg.HardwareWarnings(), cfg.PriorWarnings(), cfg.RangeWarnings(wl)))
 	input, err := sim.WorkloadInput(workloadSpec(c), wl)
 	return wl, input, err
 }

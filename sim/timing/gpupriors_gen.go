@@ -44,3 +44,6 @@ var gpuPriorShrinkScores = []ShrinkScore{
 	{Strength: 0.3, HeldOutRMS: 0.201},
 	{Strength: 1.0, HeldOutRMS: 0.208},
 }
+
+// gpuPriorCorpus is what the fit's stages ran on.
+var gpuPriorCorpus = PriorCorpus{GPUs: []string{"h100"}, Engines: []string{"vllm"}}

@@ -63,3 +63,16 @@ type ShrinkScore struct {
 func GPUPriorShrink() (float64, []ShrinkScore) {
 	return gpuPriorShrink, append([]ShrinkScore(nil), gpuPriorShrinkScores...)
 }
+
+// PriorCorpus is what the GPU priors' corpus ran on: the GPU presets and
+// the engines of its stages. A GPU or engine outside it is priced from
+// its datasheet with efficiencies and overheads measured on others.
+type PriorCorpus struct {
+	GPUs    []string `json:"gpus"`
+	Engines []string `json:"engines"`
+}
+
+// GPUPriorCorpus is the shipped priors' corpus.
+func GPUPriorCorpus() PriorCorpus {
+	return PriorCorpus{GPUs: append([]string(nil), gpuPriorCorpus.GPUs...), Engines: append([]string(nil), gpuPriorCorpus.Engines...)}
+}
