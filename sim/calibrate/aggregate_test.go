@@ -272,7 +272,7 @@ func TestCalibrateLongPromptTTFTIsPrefill(t *testing.T) {
 
 // A base timed with combine max or smooth is calibrated as a sum (the
 // regression is linear in the efficiencies): the result says the mode was
-// not kept, rather than writing "sum" without a word.
+// not kept, rather than writing "sum" without a word. kernels is kept.
 func TestCalibrateSaysWhenItDropsTheCombineMode(t *testing.T) {
 	truth := sim.DefaultConfig() // the trained GPU priors
 	truth.Hardware.GPU, truth.Hardware.Model, truth.Timing.Model = "h100", "qwen3-8b", "physics"
@@ -284,11 +284,12 @@ func TestCalibrateSaysWhenItDropsTheCombineMode(t *testing.T) {
 	for _, tc := range []struct {
 		combine string
 		want    []string
+		written string
 	}{
-		{"sum", nil},
-		{"max", []string{`timing.physics.combine: the config's "max" is not kept: calibrate fits, and writes, "sum" (its regression is linear in the efficiencies)`}},
-		{"smooth", []string{`timing.physics.combine: the config's "smooth" is not kept: calibrate fits, and writes, "sum" (its regression is linear in the efficiencies)`}},
-		{"kernels", nil},
+		{"sum", nil, "sum"},
+		{"max", []string{`timing.physics.combine: the config's "max" is not kept: calibrate fits, and writes, "sum" (its regression is linear in the efficiencies)`}, "sum"},
+		{"smooth", []string{`timing.physics.combine: the config's "smooth" is not kept: calibrate fits, and writes, "sum" (its regression is linear in the efficiencies)`}, "sum"},
+		{"kernels", nil, "kernels"},
 	} {
 		t.Run(tc.combine, func(t *testing.T) {
 			base := truth
@@ -302,11 +303,7 @@ func TestCalibrateSaysWhenItDropsTheCombineMode(t *testing.T) {
 				}
 			}
 			assert.Equal(t, tc.want, got)
-			want := "sum"
-			if tc.combine == "kernels" {
-				want = "kernels"
-			}
-			assert.Equal(t, want, res.Config.Timing.Physics.Combine)
+			assert.Equal(t, tc.written, res.Config.Timing.Physics.Combine)
 		})
 	}
 }
@@ -314,9 +311,9 @@ func TestCalibrateSaysWhenItDropsTheCombineMode(t *testing.T) {
 // A kernels-combined GPU timing is calibrated as one: from a base whose
 // matrix products and weights run faster than the truth's, the fit on a
 // long-prompt run (compute-bound prefill) and a decode-heavy one (bound by
-// the weights' and KV reads) finds the truth's compute efficiency, which
-// only the prompts' steps see, and matches both runs, keeping the combine
-// mode.
+// the weights' and KV reads) finds the truth's efficiency on the prompts'
+// products (the decodes' hide under the weights' reads) and matches both
+// runs, keeping the combine mode.
 func TestCalibrateKeepsTheKernelsCombine(t *testing.T) {
 	gpu := func(computeEff, memEff float64) sim.Config {
 		c := sim.DefaultConfig()

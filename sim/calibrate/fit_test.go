@@ -1012,10 +1012,7 @@ func TestPhysicsBasisKeepsThePriorsPrefillRatio(t *testing.T) {
 	cfg := gpuTruth()
 	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 1, MemoryEfficiency: 0.75, KVEfficiency: 0.9, PrefillEfficiency: 0.6,
 		AttentionEfficiency: 0.5, StepOverheadMs: 1, SeqOverheadMs: 0.01, PrefillOverheadMs: 0.2, Combine: "sum"}
-	b, err := newBasis(Options{Base: cfg, Basis: "physics"})
-	require.NoError(t, err)
-	clock, err := timing.NewClock(cfg.Timing, cfg.Hardware, sim.EngineKVView(cfg.Engine))
-	require.NoError(t, err)
+	b, clock := physicsBasisAndClock(t, cfg)
 	step := sim.StepShape{PrefillTokens: 2048, PrefillSeqs: 1, PrefillAttn: 2048 * 2049 / 2, DecodeSeqs: 8, DecodeContext: 8 * 600}
 	mean, _ := b.prior()
 	x := make([]float64, len(mean))
@@ -1024,6 +1021,17 @@ func TestPhysicsBasisKeepsThePriorsPrefillRatio(t *testing.T) {
 	got := b.apply(cfg, mean).Timing.Physics
 	assert.InDelta(t, 0.6, got.PrefillEfficiency, 1e-12)
 	assert.InDelta(t, 1, got.ComputeEfficiency, 1e-12)
+}
+
+// physicsBasisAndClock are cfg's physics regression basis and the clock
+// that times its steps, to hold the one against the other.
+func physicsBasisAndClock(t *testing.T, cfg sim.Config) (basis, timing.Clock) {
+	t.Helper()
+	b, err := newBasis(Options{Base: cfg, Basis: "physics"})
+	require.NoError(t, err)
+	clock, err := timing.NewClock(cfg.Timing, cfg.Hardware, sim.EngineKVView(cfg.Engine))
+	require.NoError(t, err)
+	return b, clock
 }
 
 // resolved is cfg's engine with its defaults filled (sim.Config.ResolveEngine).
@@ -1083,10 +1091,7 @@ func TestPhysicsBasisLinearisesTheKernelsCombine(t *testing.T) {
 	cfg.Hardware.TensorParallel = 4
 	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.8, MemoryEfficiency: 0.75, KVEfficiency: 0.9, PrefillEfficiency: 0.6,
 		AttentionEfficiency: 0.5, StepOverheadMs: 1, SeqOverheadMs: 0.01, PrefillOverheadMs: 0.2, Combine: "kernels"}
-	b, err := newBasis(Options{Base: cfg, Basis: "physics"})
-	require.NoError(t, err)
-	clock, err := timing.NewClock(cfg.Timing, cfg.Hardware, sim.EngineKVView(cfg.Engine))
-	require.NoError(t, err)
+	b, clock := physicsBasisAndClock(t, cfg)
 	mean, _ := b.prior()
 	for _, tc := range []struct {
 		name string
