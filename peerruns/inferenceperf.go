@@ -146,6 +146,7 @@ func openInferencePerf(s spot) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	load.afterOthers = index > stages[0]
 	if err := run.inferencePerfProfile(path, &st, cfg, load); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package peerruns
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +119,32 @@ func TestInferencePerfSharedPrefixRepeats(t *testing.T) {
 	assert.NotEqual(t, reqs[3].HashIDs[1:], reqs[13].HashIDs[1:], "same group, another question")
 	assert.NotEqual(t, reqs[3].HashIDs[0], reqs[4].HashIDs[0], "another group")
 	assert.InDelta(t, 125, reqs[1].TimestampMs-reqs[0].TimestampMs, 1e-9, "8 requests/s")
+}
+
+// TestInferencePerfLaterStageStartsWarm: inference-perf lets each stage
+// finish before the next begins, so a later stage of a shared_prefix run
+// starts on an idle server holding its prompts: its workload sends them
+// first as a warmup phase, and its measured requests repeat them. The
+// first stage starts cold.
+func TestInferencePerfLaterStageStartsWarm(t *testing.T) {
+	first, err := Open(ipReport + "/stage_0")
+	require.NoError(t, err)
+	assert.Zero(t, warmups(first.Workload))
+	later, err := Open(ipReport + "/stage_1")
+	require.NoError(t, err)
+	reqs := later.Workload.Requests
+	require.Len(t, reqs, 100+12000, "one cycle of the 10 × 10 prompts, then the stage's 20 requests/s for 600 s")
+	for i, r := range reqs {
+		require.Equal(t, i < 100, r.Warmup, "request %d", i)
+	}
+	assert.Equal(t, reqs[7].HashIDs, reqs[100+7].HashIDs, "the first measured requests send the prompts the warmup cached")
+	assert.Equal(t, reqs[7].HashIDs, reqs[100+107].HashIDs)
+	var ic results.InputConfig
+	require.NoError(t, json.Unmarshal(later.Profile.InputConfig, &ic))
+	require.NotNil(t, ic.Loadgen.WarmupRequestCount)
+	assert.Equal(t, 100, *ic.Loadgen.WarmupRequestCount)
+	assert.Equal(t, 12000, ic.Loadgen.RequestCount)
+	assert.Contains(t, fmt.Sprint(later.WorkloadNotes), "stage 1 starts with its 100 prompts as a warmup phase")
 }
 
 // TestInferencePerfBadInput checks that broken reports fail with the file,

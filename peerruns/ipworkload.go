@@ -27,7 +27,8 @@ type stageLoad struct {
 	why         string // why the load is not rebuilt
 	rate        float64
 	requests    int
-	concurrency int // closed loop: in flight; rate modes: the client's cap (0: none known)
+	concurrency int  // closed loop: in flight; rate modes: the client's cap (0: none known)
+	afterOthers bool // stages of the same report ran before it, on the same server
 	osl         fixedOSL
 	notes       []string
 }
@@ -223,15 +224,23 @@ func (r *Run) sharedPrefixWorkload(cfg *ipConfig, load stageLoad, measuredISL fl
 	if bs == 0 {
 		bs = traces.MooncakeBlockSize
 	}
-	wl, err := synthesize(cfg, load, traces.SynthSpec{ISL: isl, OSL: osl, SharedPrefixTokens: sys, NumPrefixGroups: groups, BlockSize: bs,
-		Seed: seedOf(sp.Seed, cfg.Load.BaseSeed)})
+	prompts := groups * perGroup
+	spec := traces.SynthSpec{ISL: isl, OSL: osl, SharedPrefixTokens: sys, NumPrefixGroups: groups, BlockSize: bs,
+		Seed: seedOf(sp.Seed, cfg.Load.BaseSeed)}
+	if load.afterOthers {
+		spec.WarmupCount = prompts
+	}
+	wl, err := synthesize(cfg, load, spec)
 	if err != nil {
 		return err
 	}
-	repeatPrompts(wl, groups*perGroup)
-	wl.Source += fmt.Sprintf(" prompts=%d", groups*perGroup)
+	repeatPrompts(wl, prompts)
+	wl.Source += fmt.Sprintf(" prompts=%d", prompts)
 	r.Workload = wl
-	r.note("request i sends prompt i mod %d (%d groups × %d prompts, groups round-robin); inference-perf cycles through the same prompts in a shuffled order", groups*perGroup, groups, perGroup)
+	r.note("request i sends prompt i mod %d (%d groups × %d prompts, groups round-robin); inference-perf cycles through the same prompts in a shuffled order", prompts, groups, perGroup)
+	if load.afterOthers {
+		r.note("stage %d starts with its %d prompts as a warmup phase: inference-perf lets each stage finish before the next begins, so the stages before it left the server idle, holding the same prompts in its prefix cache", load.index, prompts)
+	}
 	return nil
 }
 
@@ -361,8 +370,24 @@ func (c *ipConfig) inputConfig(load stageLoad, wl *traces.Workload) (json.RawMes
 	if load.mode != traces.ModeConcurrency {
 		ic.Loadgen.ArrivalPattern = load.mode
 	}
+	if n := warmups(wl); n > 0 {
+		ic.Loadgen.WarmupRequestCount = &n
+	}
 	ic.Workload = workloadInfo(wl)
 	return encodeInputConfig(ic, FormatInferencePerf)
+}
+
+// warmups counts wl's warmup requests (none for no workload).
+func warmups(wl *traces.Workload) int {
+	n := 0
+	if wl != nil {
+		for _, r := range wl.Requests {
+			if r.Warmup {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // workloadInfo records the rebuilt workload wl in input_config (nil for
