@@ -129,7 +129,7 @@ func TestInferencePerfSharedPrefixRepeats(t *testing.T) {
 func TestInferencePerfLaterStageStartsWarm(t *testing.T) {
 	first, err := Open(ipReport + "/stage_0")
 	require.NoError(t, err)
-	assert.Zero(t, warmups(first.Workload))
+	assert.Zero(t, traces.Describe(first.Workload).WarmupRequests)
 	later, err := Open(ipReport + "/stage_1")
 	require.NoError(t, err)
 	reqs := later.Workload.Requests

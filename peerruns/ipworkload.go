@@ -370,24 +370,13 @@ func (c *ipConfig) inputConfig(load stageLoad, wl *traces.Workload) (json.RawMes
 	if load.mode != traces.ModeConcurrency {
 		ic.Loadgen.ArrivalPattern = load.mode
 	}
-	if n := warmups(wl); n > 0 {
-		ic.Loadgen.WarmupRequestCount = &n
+	if wl != nil {
+		if n := traces.Describe(wl).WarmupRequests; n > 0 {
+			ic.Loadgen.WarmupRequestCount = &n
+		}
 	}
 	ic.Workload = workloadInfo(wl)
 	return encodeInputConfig(ic, FormatInferencePerf)
-}
-
-// warmups counts wl's warmup requests (none for no workload).
-func warmups(wl *traces.Workload) int {
-	n := 0
-	if wl != nil {
-		for _, r := range wl.Requests {
-			if r.Warmup {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // workloadInfo records the rebuilt workload wl in input_config (nil for
