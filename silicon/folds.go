@@ -213,14 +213,12 @@ func WritePriorsGo(w io.Writer, all sim.GPUPrior, folds []sim.GPUFold, shrink Sh
 
 // corpusOf is the GPUs (preset names) and engines stages ran on, sorted.
 func corpusOf(stages []*Stage) sim.PriorCorpus {
-	var c sim.PriorCorpus
-	for _, s := range stages {
-		c.GPUs = append(c.GPUs, sim.CanonicalGPU(s.Hardware.GPU))
-		c.Engines = append(c.Engines, s.Engine.Type)
+	c := sim.PriorCorpus{
+		GPUs:    keys(stages, func(s *Stage) string { return sim.CanonicalGPU(s.Hardware.GPU) }),
+		Engines: keys(stages, func(s *Stage) string { return s.Engine.Type }),
 	}
 	slices.Sort(c.GPUs)
 	slices.Sort(c.Engines)
-	c.GPUs, c.Engines = slices.Compact(c.GPUs), slices.Compact(c.Engines)
 	return c
 }
 

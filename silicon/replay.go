@@ -66,7 +66,7 @@ const warmupArrivalsS = 30
 // measures every request of the stage, as the real run did, from the
 // state the real stage started in. The first stage starts cold: its cold
 // first cycle is measured. A later stage starts with one cycle of its
-// prompts as a warmup phase (warmCycle), which its requests wait out: the
+// prompts as a warmup phase, which its requests wait out: the
 // stages of a deployment ran one after another on one server
 // (inference-perf's load stages), and inference-perf waits for every
 // request of a stage to finish before the next begins, so a later stage
@@ -92,7 +92,10 @@ const warmupArrivalsS = 30
 func (s *Stage) Replay(maxRequests int) (*traces.Workload, error) {
 	w := s.Workload
 	bs := s.Engine.BlockSize
-	warm := s.warmCycle(maxRequests)
+	warm := 0 // a full replay's lead-in is its warmup phase
+	if !s.capped(maxRequests) {
+		warm = s.LeadIn(maxRequests)
+	}
 	spec := traces.SynthSpec{
 		Mode: traces.ModeConstant, Rate: w.Rate, WarmupCount: warm,
 		RequestCount: s.LeadIn(maxRequests) - warm + min(w.Requests, cmp.Or(maxRequests, w.Requests)),
@@ -115,23 +118,16 @@ func (s *Stage) capped(maxRequests int) bool {
 	return maxRequests > 0 && maxRequests < s.Workload.Requests
 }
 
-// warmCycle is how many requests a replay of maxRequests sends as a
-// warmup phase before its stream: one cycle of its prompts for a later
-// stage's full replay (see Replay), else none.
-func (s *Stage) warmCycle(maxRequests int) int {
-	if s.Stage > 0 && !s.capped(maxRequests) {
-		return s.Workload.UniquePrompts
-	}
-	return 0
-}
-
 // LeadIn is how many requests lead a replay of maxRequests measured ones
 // unmeasured (see Replay): a full replay's warmup phase, or a capped
 // replay's lead-in stream.
 func (s *Stage) LeadIn(maxRequests int) int {
 	w := s.Workload
 	if !s.capped(maxRequests) {
-		return s.warmCycle(maxRequests)
+		if s.Stage > 0 {
+			return w.UniquePrompts // one cycle of its prompts (see Replay)
+		}
+		return 0
 	}
 	return min(w.Requests-maxRequests, w.UniquePrompts+int(math.Ceil(w.Rate*warmupArrivalsS)))
 }
