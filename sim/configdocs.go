@@ -42,6 +42,7 @@ var configDocs = map[string]string{
 	"timing.physics.attention_efficiency":      "of peak FLOP/s on attention FLOPs; 0 = compute_efficiency",
 	"timing.physics.prefill_efficiency":        "of peak FLOP/s on the prompt tokens' matrix products; 0 = compute_efficiency",
 	"timing.physics.kv_efficiency":             "of peak bandwidth on KV cache traffic; 0 = memory_efficiency",
+	"timing.physics.expert_efficiency":         "of peak bandwidth on a MoE model's routed experts' weights; 0 = memory_efficiency",
 	"timing.physics.multi_token_overhead_ms":   "added to a step of two or more tokens (ggml CPU: GEMM, not one token's vector products)",
 	"timing.physics.prefill_overhead_ms":       "added to a step that computes a prompt chunk (GPU: run outside the decode steps' CUDA graph)",
 	"hardware.cpu":                             "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",

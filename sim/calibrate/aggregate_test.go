@@ -350,3 +350,38 @@ func TestCalibrateKeepsTheKernelsCombine(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateKeepsTheExpertsRatio: a mixture-of-experts base that sets
+// expert_efficiency apart from memory_efficiency keeps their ratio
+// through the fit (one run cannot tell the experts' reads from the other
+// weights'), writes both, and reports both.
+func TestCalibrateKeepsTheExpertsRatio(t *testing.T) {
+	gpu := func(memEff, expertEff float64) sim.Config {
+		c := sim.DefaultConfig()
+		c.Hardware.GPU, c.Hardware.Model, c.Timing.Model = "h100", "qwen3-30b-a3b", "physics"
+		c.ServerMetrics.Enabled = false
+		c.Timing.Physics.MemoryEfficiency, c.Timing.Physics.ExpertEfficiency = memEff, expertEff
+		return c
+	}
+	truth := gpu(0.6, 0.45)
+	dir := filepath.Join(t.TempDir(), "c16")
+	writeAggregateRun(t, dir, truth, traces.Spec{Concurrency: ptr(16), RequestCount: ptr(64), ISL: ptr(256), OSL: ptr(64)})
+	tg, err := LoadTarget(dir)
+	require.NoError(t, err)
+	res, err := Fit(context.Background(), []Target{tg}, Options{Base: gpu(0.8, 0.6), Jitter: -1, Seeds: 1})
+	require.NoError(t, err)
+	p := res.Config.Timing.Physics
+	assert.InDelta(t, 0.75, p.ExpertEfficiency/p.MemoryEfficiency, 1e-9, "the base's ratio")
+	got := map[string]sim.CalibratedParam{}
+	for _, q := range res.Params {
+		got[q.Name] = q
+	}
+	require.Contains(t, got, "expert_efficiency")
+	assert.Equal(t, p.ExpertEfficiency, got["expert_efficiency"].Value)
+	assert.InDelta(t, 0.75, got["expert_efficiency"].Prior/got["memory_efficiency"].Prior, 1e-9)
+	for _, r := range res.Rows {
+		if r.Stat == "avg" && r.Metric == results.TagITL {
+			assert.InDelta(t, 0, r.ErrorPct, 3, "%s %s", r.Target, r.Metric)
+		}
+	}
+}

@@ -56,6 +56,13 @@ type physicsBasis struct {
 	// prompts'), and the prompts keep the prior's ratio to it. 0 when start
 	// sets no prefill_efficiency: one efficiency for all products.
 	prefillExtra float64
+	// expertExtra is the same for a mixture-of-experts model's routed
+	// experts against the rest of the weights: start's memory_efficiency
+	// / expert_efficiency − 1, held through the fit (one weights' cost
+	// multiplier prices both; one deployment's runs cannot tell the
+	// experts' reads from the other weights', both streamed once a step).
+	// 0 when start sets no expert_efficiency.
+	expertExtra float64
 	// roof is set when start times with the "kernels" combine (each kernel
 	// bounded by its own roofline): a max is not linear in the cost
 	// multipliers, so each step's features keep only the side of each max
@@ -85,7 +92,7 @@ func activeSetOf(start *sim.PhysicsConfig) *activeSet {
 // KV traffic) with, under the kernels combine, the faster side of each
 // max set to 0 (the all-reduces stay: they add to the products' max).
 func (b physicsBasis) split(w sim.Work) (gemm, weights, attn, kv float64) {
-	gemm, weights = (w.ComputeSec-w.AttnSec+b.prefillExtra*w.PrefillSec)*1e3, (w.MemorySec-w.KVSec)*1e3
+	gemm, weights = (w.ComputeSec-w.AttnSec+b.prefillExtra*w.PrefillSec)*1e3, (w.MemorySec-w.KVSec+b.expertExtra*w.ExpertSec)*1e3
 	attn, kv = w.AttnSec*1e3, w.KVSec*1e3
 	r := b.roof
 	if r == nil {
@@ -106,13 +113,14 @@ func (b physicsBasis) split(w sim.Work) (gemm, weights, attn, kv float64) {
 	return gemm, weights, attn, kv
 }
 
-// prefillExtraOf is start's compute_efficiency / prefill_efficiency − 1,
-// or 0 (see physicsBasis.prefillExtra).
-func prefillExtraOf(start *sim.PhysicsConfig) float64 {
-	if start == nil || !(start.PrefillEfficiency > 0) {
+// extraOf is what a term at efficiency part costs beyond the same term
+// at efficiency whole, per unit of the latter: whole/part − 1, or 0 when
+// part is unset (see physicsBasis.prefillExtra and .expertExtra).
+func extraOf(whole, part float64) float64 {
+	if !(part > 0) {
 		return 0
 	}
-	return start.ComputeEfficiency/start.PrefillEfficiency - 1
+	return whole/part - 1
 }
 
 func (physicsBasis) model() string { return "physics" }
@@ -193,6 +201,9 @@ func (b physicsBasis) apply(cfg sim.Config, beta []float64) sim.Config {
 	if b.prefillExtra != 0 {
 		cfg.Timing.Physics.PrefillEfficiency = efficiency(beta[0] * (1 + b.prefillExtra))
 	}
+	if b.expertExtra != 0 {
+		cfg.Timing.Physics.ExpertEfficiency = efficiency(beta[1] * (1 + b.expertExtra))
+	}
 	return cfg
 }
 
@@ -225,11 +236,10 @@ func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
 		inv(4, "attention_efficiency", "attention"), inv(5, "kv_efficiency", "KV"),
 		param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
 	if b.prefillExtra != 0 {
-		r := 1 + b.prefillExtra
-		pre := compute
-		pre.Name, pre.Value, pre.SD, pre.Prior = "prefill_efficiency", compute.Value/r, compute.SD/r, compute.Prior/r
-		pre.Source = compute.Source + " (compute_efficiency at the prior's ratio)"
-		ps = append(ps, pre)
+		ps = append(ps, atRatio(compute, "prefill_efficiency", 1+b.prefillExtra))
+	}
+	if b.expertExtra != 0 {
+		ps = append(ps, atRatio(ps[1], "expert_efficiency", 1+b.expertExtra))
 	}
 	if b.gemm {
 		ps = append(ps, param(post, 6, "multi_token_overhead_ms", mean, sd))
@@ -241,6 +251,15 @@ func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
 		ps = append(ps, pre)
 	}
 	return ps
+}
+
+// atRatio is the efficiency name held at 1/r of the fitted p's (its
+// extra cost, physicsBasis.prefillExtra or .expertExtra).
+func atRatio(p sim.CalibratedParam, name string, r float64) sim.CalibratedParam {
+	q := p
+	q.Name, q.Value, q.SD, q.Prior = name, p.Value/r, p.SD/r, p.Prior/r
+	q.Source = p.Source + " (" + p.Name + " at the prior's ratio)"
+	return q
 }
 
 // linearBasis fits sim's linear timing (base + per prompt token + per
@@ -317,8 +336,13 @@ func newBasis(opts Options) (basis, error) {
 			return nil, fmt.Errorf("calibrate: physics timing: %w", err)
 		}
 		start := physicsStart(opts.Base)
-		return physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine), start: start,
-			prefillExtra: prefillExtraOf(start), roof: activeSetOf(start)}, nil
+		b := physicsBasis{phys: p, gemm: ggmlCPU(opts.Base), view: sim.EngineKVView(opts.Base.Engine), start: start,
+			roof: activeSetOf(start)}
+		if start != nil {
+			b.prefillExtra = extraOf(start.ComputeEfficiency, start.PrefillEfficiency)
+			b.expertExtra = extraOf(start.MemoryEfficiency, start.ExpertEfficiency)
+		}
+		return b, nil
 	}
 	return nil, fmt.Errorf("calibrate: unknown timing basis %q (physics, linear or auto)", kind)
 }

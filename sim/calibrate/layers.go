@@ -30,7 +30,7 @@ func layerOf(name string) string {
 		return LayerModel
 	}
 	switch name {
-	case "compute_efficiency", "memory_efficiency", "attention_efficiency", "kv_efficiency", "prefill_efficiency",
+	case "compute_efficiency", "memory_efficiency", "attention_efficiency", "kv_efficiency", "prefill_efficiency", "expert_efficiency",
 		"prefill_token_ms", "context_token_ms":
 		return LayerModel
 	case "step_overhead_ms", "seq_overhead_ms", "multi_token_overhead_ms", "prefill_overhead_ms",

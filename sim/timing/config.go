@@ -88,7 +88,7 @@ type RooflineConfig struct {
 // PhysicsConfig is the physics-structured step time that calibrate fits:
 //
 //	step_ms = combine(compute_ms/compute_efficiency + attention_ms/attention_efficiency,
-//	                  weights_ms/memory_efficiency + kv_ms/kv_efficiency)
+//	                  weights_ms/memory_efficiency + experts_ms/expert_efficiency + kv_ms/kv_efficiency)
 //	        + step_overhead_ms + seq_overhead_ms·sequences
 //	        + multi_token_overhead_ms  (a step of two or more tokens)
 //	        + prefill_overhead_ms      (a step that computes a prompt chunk)
@@ -133,8 +133,15 @@ type PhysicsConfig struct {
 	// runs, absorbs; a long prompt's are large GEMMs that run at what the
 	// GEMM kernels reach, and nothing hides them.
 	PrefillEfficiency float64 `yaml:"prefill_efficiency,omitempty" json:"prefill_efficiency,omitempty"`
-	StepOverheadMs    float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed cost per step (launch, scheduling)
-	SeqOverheadMs     float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`   // per sequence in the step (sampling, detokenising)
+	// ExpertEfficiency is the achieved fraction of peak bandwidth on a
+	// mixture-of-experts model's routed experts' weights; 0 takes
+	// memory_efficiency. A dense layer's weights stream through one GEMM
+	// per projection; the experts' go through a grouped MoE kernel that
+	// gives each expert the few tokens routed to it, and reaches less of
+	// the bandwidth.
+	ExpertEfficiency float64 `yaml:"expert_efficiency,omitempty" json:"expert_efficiency,omitempty"`
+	StepOverheadMs   float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed cost per step (launch, scheduling)
+	SeqOverheadMs    float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`   // per sequence in the step (sampling, detokenising)
 	// MultiTokenOverheadMs is added to every step that computes two or
 	// more tokens. ggml's CPU backend (llama.cpp, Ollama) runs a one-token
 	// step's matrix products as vector dot products and hands two or more

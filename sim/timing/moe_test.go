@@ -68,6 +68,7 @@ func TestMoEAndTPWork(t *testing.T) {
 		commBytes, commSec     float64
 		computeSec             float64
 		memorySec              float64 // without the all-reduce
+		expertBytes            float64 // the routed experts' share of weightBytes
 	}{
 		{
 			// Mixtral, 4 decodes over 1,000 tokens each, TP 2 on H100.
@@ -85,6 +86,8 @@ func TestMoEAndTPWork(t *testing.T) {
 			commBytes: 2_097_152, commSec: 2_097_152/450e9 + 422.4e-6,
 			computeSec: 104_085_848_064 / (989.5e12 * 2),
 			memorySec:  (64_604_864_512 + 4004*131_072) / (3350e9 * 2),
+			// Routed experts: 175·176,160,768 weights at 2 B.
+			expertBytes: 61_656_268_800,
 		},
 		{
 			// Mixtral, one 512-token prompt, fp8 weights and KV, TP 1.
@@ -99,6 +102,8 @@ func TestMoEAndTPWork(t *testing.T) {
 			flops: 12_920_335_368_192 + 262_144_000 + 68_853_694_464, weightBytes: 46_702_526_464, kv: 1024 * 65_536,
 			computeSec: 12_920_335_368_192/(2*989.5e12) + (262_144_000+68_853_694_464)/989.5e12,
 			memorySec:  (46_702_526_464 + 1024*65_536) / 3350e9,
+			// Routed experts: 8·32·176,160,768 weights at 1 B.
+			expertBytes: 45_097_156_608,
 		},
 		{
 			// Llama-3.1-70B, 8 decodes over 1,000 tokens each, TP 4 on A100.
@@ -151,6 +156,7 @@ func TestMoEAndTPWork(t *testing.T) {
 			assert.InEpsilon(t, tc.memorySec+tc.commSec, w.MemorySec, 1e-12, "memory")
 			assert.InDelta(t, tc.commBytes, w.CommBytes, 1e-3, "all-reduce bytes")
 			assert.InDelta(t, tc.commSec, w.CommSec, 1e-15, "all-reduce time")
+			assert.InDelta(t, tc.expertBytes/(p.bw*p.tp), w.ExpertSec, 1e-15, "experts' time")
 		})
 	}
 }
@@ -194,5 +200,37 @@ func TestRooflineDenseByHand(t *testing.T) {
 		clk, err := newTiming(&cfg)
 		require.NoError(t, err)
 		assert.InEpsilon(t, want, clk.model.stepMs(step), 1e-12, "tp %d", tp)
+	}
+}
+
+// TestPhysicsExpertEfficiency: expert_efficiency prices the routed
+// experts' reads apart from the other weights' (unset: at
+// memory_efficiency) and changes nothing for a dense model, under both
+// combines (a decode step of four is bound by its reads under kernels).
+func TestPhysicsExpertEfficiency(t *testing.T) {
+	step := StepShape{DecodeSeqs: 4, DecodeContext: 4000}
+	for _, tc := range []struct {
+		model, combine string
+		moe            bool
+	}{{"mixtral-8x7b", "sum", true}, {"mixtral-8x7b", "kernels", true}, {"llama-3.1-8b", "sum", false}} {
+		t.Run(tc.model+" "+tc.combine, func(t *testing.T) {
+			cfg := defaultConfig()
+			cfg.Hardware = HardwareConfig{GPU: "h100", Model: tc.model, TensorParallel: 2, DType: "bf16"}
+			cfg.Timing.Model = "physics"
+			cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.5, MemoryEfficiency: 0.8, Combine: tc.combine}
+			stepMs := func(e float64) float64 {
+				cfg.Timing.Physics.ExpertEfficiency = e
+				require.NoError(t, cfg.Validate())
+				clk, err := newTiming(&cfg)
+				require.NoError(t, err)
+				return clk.model.stepMs(step)
+			}
+			p, err := NewPhysics(cfg.Hardware)
+			require.NoError(t, err)
+			experts := p.Work(step).ExpertSec * 1e3
+			assert.Equal(t, tc.moe, experts > 0)
+			assert.InEpsilon(t, stepMs(0), stepMs(0.8), 1e-12, "unset is memory_efficiency")
+			assert.InDelta(t, stepMs(0)+experts*(1/0.4-1/0.8), stepMs(0.4), 1e-9)
+		})
 	}
 }

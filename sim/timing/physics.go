@@ -19,6 +19,7 @@ type Work struct {
 	PrefillSec float64 // the prompt tokens' share of ComputeSec − AttnSec (by their share of the step's tokens)
 	MemorySec  float64 // Bytes / (bandwidth × TP) + CommSec
 	KVSec      float64 // the KV traffic's share of MemorySec
+	ExpertSec  float64 // the routed experts' weights' share of MemorySec (MoE)
 	CommBytes  float64 // the all-reduce payload of the step (TP > 1; one rank's, summed over the all-reduces)
 	CommSec    float64 // the all-reduces' share of MemorySec: ring traffic over the link and their latencies
 	Sequences  int64   // sequences in the step (prompt chunks and decodes)
@@ -119,18 +120,24 @@ func (c stepCosts) dequantFlops(s StepShape) float64 {
 // layerWeights is how many layer weights a step of tokens tokens reads:
 // the static ones and, per MoE layer, the experts its tokens touch.
 func (c stepCosts) layerWeights(tokens float64) float64 {
-	m := c.model
-	w := m.staticLayerParams()
-	if n := m.moeLayers(); n > 0 {
-		w += float64(n) * m.expertsTouched(tokens) * m.expertParams()
-	}
-	return w
+	return c.model.staticLayerParams() + c.expertWeights(tokens)
 }
 
-// weightBytes is the weights the step reads: its layer weights and the
-// LM head, once per step.
-func (c stepCosts) weightBytes(s StepShape) float64 {
-	return c.layerWeights(float64(s.Tokens()))*c.layerWeightBytes + float64(c.model.Vocab)*float64(c.model.Hidden)*c.headWeightBytes
+// expertWeights is the routed experts' share of layerWeights: per MoE
+// layer, the experts a step of tokens tokens touches.
+func (c stepCosts) expertWeights(tokens float64) float64 {
+	m := c.model
+	n := m.moeLayers()
+	if n == 0 {
+		return 0
+	}
+	return float64(n) * m.expertsTouched(tokens) * m.expertParams()
+}
+
+// weightBytes is the weights a step reads once, given the routed experts
+// it touches (expertWeights): its layer weights and the LM head.
+func (c stepCosts) weightBytes(experts float64) float64 {
+	return (c.model.staticLayerParams()+experts)*c.layerWeightBytes + float64(c.model.Vocab)*float64(c.model.Hidden)*c.headWeightBytes
 }
 
 // kvBytes is the KV traffic: the context read and the tokens written.
@@ -210,11 +217,12 @@ func NewPhysics(h HardwareConfig) (*Physics, error) {
 // Work returns the cost of the step s.
 func (p *Physics) Work(s StepShape) Work {
 	flops, kv := p.flops(s), p.kvBytes(s)
-	bytes := p.weightBytes(s) + kv
+	experts := p.expertWeights(float64(s.Tokens()))
+	bytes := p.weightBytes(experts) + kv
 	w := Work{FLOPs: flops, Bytes: bytes, Sequences: s.PrefillSeqs + s.DecodeSeqs,
 		ComputeSec: flops/(p.peak*p.tp) + p.linearFlops(s)*(1/p.linearPeak-1/p.peak)/p.tp,
 		AttnSec:    p.attnFlops(s) / (p.peak * p.tp),
-		MemorySec:  bytes / (p.bw * p.tp), KVSec: kv / (p.bw * p.tp)}
+		MemorySec:  bytes / (p.bw * p.tp), KVSec: kv / (p.bw * p.tp), ExpertSec: experts * p.layerWeightBytes / (p.bw * p.tp)}
 	if n := s.Tokens(); n > 0 && s.PrefillTokens > 0 {
 		w.PrefillSec = (w.ComputeSec - w.AttnSec) * float64(s.PrefillTokens) / float64(n)
 	}
@@ -234,6 +242,7 @@ type physicsTiming struct {
 	phys               *Physics
 	cfg                PhysicsConfig
 	kc, ka, kp, km, kk float64 // 1/efficiency: compute, attention, prompt tokens' products, weights (and all-reduce), KV
+	ke                 float64 // 1/efficiency: the routed experts' weights
 }
 
 func newPhysicsTiming(pc PhysicsConfig, h HardwareConfig) (*physicsTiming, error) {
@@ -244,7 +253,8 @@ func newPhysicsTiming(pc PhysicsConfig, h HardwareConfig) (*physicsTiming, error
 	ka := 1 / cmp.Or(pc.AttentionEfficiency, pc.ComputeEfficiency)
 	kk := 1 / cmp.Or(pc.KVEfficiency, pc.MemoryEfficiency)
 	kp := 1 / cmp.Or(pc.PrefillEfficiency, pc.ComputeEfficiency)
-	return &physicsTiming{phys: p, cfg: pc, kc: 1 / pc.ComputeEfficiency, ka: ka, kp: kp, km: 1 / pc.MemoryEfficiency, kk: kk}, nil
+	ke := 1 / cmp.Or(pc.ExpertEfficiency, pc.MemoryEfficiency)
+	return &physicsTiming{phys: p, cfg: pc, kc: 1 / pc.ComputeEfficiency, ka: ka, kp: kp, km: 1 / pc.MemoryEfficiency, kk: kk, ke: ke}, nil
 }
 
 func (t *physicsTiming) stepMs(s StepShape) float64 {
@@ -269,13 +279,18 @@ func (t *physicsTiming) stepMs(s StepShape) float64 {
 func (t *physicsTiming) workMs(w Work) float64 {
 	gemm := t.kc*(w.ComputeSec-w.AttnSec-w.PrefillSec) + t.kp*w.PrefillSec
 	if t.cfg.Combine == "kernels" {
-		weights := t.km * (w.MemorySec - w.KVSec - w.CommSec)
+		weights := t.km*(w.MemorySec-w.KVSec-w.CommSec) + t.experts(w)
 		return (max(gemm, weights) + max(t.ka*w.AttnSec, t.kk*w.KVSec) + t.km*w.CommSec) * 1e3
 	}
 	c := (gemm + t.ka*w.AttnSec) * 1e3
-	m := (t.km*(w.MemorySec-w.KVSec) + t.kk*w.KVSec) * 1e3
+	m := (t.km*(w.MemorySec-w.KVSec) + t.experts(w) + t.kk*w.KVSec) * 1e3
 	return combine(t.cfg.Combine, c, m)
 }
+
+// experts is what the routed experts' reads cost beyond the weights'
+// efficiency (seconds): 0, exactly, for a dense model or an unset
+// expert_efficiency.
+func (t *physicsTiming) experts(w Work) float64 { return (t.ke - t.km) * w.ExpertSec }
 
 // combine joins a step's compute and memory times (ms) as the physics
 // timing's combine mode says: "sum" (they do not overlap), "max" (a

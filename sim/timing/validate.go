@@ -117,6 +117,7 @@ func (p PhysicsConfig) validate() error {
 		FiniteIn("timing.physics.attention_efficiency", p.AttentionEfficiency, 0, 1e3),
 		FiniteIn("timing.physics.prefill_efficiency", p.PrefillEfficiency, 0, 1e3),
 		FiniteIn("timing.physics.kv_efficiency", p.KVEfficiency, 0, 1e3),
+		FiniteIn("timing.physics.expert_efficiency", p.ExpertEfficiency, 0, 1e3),
 		FiniteIn("timing.physics.step_overhead_ms", p.StepOverheadMs, 0, 1e6),
 		FiniteIn("timing.physics.seq_overhead_ms", p.SeqOverheadMs, 0, 1e6),
 		FiniteIn("timing.physics.multi_token_overhead_ms", p.MultiTokenOverheadMs, 0, 1e6),
