@@ -231,15 +231,15 @@ func (b physicsBasis) params(post *posterior) []sim.CalibratedParam {
 		}
 		return p
 	}
-	compute := inv(0, "compute_efficiency", "compute")
-	ps := []sim.CalibratedParam{compute, inv(1, "memory_efficiency", "weight-streaming"),
+	compute, memory := inv(0, "compute_efficiency", "compute"), inv(1, "memory_efficiency", "weight-streaming")
+	ps := []sim.CalibratedParam{compute, memory,
 		inv(4, "attention_efficiency", "attention"), inv(5, "kv_efficiency", "KV"),
 		param(post, 2, "step_overhead_ms", mean, sd), param(post, 3, "seq_overhead_ms", mean, sd)}
 	if b.prefillExtra != 0 {
 		ps = append(ps, atRatio(compute, "prefill_efficiency", 1+b.prefillExtra))
 	}
 	if b.expertExtra != 0 {
-		ps = append(ps, atRatio(ps[1], "expert_efficiency", 1+b.expertExtra))
+		ps = append(ps, atRatio(memory, "expert_efficiency", 1+b.expertExtra))
 	}
 	if b.gemm {
 		ps = append(ps, param(post, 6, "multi_token_overhead_ms", mean, sd))
