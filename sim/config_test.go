@@ -159,6 +159,7 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{func(c *Config) { c.Frontend.RequestOverheadMs = -2 }, "frontend.request_overhead_ms"},
 		{func(c *Config) { c.Frontend.CPUShare = 1.5 }, "frontend.cpu_share: must be in [0, 1], got 1.5"},
 		{func(c *Config) { c.Timing.Model = "physics"; c.Timing.Physics.PrefillOverheadMs = -1 }, "timing.physics.prefill_overhead_ms"},
+		{func(c *Config) { c.Timing.Model = "physics"; c.Timing.Physics.LayerOverheadMs = -0.1 }, "timing.physics.layer_overhead_ms"},
 		{func(c *Config) { c.Frontend.CPUShare, c.Frontend.Concurrency = 0.5, 1 }, "frontend.cpu_share: one event loop shared by all requests; frontend.concurrency is 1 handlers, want 0 (set one of them)"},
 		{func(c *Config) { c.Frontend.CPUShare, c.Frontend.ArrivalStallMs = 0.5, 2 }, "frontend.cpu_share: not with frontend.arrival_stall_ms"},
 		{func(c *Config) { c.Client.StallMs, c.Client.StallEveryMs = 3000, 2000 }, "client.stall_every_ms: the stalls come one after another; want more than stall_ms (3000), got 2000"},

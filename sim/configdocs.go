@@ -45,6 +45,7 @@ var configDocs = map[string]string{
 	"timing.physics.expert_efficiency":         "of peak bandwidth on a MoE model's routed experts' weights; 0 = memory_efficiency",
 	"timing.physics.multi_token_overhead_ms":   "added to a step of two or more tokens (ggml CPU: GEMM, not one token's vector products)",
 	"timing.physics.prefill_overhead_ms":       "added to a step that computes a prompt chunk (GPU: run outside the decode steps' CUDA graph)",
+	"timing.physics.layer_overhead_ms":         "added to every step once per model layer: its small kernels' fixed latency, which does not shrink with bandwidth",
 	"hardware.cpu":                             "x86-64-v3-2vcpu | x86-64-v4-8vcpu | apple-m2 | custom: a CPU engine",
 	"hardware.custom_cpu.threads":              "cores the engine computes on (llama.cpp -t, Ollama num_thread); 0 = all",
 	"timing.table.file":                        "CSV: prefill_tokens,decode_seqs,step_ms (a full grid)",

@@ -357,31 +357,67 @@ func TestCalibrateKeepsTheKernelsCombine(t *testing.T) {
 // weights'), writes both, and reports both.
 func TestCalibrateKeepsTheExpertsRatio(t *testing.T) {
 	gpu := func(memEff, expertEff float64) sim.Config {
-		c := sim.DefaultConfig()
-		c.Hardware.GPU, c.Hardware.Model, c.Timing.Model = "h100", "qwen3-30b-a3b", "physics"
-		c.ServerMetrics.Enabled = false
-		c.Timing.Physics.MemoryEfficiency, c.Timing.Physics.ExpertEfficiency = memEff, expertEff
-		return c
+		return h100Physics("qwen3-30b-a3b", func(p *sim.PhysicsConfig) { p.MemoryEfficiency, p.ExpertEfficiency = memEff, expertEff })
 	}
-	truth := gpu(0.6, 0.45)
+	res, got := fitOwnRun(t, gpu(0.6, 0.45), gpu(0.8, 0.6))
+	p := res.Config.Timing.Physics
+	assert.InDelta(t, 0.75, p.ExpertEfficiency/p.MemoryEfficiency, 1e-9, "the base's ratio")
+	require.Contains(t, got, "expert_efficiency")
+	assert.Equal(t, p.ExpertEfficiency, got["expert_efficiency"].Value)
+	assert.InDelta(t, 0.75, got["expert_efficiency"].Prior/got["memory_efficiency"].Prior, 1e-9)
+	assertITLWithin(t, res, 3)
+}
+
+// TestCalibrateFoldsTheLayerOverhead: one deployment's runs cannot tell a
+// cost per layer from a cost per step (one model, one layer count), so a
+// base with layer_overhead_ms centres the step overhead's prior on step +
+// layer × layers and writes the fitted sum as step_overhead_ms, with no
+// layer overhead left to count twice. Llama-3.1-8B has 32 layers.
+func TestCalibrateFoldsTheLayerOverhead(t *testing.T) {
+	gpu := h100Physics("llama-3.1-8b", func(p *sim.PhysicsConfig) { p.StepOverheadMs, p.LayerOverheadMs = 0.4, 0.05 })
+	res, got := fitOwnRun(t, gpu, gpu)
+	p := res.Config.Timing.Physics
+	assert.Zero(t, p.LayerOverheadMs, "folded into the step overhead")
+	require.Contains(t, got, "step_overhead_ms")
+	assert.InDelta(t, 0.4+0.05*32, got["step_overhead_ms"].Prior, 1e-9)
+	assert.InDelta(t, 0.4+0.05*32, p.StepOverheadMs, 0.25, "the sum, which the base already had right")
+	assertITLWithin(t, res, 3)
+}
+
+// fitOwnRun calibrates base on an aggregate-only run of truth (16 at
+// once, 64 requests of 256 → 64 tokens) and returns the fit and its
+// parameters by name.
+func fitOwnRun(t *testing.T, truth, base sim.Config) (*Result, map[string]sim.CalibratedParam) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "c16")
 	writeAggregateRun(t, dir, truth, traces.Spec{Concurrency: ptr(16), RequestCount: ptr(64), ISL: ptr(256), OSL: ptr(64)})
 	tg, err := LoadTarget(dir)
 	require.NoError(t, err)
-	res, err := Fit(context.Background(), []Target{tg}, Options{Base: gpu(0.8, 0.6), Jitter: -1, Seeds: 1})
+	res, err := Fit(context.Background(), []Target{tg}, Options{Base: base, Jitter: -1, Seeds: 1})
 	require.NoError(t, err)
-	p := res.Config.Timing.Physics
-	assert.InDelta(t, 0.75, p.ExpertEfficiency/p.MemoryEfficiency, 1e-9, "the base's ratio")
 	got := map[string]sim.CalibratedParam{}
 	for _, q := range res.Params {
 		got[q.Name] = q
 	}
-	require.Contains(t, got, "expert_efficiency")
-	assert.Equal(t, p.ExpertEfficiency, got["expert_efficiency"].Value)
-	assert.InDelta(t, 0.75, got["expert_efficiency"].Prior/got["memory_efficiency"].Prior, 1e-9)
+	return res, got
+}
+
+// h100Physics is model on an H100 under the physics timing, set, server
+// metrics off.
+func h100Physics(model string, set func(*sim.PhysicsConfig)) sim.Config {
+	c := sim.DefaultConfig()
+	c.Hardware.GPU, c.Hardware.Model, c.Timing.Model = "h100", model, "physics"
+	c.ServerMetrics.Enabled = false
+	set(&c.Timing.Physics)
+	return c
+}
+
+// assertITLWithin: every target's mean ITL is within pct % of the fit's.
+func assertITLWithin(t *testing.T, res *Result, pct float64) {
+	t.Helper()
 	for _, r := range res.Rows {
 		if r.Stat == "avg" && r.Metric == results.TagITL {
-			assert.InDelta(t, 0, r.ErrorPct, 3, "%s %s", r.Target, r.Metric)
+			assert.InDelta(t, 0, r.ErrorPct, pct, "%s %s", r.Target, r.Metric)
 		}
 	}
 }

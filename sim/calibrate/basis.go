@@ -145,13 +145,17 @@ func (b physicsBasis) features(s sim.StepShape, dst []float64) {
 // On a GPU the means are the base configuration's physics timing (start):
 // what a run's data cannot see (one load cannot tell the weights' time
 // from the per-step cost) stays at what the simulator already predicts,
-// not at round numbers that predict public GPU runs worse.
+// not at round numbers that predict public GPU runs worse. The start's
+// layer_overhead_ms is a cost per step on one model, which a run's data
+// cannot tell from step_overhead_ms: the step overhead's mean takes it
+// (step + layer × layers), and apply writes the sum as the step overhead.
 func (b physicsBasis) prior() (mean, sd []float64) {
 	sd = []float64{2, 1, 1e4, 1, 8, 8, priorMultiTokenSD, priorPrefillSD}
 	if p := b.start; p != nil {
 		attn := effOr(p.AttentionEfficiency, p.ComputeEfficiency)
 		kv := effOr(p.KVEfficiency, p.MemoryEfficiency)
-		return []float64{1 / p.ComputeEfficiency, 1 / p.MemoryEfficiency, p.StepOverheadMs, p.SeqOverheadMs, 1 / attn, 1 / kv,
+		step := p.StepOverheadMs + p.LayerOverheadMs*float64(b.phys.Layers())
+		return []float64{1 / p.ComputeEfficiency, 1 / p.MemoryEfficiency, step, p.SeqOverheadMs, 1 / attn, 1 / kv,
 			p.MultiTokenOverheadMs, p.PrefillOverheadMs}, sd
 	}
 	return []float64{1 / priorComputeEff, 1 / priorMemoryEff, 1, priorSeqMs, 1 / priorComputeEff, 1 / priorMemoryEff, 0, 0}, sd

@@ -89,7 +89,7 @@ type RooflineConfig struct {
 //
 //	step_ms = combine(compute_ms/compute_efficiency + attention_ms/attention_efficiency,
 //	                  weights_ms/memory_efficiency + experts_ms/expert_efficiency + kv_ms/kv_efficiency)
-//	        + step_overhead_ms + seq_overhead_ms·sequences
+//	        + step_overhead_ms + layer_overhead_ms·layers + seq_overhead_ms·sequences
 //	        + multi_token_overhead_ms  (a step of two or more tokens)
 //	        + prefill_overhead_ms      (a step that computes a prompt chunk)
 //
@@ -141,7 +141,16 @@ type PhysicsConfig struct {
 	// the bandwidth.
 	ExpertEfficiency float64 `yaml:"expert_efficiency,omitempty" json:"expert_efficiency,omitempty"`
 	StepOverheadMs   float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"` // fixed cost per step (launch, scheduling)
-	SeqOverheadMs    float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"`   // per sequence in the step (sampling, detokenising)
+	// LayerOverheadMs is added to every step once per model layer: the
+	// fixed latency of a layer's dozen small kernels (norms, rotary, the
+	// attention kernel's set-up, residual adds, the router of a
+	// mixture-of-experts layer), which a decode step of a few sequences
+	// waits for whatever the GPU's bandwidth. Folded into the bandwidth
+	// efficiency instead, it makes a deep model's step too fast and a
+	// faster GPU's too fast: the bytes shrink with the bandwidth, the
+	// latency does not.
+	LayerOverheadMs float64 `yaml:"layer_overhead_ms,omitempty" json:"layer_overhead_ms,omitempty"`
+	SeqOverheadMs   float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"` // per sequence in the step (sampling, detokenising)
 	// MultiTokenOverheadMs is added to every step that computes two or
 	// more tokens. ggml's CPU backend (llama.cpp, Ollama) runs a one-token
 	// step's matrix products as vector dot products and hands two or more

@@ -214,6 +214,9 @@ func NewPhysics(h HardwareConfig) (*Physics, error) {
 	}, nil
 }
 
+// Layers is the model's layer count (what layer_overhead_ms multiplies).
+func (p *Physics) Layers() int { return p.model.Layers }
+
 // Work returns the cost of the step s.
 func (p *Physics) Work(s StepShape) Work {
 	flops, kv := p.flops(s), p.kvBytes(s)
@@ -260,6 +263,9 @@ func newPhysicsTiming(pc PhysicsConfig, h HardwareConfig) (*physicsTiming, error
 func (t *physicsTiming) stepMs(s StepShape) float64 {
 	w := t.phys.Work(s)
 	ms := t.workMs(w) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
+	if t.cfg.LayerOverheadMs != 0 {
+		ms += t.cfg.LayerOverheadMs * float64(t.phys.model.Layers)
+	}
 	if s.Tokens() >= 2 {
 		ms += t.cfg.MultiTokenOverheadMs
 	}

@@ -216,6 +216,34 @@ func TestPhysicsPrefillOverhead(t *testing.T) {
 	})
 }
 
+// TestPhysicsLayerOverhead: layer_overhead_ms is added to every step, decode
+// or prompt, once per layer of the model (28 for Qwen3-0.6B, 80 for
+// Llama-3.1-70B), under either combine, and on any GPU alike.
+func TestPhysicsLayerOverhead(t *testing.T) {
+	steps := []StepShape{
+		{DecodeSeqs: 1, DecodeContext: 300},
+		{DecodeSeqs: 8, DecodeContext: 2400},
+		{PrefillTokens: 512, PrefillSeqs: 1, PrefillAttn: 512 * 513 / 2, DecodeSeqs: 3, DecodeContext: 900},
+	}
+	for _, tc := range []struct {
+		gpu, model, combine string
+		tp, layers          int
+	}{
+		{"h100", "qwen3-0.6b", "sum", 1, 28},
+		{"gb200", "qwen3-0.6b", "sum", 1, 28},
+		{"h100", "llama-3.1-70b", "kernels", 4, 80},
+	} {
+		cfg := defaultConfig()
+		cfg.Hardware = HardwareConfig{GPU: tc.gpu, Model: tc.model, TensorParallel: tc.tp, DType: "bf16"}
+		cfg.Timing.Model = "physics"
+		cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: 0.6, MemoryEfficiency: 0.8, StepOverheadMs: 0.5, SeqOverheadMs: 0.01, Combine: tc.combine}
+		stepMs := physicsStepMs(t, cfg, func(p *PhysicsConfig, v float64) { p.LayerOverheadMs = v })
+		for _, s := range steps {
+			assert.InDelta(t, stepMs(0, s)+0.07*float64(tc.layers), stepMs(0.07, s), 1e-9, "%s %s %+v", tc.gpu, tc.model, s)
+		}
+	}
+}
+
 // TestPhysicsKernelsCombine: under combine kernels the matrix products and
 // the weights' reads overlap (the slower counts), as do attention and the
 // KV reads, and the two pairs and the all-reduces add up; the products'
