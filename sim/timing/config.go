@@ -146,9 +146,10 @@ type PhysicsConfig struct {
 	// attention kernel's set-up, residual adds, the router of a
 	// mixture-of-experts layer), which a decode step of a few sequences
 	// waits for whatever the GPU's bandwidth. Folded into the bandwidth
-	// efficiency instead, it makes a deep model's step too fast and a
-	// faster GPU's too fast: the bytes shrink with the bandwidth, the
-	// latency does not.
+	// efficiency instead, it prices a model with many layers for its
+	// weights too fast, and every model on a GPU with more bandwidth
+	// than the one it was fitted on: the bytes' time shrinks with the
+	// bandwidth, the latency does not.
 	LayerOverheadMs float64 `yaml:"layer_overhead_ms,omitempty" json:"layer_overhead_ms,omitempty"`
 	SeqOverheadMs   float64 `yaml:"seq_overhead_ms" json:"seq_overhead_ms"` // per sequence in the step (sampling, detokenising)
 	// MultiTokenOverheadMs is added to every step that computes two or

@@ -262,10 +262,7 @@ func newPhysicsTiming(pc PhysicsConfig, h HardwareConfig) (*physicsTiming, error
 
 func (t *physicsTiming) stepMs(s StepShape) float64 {
 	w := t.phys.Work(s)
-	ms := t.workMs(w) + t.cfg.StepOverheadMs + t.cfg.SeqOverheadMs*float64(w.Sequences)
-	if t.cfg.LayerOverheadMs != 0 {
-		ms += t.cfg.LayerOverheadMs * float64(t.phys.model.Layers)
-	}
+	ms := t.workMs(w) + t.cfg.StepOverheadMs + t.cfg.LayerOverheadMs*float64(t.phys.Layers()) + t.cfg.SeqOverheadMs*float64(w.Sequences)
 	if s.Tokens() >= 2 {
 		ms += t.cfg.MultiTokenOverheadMs
 	}
