@@ -3,6 +3,7 @@ package peerruns
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,9 +70,9 @@ func TestInferencePerfWorkloads(t *testing.T) {
 		noWorkload, warnings string
 	}{
 		{name: "random constant", config: randomCfg("constant", "{rate: 2, duration: 10}", "true"),
-			requests: 20, conc: 32, osl: 100, timestamps: true, itl: true},
+			requests: 20, conc: 32, osl: 100, timestamps: true, itl: true, warnings: "(poisson-span at 2 requests/s)"},
 		{name: "random poisson", config: randomCfg("poisson", "{rate: 4, duration: 5}", "true"),
-			requests: 20, conc: 32, osl: 100, timestamps: true, itl: true, warnings: "fresh Poisson draw"},
+			requests: 20, conc: 32, osl: 100, timestamps: true, itl: true, warnings: "a fresh draw of the stage's arrival process (poisson at 4 requests/s)"},
 		{name: "concurrent", config: randomCfg("concurrent", "{num_requests: 50, concurrency_level: 4}", "true"),
 			requests: 50, conc: 4, osl: 100, itl: true},
 		{name: "no ignore_eos", config: randomCfg("constant", "{rate: 2, duration: 10}", "false"),
@@ -118,7 +119,7 @@ func TestInferencePerfSharedPrefixRepeats(t *testing.T) {
 	assert.Equal(t, reqs[3].HashIDs[0], reqs[13].HashIDs[0], "same group, same system prompt")
 	assert.NotEqual(t, reqs[3].HashIDs[1:], reqs[13].HashIDs[1:], "same group, another question")
 	assert.NotEqual(t, reqs[3].HashIDs[0], reqs[4].HashIDs[0], "another group")
-	assert.InDelta(t, 125, reqs[1].TimestampMs-reqs[0].TimestampMs, 1e-9, "8 requests/s")
+	assertSpans(t, run.Workload, 8)
 }
 
 // TestInferencePerfLaterStageStartsWarm: inference-perf lets each stage
@@ -293,7 +294,7 @@ func TestInferencePerfSweep(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, run.Workload, run.NoWorkload)
 	assert.Len(t, run.Workload.Requests, 4800, "load_summary.count")
-	assert.InDelta(t, 1000/31.4, run.Workload.Requests[1].TimestampMs-run.Workload.Requests[0].TimestampMs, 1e-3)
+	assertSpans(t, run.Workload, 31.4)
 	assert.Contains(t, strings.Join(warning.Messages(run.WorkloadNotes), "\n"),
 		"load.sweep chose the stages' rates as it ran: stage 1 is rebuilt from its load_summary, 4800 requests at 31.4 requests/s")
 
@@ -303,4 +304,25 @@ func TestInferencePerfSweep(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, run.Workload)
 	assert.Contains(t, run.NoWorkload, "has no requested_rate and count")
+}
+
+// assertSpans checks that a rebuilt constant-load stage arrives as
+// inference-perf's constant timer sends: its n requests span n/rate s, less
+// the gap before the first (about one n-th of it), at gaps that vary as a
+// Poisson process's do, not evenly.
+func assertSpans(t *testing.T, wl *traces.Workload, rate float64) {
+	t.Helper()
+	n := len(wl.Requests)
+	span := float64(n) * 1000 / rate
+	last := wl.Requests[n-1].TimestampMs
+	assert.Less(t, last, span)
+	assert.Greater(t, last, 0.99*span)
+	assert.Contains(t, wl.Source, "synthetic:poisson-span ")
+	var sum, sq float64
+	for i := 1; i < n; i++ {
+		g := wl.Requests[i].TimestampMs - wl.Requests[i-1].TimestampMs
+		sum, sq = sum+g, sq+g*g
+	}
+	mean := sum / float64(n-1)
+	assert.InDelta(t, 1, math.Sqrt(sq/float64(n-1)-mean*mean)/mean, 0.1, "the gaps' coefficient of variation")
 }

@@ -23,7 +23,7 @@ type fixedOSL struct {
 // stageLoad is how one stage sent its requests.
 type stageLoad struct {
 	index       int
-	mode        string // traces.ModeConstant, ModePoisson or ModeConcurrency; "" when not rebuilt
+	mode        string // traces.ModePoissonSpan, ModePoisson or ModeConcurrency; "" when not rebuilt
 	why         string // why the load is not rebuilt
 	rate        float64
 	requests    int
@@ -91,9 +91,12 @@ func (c *ipConfig) sweptLoad(l stageLoad, ls *ipLoadSummary) stageLoad {
 	return l
 }
 
-// setRate makes l an open-loop stage of n requests at rate.
+// setRate makes l an open-loop stage of n requests at rate: inference-perf's
+// constant load type draws exponential gaps rescaled to the stage's
+// duration (traces.ModePoissonSpan), its poisson type a Poisson count each
+// second, spread over the second the same way (a Poisson process).
 func (l *stageLoad) setRate(c *ipConfig, rate float64, n int) {
-	l.mode, l.rate, l.requests = traces.ModeConstant, rate, n
+	l.mode, l.rate, l.requests = traces.ModePoissonSpan, rate, n
 	if c.Load.Type == "poisson" {
 		l.mode = traces.ModePoisson
 	}
@@ -180,8 +183,8 @@ func (r *Run) rebuildWorkload(cfg *ipConfig, load stageLoad, measuredISL float64
 		return err
 	}
 	r.Workload.Source = fmt.Sprintf("inference-perf %s stage %d: %s", cfg.path, load.index, r.Workload.Source)
-	if load.mode == traces.ModePoisson {
-		r.note("the workload's arrival times are a fresh Poisson draw at the stage's rate, not the ones the client drew")
+	if load.mode != traces.ModeConcurrency {
+		r.note("the workload's arrival times are a fresh draw of the stage's arrival process (%s at %g requests/s), not the ones the client drew", load.mode, load.rate)
 	}
 	return nil
 }

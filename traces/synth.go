@@ -13,6 +13,10 @@ const (
 	ModeConstant    = "constant"    // open loop: one request every 1/Rate s
 	ModePoisson     = "poisson"     // open loop: exponential inter-arrivals, mean 1/Rate s
 	ModeGamma       = "gamma"       // open loop: gamma inter-arrivals, shape GammaShape, mean 1/Rate s
+	// ModePoissonSpan is inference-perf's "constant" load type: exponential
+	// inter-arrivals rescaled so that a phase's n requests span n/Rate s
+	// (Poisson arrivals with their count fixed), not evenly spaced ones.
+	ModePoissonSpan = "poisson-span"
 )
 
 // maxSynthRequests bounds a synthetic workload (memory safety).
@@ -53,7 +57,12 @@ type SynthSpec struct {
 // s.Concurrency. In rate modes each session's first turn gets a timestamp:
 // the first at 0 ms, then inter-arrival gaps (constant 1000/Rate ms,
 // exponential, or gamma with shape k and mean 1000/Rate ms), rounded to the
-// microsecond; Concurrency is a cap. Later turns have no timestamp and DelayMs = TurnDelayMs.
+// microsecond; Concurrency is a cap. In poisson-span mode each phase
+// (warmup, measured) draws one exponential gap per session, the first
+// before its first session, and rescales them to sum to sessions/Rate s,
+// as inference-perf's constant load timer does for a stage's requests;
+// the phase's times then count from its first session. Later turns have
+// no timestamp and DelayMs = TurnDelayMs.
 //
 // Lengths and prefixes: ISL and OSL are drawn from normal distributions.
 // hash_ids has ceil(ISL/BlockSize) blocks. Sessions are assigned round-robin
@@ -143,7 +152,7 @@ func (s SynthSpec) modeErrors() []error {
 		if s.Rate != 0 {
 			errs = append(errs, fmt.Errorf("--request-rate (%v) is not used in concurrency mode; use --arrival-pattern", s.Rate))
 		}
-	case ModeConstant, ModePoisson, ModeGamma:
+	case ModeConstant, ModePoisson, ModeGamma, ModePoissonSpan:
 		if !finiteNonNeg(s.Rate) || s.Rate == 0 {
 			errs = append(errs, fmt.Errorf("--request-rate must be > 0 for --arrival-pattern %s, got %v", s.Mode, s.Rate))
 		}
@@ -221,6 +230,8 @@ type synth struct {
 	nextID   int64
 	clockMs  float64
 	sessions int
+	span     []float64 // poisson-span: the current phase's start times, ms, by session from the phase's first
+	spanFrom int       // the session span[0] is of
 }
 
 func (g *synth) generate() []Request {
@@ -230,6 +241,9 @@ func (g *synth) generate() []Request {
 		n      int
 		warmup bool
 	}{{s.WarmupCount, true}, {s.RequestCount, false}} {
+		if s.Mode == ModePoissonSpan {
+			g.drawSpan(ceilDiv(phase.n, s.Turns))
+		}
 		for left := phase.n; left > 0; {
 			turns := min(s.Turns, left)
 			reqs = g.session(reqs, turns, phase.warmup)
@@ -288,8 +302,38 @@ func (g *synth) arrival(k int) (float64, bool) {
 			g.clockMs += gammaSample(g.rng, s.GammaShape) * mean / s.GammaShape
 		}
 	}
+	if s.Mode == ModePoissonSpan {
+		g.clockMs = g.span[k-g.spanFrom]
+	}
 	return math.Round(g.clockMs*1000) / 1000, true // µs precision keeps files readable
 }
+
+// drawSpan draws the start times of the next n sessions (a phase) in
+// poisson-span mode, as inference-perf's constant load timer does: n
+// exponential gaps, the first before the first session, rescaled to sum
+// to n/Rate s. The times count from the first session, so the phase spans
+// its duration less its first gap. A phase's times are drawn before its
+// sessions' lengths: the rescaling needs every gap.
+func (g *synth) drawSpan(n int) {
+	g.spanFrom, g.span = g.sessions, g.span[:0]
+	if n == 0 {
+		return
+	}
+	gaps := make([]float64, n)
+	var total float64
+	for i := range gaps {
+		gaps[i] = g.rng.ExpFloat64()
+		total += gaps[i]
+	}
+	scale := float64(n) * 1000 / g.spec.Rate / total
+	g.span = append(g.span, 0)
+	for i, at := 1, 0.0; i < n; i++ {
+		at += gaps[i] * scale
+		g.span = append(g.span, at)
+	}
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // length draws round(N(mean, stddev)) clamped to [1, MaxTokens].
 // length draws a length of the normal distribution (mean, stddev),

@@ -3,6 +3,7 @@ package traces
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -76,6 +77,7 @@ func TestSynthesizeArrivals(t *testing.T) {
 	}{
 		{"constant", SynthSpec{Mode: ModeConstant}, 0},
 		{"poisson", SynthSpec{Mode: ModePoisson}, 1},
+		{"poisson-span", SynthSpec{Mode: ModePoissonSpan}, 1},
 		{"gamma k=4", SynthSpec{Mode: ModeGamma, GammaShape: 4}, 0.5},
 		{"gamma k=0.25", SynthSpec{Mode: ModeGamma, GammaShape: 0.25}, 2},
 		{"gamma k=1 is poisson", SynthSpec{Mode: ModeGamma, GammaShape: 1}, 1},
@@ -95,6 +97,39 @@ func TestSynthesizeArrivals(t *testing.T) {
 			assert.InDelta(t, tt.wantCV, std/mean, 0.1*tt.wantCV+1e-9, "coefficient of variation")
 		})
 	}
+}
+
+// TestSynthesizePoissonSpan: each phase's sessions start at times that
+// span the phase's count over the rate, less the first gap (inference-perf's
+// constant load timer), counted from the phase's first session; the same
+// seed gives the same times.
+func TestSynthesizePoissonSpan(t *testing.T) {
+	spec := SynthSpec{Mode: ModePoissonSpan, Rate: 5, WarmupCount: 40, RequestCount: 150, Turns: 3, ISL: 10, OSL: 10, Seed: 7}
+	wl, err := Synthesize(spec)
+	require.NoError(t, err)
+	phases := map[bool][]float64{}
+	for _, r := range wl.Requests {
+		if r.HasTimestamp {
+			phases[r.Warmup] = append(phases[r.Warmup], r.TimestampMs)
+		}
+	}
+	for warmup, sessions := range map[bool]int{true: 14, false: 50} { // ⌈40/3⌉, ⌈150/3⌉
+		ts := phases[warmup]
+		require.Len(t, ts, sessions, "warmup %v", warmup)
+		span := float64(sessions) * 1000 / spec.Rate
+		assert.Equal(t, 0.0, ts[0], "warmup %v: the phase counts from its first session", warmup)
+		assert.True(t, sort.Float64sAreSorted(ts), "warmup %v", warmup)
+		assert.Less(t, ts[len(ts)-1], span, "warmup %v: the first gap precedes the first session", warmup)
+		assert.Greater(t, ts[len(ts)-1], 0.5*span, "warmup %v", warmup)
+	}
+	again, err := Synthesize(spec)
+	require.NoError(t, err)
+	assert.Equal(t, wl.Requests, again.Requests)
+	spec.Seed = 8
+	other, err := Synthesize(spec)
+	require.NoError(t, err)
+	assert.NotEqual(t, wl.Requests[3].TimestampMs, other.Requests[3].TimestampMs, "the second session's start")
+	assert.Contains(t, wl.Source, "synthetic:poisson-span rate=5 ")
 }
 
 func TestGammaSampleMoments(t *testing.T) {
