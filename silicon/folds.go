@@ -184,6 +184,32 @@ func Predict(ctx context.Context, stages []*Stage, base sim.Config, prior func(*
 	return out, nil
 }
 
+// DrawSpread is how far a second draw of every stage's arrivals lands from
+// the first on the same prior: each metric's median over the stages of
+// |figure(draw b) − figure(draw a)| / figure(draw a), in %. A real stage's
+// client draws its arrivals afresh on every run (inference-perf's timer is
+// unseeded), so this is a floor under the spread of two real runs of a
+// stage: theirs adds the server's own noise.
+func DrawSpread(ctx context.Context, stages []*Stage, base sim.Config, prior func(*Stage) sim.GPUPrior, maxRequests int, a, b int64) ([]Median, error) {
+	first := make([]*Stage, len(stages))
+	second := Prediction{Figures: make([]Figures, len(stages))}
+	for i, s := range stages {
+		cfg, err := s.configWith(base, prior)
+		if err != nil {
+			return nil, err
+		}
+		ref := *s
+		if ref.Actual, err = s.simulateDraw(ctx, cfg, maxRequests, a); err != nil {
+			return nil, err
+		}
+		if second.Figures[i], err = s.simulateDraw(ctx, cfg, maxRequests, b); err != nil {
+			return nil, err
+		}
+		first[i] = &ref
+	}
+	return MedianAbsErrors(first, second), nil
+}
+
 // WritePriorsGo writes the Go source of sim/timing's generated priors
 // (gpupriors_gen.go): the whole fit, the leave-one-deployment-out folds,
 // the leave-one-model-out ones and the shrinkage strength they were all

@@ -55,12 +55,21 @@ func (s *Stage) Config(base sim.Config) (sim.Config, error) {
 const warmupArrivalsS = 30
 
 // Replay is the workload a stage replays: inference-perf's shared_prefix
-// prompts sent at the stage's constant rate, every prompt's ISL and OSL
-// the stage's. The unique prompts cycle in order, each one whole a prefix
-// group of its own (its full KV blocks shared by its repeats; the tokens
-// past the last full block unique to each request), as inference-perf's
-// data index cycles them. Its first LeadIn(maxRequests) requests are sent
-// but not measured.
+// prompts sent at the stage's rate, every prompt's ISL and OSL the
+// stage's. The arrivals are those of inference-perf's "constant" load
+// type, which is not evenly spaced: its timer (inference_perf/loadgen/
+// load_timer.py, ConstantLoadTimer) draws an exponential gap per request
+// and rescales the gaps to sum to the stage's duration, so requests
+// arrive as a Poisson process with their count fixed
+// (traces.ModePoissonSpan, drawn from the simulator's seed, not the
+// client's unseeded draw). Its bursts are what spread a stage's latencies
+// around their means at a fixed ISL and OSL.
+//
+// The unique prompts cycle in order, each one whole a prefix group of its
+// own (its full KV blocks shared by its repeats; the tokens past the last
+// full block unique to each request), as inference-perf's data index
+// cycles them. Its first LeadIn(maxRequests) requests are sent but not
+// measured.
 //
 // The full replay (maxRequests 0, or not below the stage's count)
 // measures every request of the stage, as the real run did, from the
@@ -90,6 +99,11 @@ const warmupArrivalsS = 30
 // starts predicted unseen models' ITL worse (leave-one-model-out median
 // 8.1 % against 5.4 %).
 func (s *Stage) Replay(maxRequests int) (*traces.Workload, error) {
+	return s.replay(maxRequests, 0)
+}
+
+// replay is Replay with the arrivals of draw draw (their seed).
+func (s *Stage) replay(maxRequests int, draw int64) (*traces.Workload, error) {
 	w := s.Workload
 	bs := s.Engine.BlockSize
 	warm := 0 // a full replay's lead-in is its warmup phase
@@ -97,10 +111,10 @@ func (s *Stage) Replay(maxRequests int) (*traces.Workload, error) {
 		warm = s.LeadIn(maxRequests)
 	}
 	spec := traces.SynthSpec{
-		Mode: traces.ModeConstant, Rate: w.Rate, WarmupCount: warm,
+		Mode: traces.ModePoissonSpan, Rate: w.Rate, WarmupCount: warm,
 		RequestCount: s.LeadIn(maxRequests) - warm + min(w.Requests, cmp.Or(maxRequests, w.Requests)),
 		ISL:          w.ISL, OSL: w.OSL, BlockSize: bs,
-		NumPrefixGroups: w.UniquePrompts, SharedPrefixTokens: w.ISL / bs * bs,
+		NumPrefixGroups: w.UniquePrompts, SharedPrefixTokens: w.ISL / bs * bs, Seed: draw,
 	}
 	if w.ClientConcurrencyCap != nil {
 		spec.Concurrency = *w.ClientConcurrencyCap
@@ -135,7 +149,13 @@ func (s *Stage) LeadIn(maxRequests int) int {
 // Simulate replays the stage on cfg (already the stage's: see Config) and
 // returns the simulated figures, in the terms the stage publishes.
 func (s *Stage) Simulate(ctx context.Context, cfg sim.Config, maxRequests int) (Figures, error) {
-	wl, err := s.Replay(maxRequests)
+	return s.simulateDraw(ctx, cfg, maxRequests, 0)
+}
+
+// simulateDraw is Simulate on draw draw of the stage's arrivals (Replay's
+// is draw 0).
+func (s *Stage) simulateDraw(ctx context.Context, cfg sim.Config, maxRequests int, draw int64) (Figures, error) {
+	wl, err := s.replay(maxRequests, draw)
 	if err != nil {
 		return Figures{}, err
 	}

@@ -120,9 +120,8 @@ func FamilyMedians(stages []*Stage, p Prediction) []Median {
 // stage's measured means as its figures, and each percentile equal to its
 // mean (every request alike). No simulator: a model exact on every mean
 // but without the measured spread of TTFT and E2E around it scores this
-// on the percentiles. With the corpus's constant-rate arrivals and fixed
-// lengths a deterministic replay comes close to it, so it tells how much
-// of a percentile's error is the spread a replay does not have.
+// on the percentiles, so it tells how much of a percentile's error is
+// the spread around the mean.
 func Spreadless(stages []*Stage) Prediction {
 	p := Prediction{Name: "every mean exact, no spread (reference, not a prediction)", Key: "spreadless", Figures: make([]Figures, len(stages))}
 	for i, s := range stages {

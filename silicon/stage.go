@@ -69,9 +69,10 @@ type Engine struct {
 	Workers              int     `json:"workers"`
 }
 
-// Workload is inference-perf's shared_prefix generator at a constant rate:
-// NumGroups system prompts × PromptsPerGroup users, prompt = system prompt
-// + question, cycled in order.
+// Workload is inference-perf's shared_prefix generator at one rate, under
+// its "constant" load type (Arrival; see Stage.Replay for what its timer
+// sends): NumGroups system prompts × PromptsPerGroup users, prompt =
+// system prompt + question, cycled in order.
 type Workload struct {
 	Generator            string   `json:"generator"`
 	API                  string   `json:"api"`

@@ -231,6 +231,10 @@ func TestCalibrateLongPromptTTFTIsPrefill(t *testing.T) {
 			truth := gpu()
 			truth.Timing.Physics.PrefillEfficiency = tc.prefillEff
 			truth.Frontend.RequestOverheadMs = tc.overhead
+			// A real client's next send comes some time after the last
+			// token: without a gap, a request sent the instant the one
+			// before ended is alone or not by the clocks' rounding.
+			truth.Client.GapMs = 1
 			dir := filepath.Join(t.TempDir(), "c1")
 			spec := traces.Spec{Concurrency: ptr(1), RequestCount: ptr(8), ISL: ptr(tc.isl), OSL: ptr(16)}
 			if tc.records {
