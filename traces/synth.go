@@ -291,19 +291,17 @@ func (g *synth) arrival(k int) (float64, bool) {
 	if s.Mode == ModeConcurrency {
 		return 0, false
 	}
-	if k > 0 {
-		mean := 1000 / s.Rate
-		switch s.Mode {
-		case ModeConstant:
-			g.clockMs += mean
-		case ModePoisson:
-			g.clockMs += g.rng.ExpFloat64() * mean
-		case ModeGamma:
-			g.clockMs += gammaSample(g.rng, s.GammaShape) * mean / s.GammaShape
-		}
-	}
-	if s.Mode == ModePoissonSpan {
-		g.clockMs = g.span[k-g.spanFrom]
+	mean := 1000 / s.Rate
+	switch {
+	case s.Mode == ModePoissonSpan:
+		g.clockMs = g.span[k-g.spanFrom] // the phase's, drawn whole (drawSpan)
+	case k == 0:
+	case s.Mode == ModeConstant:
+		g.clockMs += mean
+	case s.Mode == ModePoisson:
+		g.clockMs += g.rng.ExpFloat64() * mean
+	case s.Mode == ModeGamma:
+		g.clockMs += gammaSample(g.rng, s.GammaShape) * mean / s.GammaShape
 	}
 	return math.Round(g.clockMs*1000) / 1000, true // µs precision keeps files readable
 }
