@@ -1107,3 +1107,23 @@ func TestPhysicsBasisLinearisesTheKernelsCombine(t *testing.T) {
 	}
 	assert.Equal(t, "kernels", b.apply(cfg, mean).Timing.Physics.Combine)
 }
+
+// TestRateMode: an open-loop run's arrival_pattern replays as the process
+// it names (simbench's poisson-span included), unset as AIPerf's default
+// Poisson; a pattern it does not know is an error naming the field, not a
+// Poisson replay of arrivals the run never sent.
+func TestRateMode(t *testing.T) {
+	for _, tc := range []struct{ pattern, want string }{
+		{"", traces.ModePoisson},
+		{"poisson", traces.ModePoisson},
+		{"constant", traces.ModeConstant},
+		{"gamma", traces.ModeGamma},
+		{"poisson-span", traces.ModePoissonSpan},
+	} {
+		got, err := rateMode(tc.pattern)
+		require.NoError(t, err, tc.pattern)
+		assert.Equal(t, tc.want, got, tc.pattern)
+	}
+	_, err := rateMode("concurrency_burst")
+	assert.ErrorContains(t, err, `loadgen.arrival_pattern "concurrency_burst"`)
+}

@@ -120,7 +120,11 @@ func synthesized(lg results.LoadgenConfig, in results.InputSection) (*traces.Wor
 		spec.Seed = *in.RandomSeed
 	}
 	if lg.RequestRate > 0 {
-		spec.Mode, spec.Rate = rateMode(lg.ArrivalPattern), lg.RequestRate
+		mode, err := rateMode(lg.ArrivalPattern)
+		if err != nil {
+			return nil, err
+		}
+		spec.Mode, spec.Rate = mode, lg.RequestRate
 	}
 	if spec.RequestCount <= 0 {
 		return nil, errors.New("input_config: loadgen.request_count is missing")
@@ -128,12 +132,20 @@ func synthesized(lg results.LoadgenConfig, in results.InputSection) (*traces.Wor
 	return traces.Synthesize(spec)
 }
 
-func rateMode(pattern string) string {
+// rateMode is the arrival process of an open-loop run's
+// loadgen.arrival_pattern: AIPerf's (constant, poisson, gamma; poisson
+// when unset) or simbench's poisson-span (what a converted inference-perf
+// run's "constant" load type is). Anything else is an error: replaying it
+// as another process would calibrate against arrivals the run never sent.
+func rateMode(pattern string) (string, error) {
 	switch pattern {
-	case traces.ModeConstant, traces.ModeGamma:
-		return pattern
+	case traces.ModeConstant, traces.ModeGamma, traces.ModePoisson, traces.ModePoissonSpan:
+		return pattern, nil
+	case "":
+		return traces.ModePoisson, nil
 	}
-	return traces.ModePoisson
+	return "", fmt.Errorf("input_config: loadgen.arrival_pattern %q with a request_rate: want %s, %s, %s or %s",
+		pattern, traces.ModeConstant, traces.ModePoisson, traces.ModeGamma, traces.ModePoissonSpan)
 }
 
 func fileExists(path string) bool {
