@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/simbench/simbench/sim"
+	"github.com/simbench/simbench/sim/timing"
 )
 
 const corpus = "../testdata/silicon"
@@ -223,10 +224,11 @@ func TestWritePriors(t *testing.T) {
 	require.NoError(t, err)
 	base := sim.DefaultConfig()
 	start := sim.GPUPrior{Physics: sim.PhysicsConfig{ComputeEfficiency: 0.78, MemoryEfficiency: 0.78, KVEfficiency: 0.95,
-		StepOverheadMs: 1.3, SeqOverheadMs: 0.02, PrefillOverheadMs: 0.2, Combine: "sum"}, RequestOverheadMs: 19}
+		StepOverheadMs: 1.3, SeqOverheadMs: 0.02, PrefillOverheadMs: 0.2}, RequestOverheadMs: 19}
 	// A second start, the hand-set prior the fit replaced: fixed before any
-	// data, as start is.
-	starts := []sim.GPUPrior{start, sim.HandSetPrior()}
+	// data, as start is. Both carry the GPU priors' combine mode and kernel
+	// efficiencies, which every fit keeps.
+	starts := []sim.GPUPrior{start.WithGPUStructure(), sim.HandSetPrior().WithGPUStructure()}
 	opt := FitOptions{MaxRequests: 300, MaxIter: 6}
 	// The shrinkage's strength, chosen by leave-one-model-out from a grid
 	// fixed before any data (0: least squares), towards the hand-set prior.
@@ -305,9 +307,12 @@ func writeFidelityDoc(t *testing.T, stages []*Stage) {
 	doc.WriteString("\n## The trained priors\n\nThe whole-corpus fit is a GPU config's default timing (`sim/timing/gpupriors_gen.go`); each fold is the fit without one deployment, ")
 	doc.WriteString("the prior that predicts that deployment above. Every fit is the best (lowest loss) of searches from two starts fixed before any data ")
 	doc.WriteString("(the fit's start and the hand-set prior); the whole-corpus fit also searches from the folds' median. A parameter on a bound of the fit (an efficiency at 1, an overhead at 0) was pushed there by the data, ")
-	doc.WriteString("which would have pushed it further: the corpus does not pin its value. The corpus's prompts are short and mostly prefix-cached; ")
-	doc.WriteString("a long prompt's prefill is priced by `timing.physics.compute_efficiency` and `attention_efficiency` (and `prefill_efficiency` when set apart), ")
-	doc.WriteString("which `simbench calibrate` fits from a run of the deployment's own with long prompts.\n\n")
+	doc.WriteString("which would have pushed it further: the corpus does not pin its value. The corpus's prompts are short and mostly prefix-cached, ")
+	doc.WriteString("so what a long prompt's products and attention reach is not fitted: every start sets the GPU priors' structure (`timing.WithGPUStructure`), ")
+	fmt.Fprintf(&doc, "`timing.physics.combine: %s` (the prompts' products overlap the weights' reads) with `prefill_efficiency` %g and `attention_efficiency` %g, ",
+		timing.GPUPriorCombine, timing.GPUPrefillEfficiency, timing.GPUAttentionEfficiency)
+	doc.WriteString("the kernels' published throughput on an H100 (see `sim/timing/priors.go`), and every fit keeps them. ")
+	doc.WriteString("`simbench calibrate` fits a deployment's own from a run of it with long prompts.\n\n")
 	WritePriorsMarkdown(&doc, all, folds)
 	doc.WriteString("\n### Shrinkage towards the hand-set prior\n\nEvery fit above minimises the data's loss plus a penalty, strength × Σ ((x − centre)/scale)², ")
 	doc.WriteString("over the parameters the hand-set prior sets from physics (the weight and KV memory efficiencies by their logarithms, scale 0.3; the per-step overhead, scale 1 ms; per sequence, 0.02 ms), ")

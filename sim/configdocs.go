@@ -38,7 +38,7 @@ var configDocs = map[string]string{
 	"timing.linear.base_ms":                    "step ms = base + prefill_token·P + decode_seq·D + context_token·C",
 	"timing.roofline.efficiency":               "achieved fraction of peak FLOP/s and bandwidth",
 	"timing.physics.compute_efficiency":        "step ms = combine(compute/eff, memory/eff) + step_overhead + seq_overhead·sequences",
-	"timing.physics.combine":                   "sum | max | smooth (2-norm) of the compute and memory times; kernels: max(products, weights) + max(attention, KV) + all-reduce",
+	"timing.physics.combine":                   "sum | max | smooth (2-norm) of the compute and memory times; kernels: max(products, weights) + max(attention, KV) + all-reduce; overlap: sum, but max(prompts' products, weights)",
 	"timing.physics.attention_efficiency":      "of peak FLOP/s on attention FLOPs; 0 = compute_efficiency",
 	"timing.physics.prefill_efficiency":        "of peak FLOP/s on the prompt tokens' matrix products; 0 = compute_efficiency",
 	"timing.physics.kv_efficiency":             "of peak bandwidth on KV cache traffic; 0 = memory_efficiency",

@@ -276,7 +276,8 @@ func TestCalibrateLongPromptTTFTIsPrefill(t *testing.T) {
 
 // A base timed with combine max or smooth is calibrated as a sum (the
 // regression is linear in the efficiencies): the result says the mode was
-// not kept, rather than writing "sum" without a word. kernels is kept.
+// not kept, rather than writing "sum" without a word. kernels and overlap
+// are kept.
 func TestCalibrateSaysWhenItDropsTheCombineMode(t *testing.T) {
 	truth := sim.DefaultConfig() // the trained GPU priors
 	truth.Hardware.GPU, truth.Hardware.Model, truth.Timing.Model = "h100", "qwen3-8b", "physics"
@@ -294,6 +295,7 @@ func TestCalibrateSaysWhenItDropsTheCombineMode(t *testing.T) {
 		{"max", []string{`timing.physics.combine: the config's "max" is not kept: calibrate fits, and writes, "sum" (its regression is linear in the efficiencies)`}, "sum"},
 		{"smooth", []string{`timing.physics.combine: the config's "smooth" is not kept: calibrate fits, and writes, "sum" (its regression is linear in the efficiencies)`}, "sum"},
 		{"kernels", nil, "kernels"},
+		{"overlap", nil, "overlap"},
 	} {
 		t.Run(tc.combine, func(t *testing.T) {
 			base := truth

@@ -63,34 +63,43 @@ type physicsBasis struct {
 	// experts' reads from the other weights', both streamed once a step).
 	// 0 when start sets no expert_efficiency.
 	expertExtra float64
-	// roof is set when start times with the "kernels" combine (each kernel
-	// bounded by its own roofline): a max is not linear in the cost
-	// multipliers, so each step's features keep only the side of each max
-	// that start's multipliers make the slower one (its active set), and
-	// the fit is linear again around start. A fit that moves an efficiency
-	// so far that a step's slower side changes prices that step on the
-	// side start chose.
+	// roof is set when start times with a combine that takes a max (each
+	// kernel bounded by its own roofline under "kernels"; the prompts'
+	// products against the weights' reads under "overlap"): a max is not
+	// linear in the cost multipliers, so each step's features keep only the
+	// side of each max that start's multipliers make the slower one (its
+	// active set), and the fit is linear again around start. A fit that
+	// moves an efficiency so far that a step's slower side changes prices
+	// that step on the side start chose.
 	roof *activeSet
 }
 
-// activeSet is start's cost multipliers (1/efficiency), which decide each
-// step's slower side under the kernels combine (physicsBasis.roof).
-type activeSet struct{ gemm, prefill, weights, attn, kv float64 }
+// activeSet is start's combine mode and cost multipliers (1/efficiency),
+// which decide each step's slower side under it (physicsBasis.roof).
+type activeSet struct {
+	combine                          string
+	gemm, prefill, weights, attn, kv float64
+}
 
-// activeSetOf is start's multipliers when it times with "kernels", or nil.
+// activeSetOf is start's multipliers when it times with "kernels" or
+// "overlap", or nil.
 func activeSetOf(start *sim.PhysicsConfig) *activeSet {
-	if start == nil || start.Combine != "kernels" {
+	if start == nil || (start.Combine != "kernels" && start.Combine != "overlap") {
 		return nil
 	}
-	return &activeSet{gemm: 1 / start.ComputeEfficiency, prefill: 1 / effOr(start.PrefillEfficiency, start.ComputeEfficiency),
+	return &activeSet{combine: start.Combine, gemm: 1 / start.ComputeEfficiency,
+		prefill: 1 / effOr(start.PrefillEfficiency, start.ComputeEfficiency),
 		weights: 1 / start.MemoryEfficiency, attn: 1 / effOr(start.AttentionEfficiency, start.ComputeEfficiency),
 		kv: 1 / effOr(start.KVEfficiency, start.MemoryEfficiency)}
 }
 
 // split is w's four cost features (ms at the peaks: the products with the
 // prompts' extra, the weights' reads with the all-reduces, attention, the
-// KV traffic) with, under the kernels combine, the faster side of each
-// max set to 0 (the all-reduces stay: they add to the products' max).
+// KV traffic) with, under a combine that takes a max, the faster side of
+// each max set to 0 (the all-reduces stay: they add to the max). Under
+// "overlap" the max is the prompts' products against the weights' reads:
+// the decodes' products, attention and the KV traffic add whichever side
+// is slower.
 func (b physicsBasis) split(w sim.Work) (gemm, weights, attn, kv float64) {
 	gemm, weights = (w.ComputeSec-w.AttnSec+b.prefillExtra*w.PrefillSec)*1e3, (w.MemorySec-w.KVSec+b.expertExtra*w.ExpertSec)*1e3
 	attn, kv = w.AttnSec*1e3, w.KVSec*1e3
@@ -99,8 +108,16 @@ func (b physicsBasis) split(w sim.Work) (gemm, weights, attn, kv float64) {
 		return gemm, weights, attn, kv
 	}
 	comm := w.CommSec * 1e3
-	products := r.gemm*(w.ComputeSec-w.AttnSec-w.PrefillSec) + r.prefill*w.PrefillSec
-	if products*1e3 > r.weights*(weights-comm) {
+	decodes := w.ComputeSec - w.AttnSec - w.PrefillSec
+	if r.combine == "overlap" {
+		if r.prefill*w.PrefillSec*1e3 > r.weights*(weights-comm) {
+			weights = comm
+		} else {
+			gemm = decodes * 1e3
+		}
+		return gemm, weights, attn, kv
+	}
+	if (r.gemm*decodes+r.prefill*w.PrefillSec)*1e3 > r.weights*(weights-comm) {
 		weights = comm
 	} else {
 		gemm = 0
@@ -200,7 +217,7 @@ func (b physicsBasis) apply(cfg sim.Config, beta []float64) sim.Config {
 		StepOverheadMs: beta[2], SeqOverheadMs: beta[3], AttentionEfficiency: efficiency(beta[4]), KVEfficiency: efficiency(beta[5]),
 		MultiTokenOverheadMs: beta[6], PrefillOverheadMs: beta[7], Combine: "sum"}
 	if b.roof != nil {
-		cfg.Timing.Physics.Combine = "kernels"
+		cfg.Timing.Physics.Combine = b.roof.combine
 	}
 	if b.prefillExtra != 0 {
 		cfg.Timing.Physics.PrefillEfficiency = efficiency(beta[0] * (1 + b.prefillExtra))

@@ -461,11 +461,11 @@ func missWarnings(rows []Row, targets int) []error {
 // combineWarning says when the fit does not keep the base configuration's
 // physics combine mode (max or smooth): the regression is linear in the
 // cost multipliers, so it fits, and writes, the sum of the compute and
-// memory times. kernels is kept (linearised around the base: see
-// physicsBasis.roof).
+// memory times. kernels and overlap are kept (linearised around the base:
+// see physicsBasis.roof).
 func combineWarning(base sim.Config, b basis) error {
 	c := base.Timing.Physics.Combine
-	if b.model() != "physics" || base.Timing.Model != "physics" || c == "" || c == "sum" || c == "kernels" {
+	if b.model() != "physics" || base.Timing.Model != "physics" || c == "" || c == "sum" || c == "kernels" || c == "overlap" {
 		return nil
 	}
 	return fmt.Errorf("timing.physics.combine: the config's %q is not kept: calibrate fits, and writes, \"sum\" (its regression is linear in the efficiencies)", c)

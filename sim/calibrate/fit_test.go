@@ -1080,32 +1080,37 @@ func TestTokensOutOfStepFallBackToTheMeanITL(t *testing.T) {
 	require.ErrorContains(t, err, "calibrate: nothing to fit")
 }
 
-// TestPhysicsBasisLinearisesTheKernelsCombine: from a kernels-combined
-// start, the basis's features at the start's coefficients give the
-// clock's step time on each side of each max (a decode step bound by the
-// reads, a long prompt bound by its products and attention, a prompt
-// beside decodes with the all-reduces of TP 4), and the fit writes the
-// mode back.
-func TestPhysicsBasisLinearisesTheKernelsCombine(t *testing.T) {
-	cfg := gpuTruth()
-	cfg.Hardware.TensorParallel = 4
-	cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.8, MemoryEfficiency: 0.75, KVEfficiency: 0.9, PrefillEfficiency: 0.6,
-		AttentionEfficiency: 0.5, StepOverheadMs: 1, SeqOverheadMs: 0.01, PrefillOverheadMs: 0.2, Combine: "kernels"}
-	b, clock := physicsBasisAndClock(t, cfg)
-	mean, _ := b.prior()
-	for _, tc := range []struct {
-		name string
-		step sim.StepShape
-	}{
-		{"decodes", sim.StepShape{DecodeSeqs: 32, DecodeContext: 32 * 3000}},
-		{"a long prompt", sim.StepShape{PrefillTokens: 8192, PrefillSeqs: 1, PrefillAttn: 8192 * 8193 / 2}},
-		{"a prompt by decodes", sim.StepShape{PrefillTokens: 2048, PrefillSeqs: 1, PrefillAttn: 2048 * 2049 / 2, DecodeSeqs: 8, DecodeContext: 8 * 600}},
-	} {
-		x := make([]float64, len(mean))
-		b.features(tc.step, x)
-		assert.InEpsilon(t, float64(clock.StepNs(tc.step))/1e6, dot(x, mean), 1e-6, tc.name)
+// TestPhysicsBasisLinearisesTheMaxCombines: from a start combined with a
+// max (kernels: each kernel's roofline; overlap: the prompts' products
+// against the weights' reads), the basis's features at the start's
+// coefficients give the clock's step time on each side of each max (a
+// decode step bound by the reads, a long prompt bound by its products and
+// attention, a prompt beside decodes with the all-reduces of TP 4, a short
+// chunk beside decodes that hides under the weights' reads), and the fit
+// writes the mode back.
+func TestPhysicsBasisLinearisesTheMaxCombines(t *testing.T) {
+	for _, combine := range []string{"kernels", "overlap"} {
+		cfg := gpuTruth()
+		cfg.Hardware.TensorParallel = 4
+		cfg.Timing.Physics = sim.PhysicsConfig{ComputeEfficiency: 0.8, MemoryEfficiency: 0.75, KVEfficiency: 0.9, PrefillEfficiency: 0.6,
+			AttentionEfficiency: 0.5, StepOverheadMs: 1, SeqOverheadMs: 0.01, PrefillOverheadMs: 0.2, Combine: combine}
+		b, clock := physicsBasisAndClock(t, cfg)
+		mean, _ := b.prior()
+		for _, tc := range []struct {
+			name string
+			step sim.StepShape
+		}{
+			{"decodes", sim.StepShape{DecodeSeqs: 32, DecodeContext: 32 * 3000}},
+			{"a long prompt", sim.StepShape{PrefillTokens: 8192, PrefillSeqs: 1, PrefillAttn: 8192 * 8193 / 2}},
+			{"a prompt by decodes", sim.StepShape{PrefillTokens: 2048, PrefillSeqs: 1, PrefillAttn: 2048 * 2049 / 2, DecodeSeqs: 8, DecodeContext: 8 * 600}},
+			{"a short chunk by decodes", sim.StepShape{PrefillTokens: 16, PrefillSeqs: 1, PrefillAttn: 16 * 600, DecodeSeqs: 8, DecodeContext: 8 * 600}},
+		} {
+			x := make([]float64, len(mean))
+			b.features(tc.step, x)
+			assert.InEpsilon(t, float64(clock.StepNs(tc.step))/1e6, dot(x, mean), 1e-6, "%s: %s", combine, tc.name)
+		}
+		assert.Equal(t, combine, b.apply(cfg, mean).Timing.Physics.Combine)
 	}
-	assert.Equal(t, "kernels", b.apply(cfg, mean).Timing.Physics.Combine)
 }
 
 // TestRateMode: an open-loop run's arrival_pattern replays as the process

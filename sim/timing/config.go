@@ -104,7 +104,18 @@ type RooflineConfig struct {
 //
 // (each kernel overlaps its own arithmetic with its own reads; the step
 // runs them one after another), where sum charges a decode step's products
-// on top of the weights' reads they hide under.
+// on top of the weights' reads they hide under. combine overlap, the GPU
+// priors', is sum but for the prompt tokens' products, which overlap the
+// weights' reads:
+//
+//	decode_products_ms/compute_efficiency
+//	+ max(prompt_products_ms/prefill_efficiency, weights_ms/memory_efficiency)
+//	+ attention_ms/attention_efficiency + kv_ms/kv_efficiency + all_reduce_ms/memory_efficiency
+//
+// (a chunk of a few dozen prompt tokens beside the decodes hides under the
+// weights' reads, a long prompt runs at what its GEMMs reach; the decodes'
+// products still add one token's FLOPs per sequence, the per-sequence cost
+// that grows with the model which the public runs show).
 type PhysicsConfig struct {
 	ComputeEfficiency float64 `yaml:"compute_efficiency" json:"compute_efficiency"` // achieved fraction of peak FLOP/s
 	MemoryEfficiency  float64 `yaml:"memory_efficiency" json:"memory_efficiency"`   // achieved fraction of peak bandwidth
@@ -167,7 +178,7 @@ type PhysicsConfig struct {
 	// captures decodes only): more kernel launches, a fixed cost that on a
 	// small model is not small beside the step.
 	PrefillOverheadMs float64 `yaml:"prefill_overhead_ms,omitempty" json:"prefill_overhead_ms,omitempty"`
-	Combine           string  `yaml:"combine" json:"combine"` // sum | max | smooth | kernels
+	Combine           string  `yaml:"combine" json:"combine"` // sum | max | smooth | kernels | overlap
 }
 
 // TableConfig names a CSV of measured step times (see LoadTable).

@@ -278,15 +278,22 @@ func (t *physicsTiming) stepMs(s StepShape) float64 {
 // weights they read, whichever is slower, attention by its FLOPs or the KV
 // cache it reads, then adds the two and the all-reduces (a step runs its
 // kernels one after another, and each overlaps its own arithmetic with its
-// own reads). The other modes join the step's totals (see combine).
+// own reads). "overlap" adds the terms as "sum" does, but for the prompt
+// tokens' products and the weights' reads, of which the slower counts
+// (a short chunk beside the decodes hides under the reads). The other
+// modes join the step's totals (see combine).
 func (t *physicsTiming) workMs(w Work) float64 {
-	gemm := t.kc*(w.ComputeSec-w.AttnSec-w.PrefillSec) + t.kp*w.PrefillSec
-	if t.cfg.Combine == "kernels" {
-		weights := t.km*(w.MemorySec-w.KVSec-w.CommSec) + t.experts(w)
-		return (max(gemm, weights) + max(t.ka*w.AttnSec, t.kk*w.KVSec) + t.km*w.CommSec) * 1e3
+	decodes := t.kc * (w.ComputeSec - w.AttnSec - w.PrefillSec)
+	prompts := t.kp * w.PrefillSec
+	weights := t.km*(w.MemorySec-w.KVSec-w.CommSec) + t.experts(w)
+	switch t.cfg.Combine {
+	case "kernels":
+		return (max(decodes+prompts, weights) + max(t.ka*w.AttnSec, t.kk*w.KVSec) + t.km*w.CommSec) * 1e3
+	case "overlap":
+		return (decodes + max(prompts, weights) + t.ka*w.AttnSec + t.kk*w.KVSec + t.km*w.CommSec) * 1e3
 	}
-	c := (gemm + t.ka*w.AttnSec) * 1e3
-	m := (t.km*(w.MemorySec-w.KVSec) + t.experts(w) + t.kk*w.KVSec) * 1e3
+	c := (decodes + prompts + t.ka*w.AttnSec) * 1e3
+	m := (weights + t.km*w.CommSec + t.kk*w.KVSec) * 1e3
 	return combine(t.cfg.Combine, c, m)
 }
 

@@ -244,6 +244,45 @@ func TestPhysicsLayerOverhead(t *testing.T) {
 	}
 }
 
+// TestPhysicsOverlapCombine: under combine overlap the prompt tokens'
+// matrix products and the weights' reads overlap (the slower counts),
+// while the decodes' products, attention, the KV reads and the
+// all-reduces add to them as under sum; the FLOPs and bytes are Work's.
+func TestPhysicsOverlapCombine(t *testing.T) {
+	const ce, pe, ae, me, ke = 0.9, 0.6, 0.5, 0.75, 0.9
+	cases := []struct {
+		name         string
+		tp           int
+		step         StepShape
+		promptsBound bool
+	}{
+		{"decodes: nothing to overlap", 1, StepShape{DecodeSeqs: 32, DecodeContext: 32 * 2000}, false},
+		{"a short chunk beside decodes hides under the weights' reads", 1, StepShape{PrefillTokens: 32, PrefillSeqs: 1, PrefillAttn: 32 * 500,
+			DecodeSeqs: 16, DecodeContext: 16 * 700}, false},
+		{"a long prompt: its products bound", 1, StepShape{PrefillTokens: 8192, PrefillSeqs: 1, PrefillAttn: 8192 * 8193 / 2}, true},
+		{"a prompt beside decodes, TP 4: the all-reduces add", 4, StepShape{PrefillTokens: 2048, PrefillSeqs: 1, PrefillAttn: 2048 * 2049 / 2,
+			DecodeSeqs: 64, DecodeContext: 64 * 1500}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, w := seventyBStep(t, tc.tp, PhysicsConfig{ComputeEfficiency: ce, PrefillEfficiency: pe, AttentionEfficiency: ae,
+				MemoryEfficiency: me, KVEfficiency: ke, StepOverheadMs: 1, Combine: "overlap"}, tc.step)
+			decodes, prompts := (w.ComputeSec-w.AttnSec-w.PrefillSec)/ce, w.PrefillSec/pe
+			weights := (w.MemorySec - w.KVSec - w.CommSec) / me
+			assert.Equal(t, tc.promptsBound, prompts > weights, "prompts' products against weights")
+			rest := decodes + w.AttnSec/ae + w.KVSec/ke + w.CommSec/me
+			want := (max(prompts, weights)+rest)*1e3 + 1
+			assert.InEpsilon(t, want, got, 1e-12)
+			sum := (prompts+weights+rest)*1e3 + 1
+			if tc.step.PrefillTokens > 0 {
+				assert.Less(t, got, sum, "the prompts' products overlap the weights' reads")
+			} else {
+				assert.InEpsilon(t, sum, got, 1e-12, "a decode step is priced as under sum")
+			}
+		})
+	}
+}
+
 // TestPhysicsKernelsCombine: under combine kernels the matrix products and
 // the weights' reads overlap (the slower counts), as do attention and the
 // KV reads, and the two pairs and the all-reduces add up; the products'
@@ -263,28 +302,50 @@ func TestPhysicsKernelsCombine(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := defaultConfig()
-			cfg.Hardware = HardwareConfig{GPU: "h100", Model: "llama-3.1-70b", TensorParallel: tc.tp, DType: "bf16"}
-			cfg.Timing.Model = "physics"
-			cfg.Timing.Physics = PhysicsConfig{ComputeEfficiency: ce, AttentionEfficiency: ae, MemoryEfficiency: me, KVEfficiency: ke,
-				StepOverheadMs: 1, Combine: "kernels"}
-			require.NoError(t, cfg.Validate())
-			clk, err := newTiming(&cfg)
-			require.NoError(t, err)
-			p, err := NewPhysics(cfg.Hardware)
-			require.NoError(t, err)
-			w := p.Work(tc.step)
+			got, w := seventyBStep(t, tc.tp, PhysicsConfig{ComputeEfficiency: ce, AttentionEfficiency: ae, MemoryEfficiency: me,
+				KVEfficiency: ke, StepOverheadMs: 1, Combine: "kernels"}, tc.step)
 			products, attn := (w.ComputeSec-w.AttnSec)/ce, w.AttnSec/ae
 			weights, kv := (w.MemorySec-w.KVSec-w.CommSec)/me, w.KVSec/ke
 			assert.Equal(t, tc.computeBound, products > weights, "products against weights")
 			assert.Equal(t, tc.computeBound, attn > kv, "attention against KV")
 			want := (max(products, weights)+max(attn, kv)+w.CommSec/me)*1e3 + 1
-			assert.InEpsilon(t, want, clk.model.stepMs(tc.step), 1e-12)
+			assert.InEpsilon(t, want, got, 1e-12)
 			sum := (products+attn+weights+kv+w.CommSec/me)*1e3 + 1
-			assert.Less(t, clk.model.stepMs(tc.step), sum, "some of the step overlaps")
+			assert.Less(t, got, sum, "some of the step overlaps")
 			if tc.tp > 1 {
 				assert.Positive(t, w.CommSec)
 			}
 		})
 	}
+}
+
+// TestShippedPriorsHaveTheGPUStructure: the whole-corpus prior and every
+// fold were fitted from starts with the GPU priors' combine mode and
+// kernel efficiencies (WithGPUStructure), which every fit keeps, so a
+// refit from starts without them shows here.
+func TestShippedPriorsHaveTheGPUStructure(t *testing.T) {
+	priors := []GPUPrior{DefaultGPUPrior()}
+	for _, f := range append(GPUPriorFolds(), GPUPriorModelFolds()...) {
+		priors = append(priors, f.Prior)
+	}
+	for i, p := range priors {
+		assert.Equal(t, p, p.WithGPUStructure(), "prior %d", i)
+	}
+	assert.Equal(t, "overlap", DefaultGPUPrior().Physics.Combine)
+}
+
+// seventyBStep is the step time (ms) of step for Llama-3.1-70B on H100s at
+// tensor parallelism tp under the physics timing pc, and its Work.
+func seventyBStep(t *testing.T, tp int, pc PhysicsConfig, step StepShape) (float64, Work) {
+	t.Helper()
+	cfg := defaultConfig()
+	cfg.Hardware = HardwareConfig{GPU: "h100", Model: "llama-3.1-70b", TensorParallel: tp, DType: "bf16"}
+	cfg.Timing.Model = "physics"
+	cfg.Timing.Physics = pc
+	require.NoError(t, cfg.Validate())
+	clk, err := newTiming(&cfg)
+	require.NoError(t, err)
+	p, err := NewPhysics(cfg.Hardware)
+	require.NoError(t, err)
+	return clk.model.stepMs(step), p.Work(step)
 }

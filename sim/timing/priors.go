@@ -48,6 +48,41 @@ func HandSetPrior() GPUPrior {
 		SeqOverheadMs: 0.02, Combine: "sum"}}
 }
 
+// The GPU priors' structure, fixed before any data (the fit,
+// silicon.FitPrior, keeps what its starts set and fits the rest): the
+// overlap combine and the long prompts' kernel efficiencies. The corpus's
+// prompts are short and mostly prefix-cached, so its runs cannot pin what
+// a long prompt's products and attention reach; these are the kernels'
+// published throughput on an H100, as fractions of the dense peak:
+//   - GPUPrefillEfficiency: large BF16 GEMMs (cuBLAS, CUTLASS) reach about
+//     0.7–0.8 of it; a prompt chunk of at most max_num_batched_tokens rows
+//     is at the low end.
+//   - GPUAttentionEfficiency: FlashAttention-3's causal forward pass, which
+//     vLLM and SGLang run on Hopper, reaches about 0.5–0.75 of it from 1k
+//     to 16k tokens (Shah et al. 2024, "FlashAttention-3", its benchmarks
+//     on an H100 SXM5).
+//
+// Under sum, the only mode with neither set apart, a chunk's products
+// added to the weights' reads they overlap priced the corpus's mixed
+// steps too slow, and the fit answered with a compute efficiency of 1 for
+// every product, a long prompt's too (refitted with 0.6 and 0.5 under
+// sum, every leave-one-deployment-out median got worse). Under overlap a
+// short chunk hides under the weights' reads and a long one runs at what
+// its kernels reach.
+const (
+	GPUPriorCombine        = "overlap"
+	GPUPrefillEfficiency   = 0.7
+	GPUAttentionEfficiency = 0.6
+)
+
+// WithGPUStructure is p with the GPU priors' combine mode and kernel
+// efficiencies (GPUPriorCombine and the rest): a start of their fit.
+func (p GPUPrior) WithGPUStructure() GPUPrior {
+	p.Physics.Combine = GPUPriorCombine
+	p.Physics.PrefillEfficiency, p.Physics.AttentionEfficiency = GPUPrefillEfficiency, GPUAttentionEfficiency
+	return p
+}
+
 // ShrinkScore is one strength of the fit's shrinkage towards the hand-set
 // prior (silicon.Shrink) and how well its leave-one-model-out folds
 // predicted their held-out models: the root mean square of the held-out

@@ -123,7 +123,7 @@ func (p PhysicsConfig) validate() error {
 		FiniteIn("timing.physics.multi_token_overhead_ms", p.MultiTokenOverheadMs, 0, 1e6),
 		FiniteIn("timing.physics.prefill_overhead_ms", p.PrefillOverheadMs, 0, 1e6),
 		FiniteIn("timing.physics.layer_overhead_ms", p.LayerOverheadMs, 0, 1e6),
-		OneOf("timing.physics.combine", p.Combine, "sum", "max", "smooth", "kernels"),
+		OneOf("timing.physics.combine", p.Combine, "sum", "max", "smooth", "kernels", "overlap"),
 	)
 }
 
