@@ -82,6 +82,13 @@ func loadgenConfig(o Options, wl *traces.Workload) *results.LoadgenConfig {
 		if lg.ArrivalPattern == "" {
 			lg.ArrivalPattern = traces.ModePoisson
 		}
+		if lg.ArrivalPattern == traces.ModeGamma {
+			k := traces.DefaultSynth.GammaShape
+			if s.GammaShape != nil {
+				k = *s.GammaShape
+			}
+			lg.ArrivalSmoothness = &k
+		}
 	default:
 		lg.ArrivalPattern = "concurrency_burst"
 	}

@@ -84,13 +84,17 @@ type TokenSpec struct {
 
 // LoadgenConfig is input_config.loadgen: how requests are sent.
 type LoadgenConfig struct {
-	ArrivalPattern     string  `json:"arrival_pattern,omitempty"`
-	BenchmarkDuration  float64 `json:"benchmark_duration,omitempty"`
-	Concurrency        int     `json:"concurrency,omitempty"`
-	RandomSeed         *int64  `json:"random_seed,omitempty"`
-	RequestCount       int     `json:"request_count"`
-	RequestRate        float64 `json:"request_rate,omitempty"`
-	WarmupRequestCount *int    `json:"warmup_request_count,omitempty"`
+	ArrivalPattern string `json:"arrival_pattern,omitempty"`
+	// ArrivalSmoothness is the gamma arrivals' shape k (AIPerf's
+	// --arrival-smoothness, vLLM's --burstiness): 1 is Poisson, below 1
+	// burstier. Absent: 1.
+	ArrivalSmoothness  *float64 `json:"arrival_smoothness,omitempty"`
+	BenchmarkDuration  float64  `json:"benchmark_duration,omitempty"`
+	Concurrency        int      `json:"concurrency,omitempty"`
+	RandomSeed         *int64   `json:"random_seed,omitempty"`
+	RequestCount       int      `json:"request_count"`
+	RequestRate        float64  `json:"request_rate,omitempty"`
+	WarmupRequestCount *int     `json:"warmup_request_count,omitempty"`
 
 	Unknown map[string]json.RawMessage `json:"-"`
 }

@@ -43,6 +43,9 @@ func synthInput(s traces.SynthSpec) *results.InputConfig {
 		lg.ArrivalPattern = "concurrency_burst"
 	} else {
 		lg.RequestRate, lg.ArrivalPattern = s.Rate, s.Mode
+		if s.Mode == traces.ModeGamma {
+			lg.ArrivalSmoothness = &s.GammaShape
+		}
 	}
 	prompt := &results.Prompt{
 		InputTokens:  results.TokenSpec{Mean: float64(s.ISL), Stddev: float64(s.ISLStddev), BlockSize: &s.BlockSize},

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/simbench/simbench/results"
+	"github.com/simbench/simbench/traces"
 )
 
 // The sim section has the content the YAML, read back as generic maps,
@@ -85,4 +86,27 @@ func TestWriteRunLateFailureLeavesNoFiles(t *testing.T) {
 		assert.NoFileExists(t, filepath.Join(dir, name))
 	}
 	assert.DirExists(t, blocker, "what was there before stays")
+}
+
+// WorkloadInput's loadgen section names the arrivals as AIPerf's does:
+// concurrency_burst for a closed loop, the pattern for an open one, and a
+// gamma pattern's shape as arrival_smoothness (1 unless given).
+func TestWorkloadInputArrivals(t *testing.T) {
+	f, i := func(v float64) *float64 { return &v }, func(v int) *int { return &v }
+	s := func(v string) *string { return &v }
+	for _, tc := range []struct {
+		spec       traces.Spec
+		pattern    string
+		smoothness *float64
+	}{
+		{traces.Spec{Concurrency: i(2)}, "concurrency_burst", nil},
+		{traces.Spec{RequestRate: f(4)}, "poisson", nil},
+		{traces.Spec{RequestRate: f(4), ArrivalPattern: s("gamma")}, "gamma", f(1)},
+		{traces.Spec{RequestRate: f(4), ArrivalPattern: s("gamma"), GammaShape: f(0.5)}, "gamma", f(0.5)},
+	} {
+		ic, err := WorkloadInput(tc.spec, nil)
+		require.NoError(t, err)
+		assert.Equal(t, tc.pattern, ic.Loadgen.ArrivalPattern)
+		assert.Equal(t, tc.smoothness, ic.Loadgen.ArrivalSmoothness, tc.pattern)
+	}
 }

@@ -1132,3 +1132,24 @@ func TestRateMode(t *testing.T) {
 	_, err := rateMode("concurrency_burst")
 	assert.ErrorContains(t, err, `loadgen.arrival_pattern "concurrency_burst"`)
 }
+
+// TestSynthesizedGammaKeepsItsShape: an AIPerf input_config with gamma
+// arrivals rebuilds them with its arrival_smoothness as the shape (it was
+// read as 1, Poisson); absent, 1; not a positive number, an error naming
+// the field.
+func TestSynthesizedGammaKeepsItsShape(t *testing.T) {
+	in := results.InputSection{Prompt: &results.Prompt{InputTokens: results.TokenSpec{Mean: 64}, OutputTokens: results.TokenSpec{Mean: 8}}}
+	lg := func(k *float64) results.LoadgenConfig {
+		return results.LoadgenConfig{RequestCount: 16, RequestRate: 4, ArrivalPattern: "gamma", ArrivalSmoothness: k}
+	}
+	for _, tc := range []struct {
+		k    *float64
+		want string
+	}{{ptr(0.25), "shape=0.25"}, {nil, "shape=1"}} {
+		wl, err := synthesized(lg(tc.k), in)
+		require.NoError(t, err)
+		assert.Contains(t, wl.Source, tc.want)
+	}
+	_, err := synthesized(lg(ptr(0.0)), in)
+	assert.ErrorContains(t, err, "loadgen.arrival_smoothness 0")
+}

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -125,6 +126,12 @@ func synthesized(lg results.LoadgenConfig, in results.InputSection) (*traces.Wor
 			return nil, err
 		}
 		spec.Mode, spec.Rate = mode, lg.RequestRate
+		if k := lg.ArrivalSmoothness; mode == traces.ModeGamma && k != nil {
+			if !(*k > 0) || math.IsInf(*k, 1) {
+				return nil, fmt.Errorf("input_config: loadgen.arrival_smoothness %v: want a gamma shape > 0", *k)
+			}
+			spec.GammaShape = *k
+		}
 	}
 	if spec.RequestCount <= 0 {
 		return nil, errors.New("input_config: loadgen.request_count is missing")
