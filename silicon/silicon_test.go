@@ -309,7 +309,7 @@ func writeFidelityDoc(t *testing.T, stages []*Stage) {
 	doc.WriteString("the prior that predicts that deployment above. Every fit is the best (lowest loss) of searches from two starts fixed before any data ")
 	doc.WriteString("(the fit's start and the hand-set prior); the whole-corpus fit also searches from the folds' median. A parameter on a bound of the fit (an efficiency at 1, an overhead at 0) was pushed there by the data, ")
 	doc.WriteString("which would have pushed it further: the corpus does not pin its value. The corpus's prompts are short and mostly prefix-cached, ")
-	doc.WriteString("so what a long prompt's products and attention reach is not fitted: every start sets the GPU priors' structure (`timing.WithGPUStructure`), ")
+	doc.WriteString("so what a long prompt's products and attention reach is not fitted: every start sets the GPU priors' structure (`timing.GPUPrior.WithGPUStructure`), ")
 	fmt.Fprintf(&doc, "`timing.physics.combine: %s` (the prompts' products overlap the weights' reads) with `prefill_efficiency` %g and `attention_efficiency` %g, ",
 		timing.GPUPriorCombine, timing.GPUPrefillEfficiency, timing.GPUAttentionEfficiency)
 	doc.WriteString("the kernels' published throughput on an H100 (see `sim/timing/priors.go`), and every fit keeps them. ")

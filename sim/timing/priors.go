@@ -62,13 +62,13 @@ func HandSetPrior() GPUPrior {
 //     to 16k tokens (Shah et al. 2024, "FlashAttention-3", its benchmarks
 //     on an H100 SXM5).
 //
-// Under sum, the only mode with neither set apart, a chunk's products
-// added to the weights' reads they overlap priced the corpus's mixed
-// steps too slow, and the fit answered with a compute efficiency of 1 for
-// every product, a long prompt's too (refitted with 0.6 and 0.5 under
-// sum, every leave-one-deployment-out median got worse). Under overlap a
-// short chunk hides under the weights' reads and a long one runs at what
-// its kernels reach.
+// Under sum, a chunk's products add to the weights' reads they overlap,
+// which priced the corpus's mixed steps too slow; the fit answered with a
+// compute efficiency of 1 for every product, a long prompt's too, and
+// with these efficiencies set apart (0.6 and 0.5, refitted under sum)
+// every leave-one-deployment-out median got worse. Under overlap a short
+// chunk hides under the weights' reads and a long one runs at what its
+// kernels reach.
 const (
 	GPUPriorCombine        = "overlap"
 	GPUPrefillEfficiency   = 0.7
