@@ -3,7 +3,6 @@ package peerruns
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -318,11 +317,5 @@ func assertSpans(t *testing.T, wl *traces.Workload, rate float64) {
 	assert.Less(t, last, span)
 	assert.Greater(t, last, 0.99*span)
 	assert.Contains(t, wl.Source, "synthetic:poisson-span ")
-	var sum, sq float64
-	for i := 1; i < n; i++ {
-		g := wl.Requests[i].TimestampMs - wl.Requests[i-1].TimestampMs
-		sum, sq = sum+g, sq+g*g
-	}
-	mean := sum / float64(n-1)
-	assert.InDelta(t, 1, math.Sqrt(sq/float64(n-1)-mean*mean)/mean, 0.1, "the gaps' coefficient of variation")
+	assert.InDelta(t, 1, traces.Describe(wl).GapCV, 0.1, "the gaps' coefficient of variation")
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/simbench/simbench/sim"
 	"github.com/simbench/simbench/sim/timing"
+	"github.com/simbench/simbench/traces"
 )
 
 const corpus = "../testdata/silicon"
@@ -113,13 +114,7 @@ func TestReplayArrivals(t *testing.T) {
 	last := wl.Requests[n-1].TimestampMs
 	assert.Less(t, last, span)
 	assert.Greater(t, last, 0.99*span)
-	var sum, sq float64
-	for i := 1; i < n; i++ {
-		g := wl.Requests[i].TimestampMs - wl.Requests[i-1].TimestampMs
-		sum, sq = sum+g, sq+g*g
-	}
-	mean := sum / float64(n-1)
-	assert.InDelta(t, 1, math.Sqrt(sq/float64(n-1)-mean*mean)/mean, 0.05, "the gaps' coefficient of variation")
+	assert.InDelta(t, 1, traces.Describe(wl).GapCV, 0.05, "the gaps' coefficient of variation")
 	other, err := s.replay(0, 1)
 	require.NoError(t, err)
 	assert.NotEqual(t, wl.Requests[1].TimestampMs, other.Requests[1].TimestampMs)

@@ -37,7 +37,13 @@ type Info struct {
 	SpanMs float64 `json:"span_ms"`
 	// RatePerSec is the mean arrival rate from the gaps between timestamps:
 	// (TimedRequests − 1) / SpanMs, per second; 0 without a span.
-	RatePerSec        float64 `json:"rate_per_sec"`
+	RatePerSec float64 `json:"rate_per_sec"`
+	// GapCV is the coefficient of variation (population std / mean) of the
+	// gaps between consecutive timestamps in time order: how bursty the
+	// arrivals are, 1 for a Poisson process, 0 for evenly spaced ones,
+	// 1/√k for gamma gaps of shape k (vLLM's burstiness, AIPerf's
+	// smoothness); 0 without two gaps or a span.
+	GapCV             float64 `json:"gap_cv"`
 	ISL               Dist    `json:"isl"`
 	OSL               Dist    `json:"osl"`
 	TotalInputTokens  int64   `json:"total_input_tokens"`
@@ -80,6 +86,7 @@ func Describe(wl *Workload) Info {
 	info.FirstMs = minTimestamp(reqs)
 	if info.SpanMs > 0 {
 		info.RatePerSec = float64(info.TimedRequests-1) / (info.SpanMs / 1000)
+		info.GapCV = gapCV(reqs)
 	}
 	if info.TotalInputTokens > 0 {
 		info.PrefixReuseRatio = float64(cachedTokens(reqs, info.BlockSize)) / float64(info.TotalInputTokens)
@@ -101,6 +108,31 @@ func timeSpan(reqs []Request) (timed int, spanMs float64) {
 		return 0, 0
 	}
 	return timed, hi - lo
+}
+
+// gapCV is the coefficient of variation of the gaps between the timed
+// requests' timestamps in time order (Info.GapCV); 0 with fewer than two
+// gaps.
+func gapCV(reqs []Request) float64 {
+	var ts []float64
+	for i := range reqs {
+		if reqs[i].HasTimestamp {
+			ts = append(ts, reqs[i].TimestampMs)
+		}
+	}
+	if len(ts) < 3 {
+		return 0
+	}
+	sort.Float64s(ts)
+	gaps := make([]float64, len(ts)-1)
+	for i := range gaps {
+		gaps[i] = ts[i+1] - ts[i]
+	}
+	d := distOf(gaps)
+	if !(d.Avg > 0) {
+		return 0
+	}
+	return d.Std / d.Avg
 }
 
 // cachedTokens replays reqs through an infinite prefix cache: a trie of hash

@@ -2,7 +2,9 @@ package traces
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,4 +116,35 @@ func TestDescribeShowsALateStart(t *testing.T) {
 		scheduleText(info))
 	wl.Requests[0].TimestampMs, wl.Requests[1].TimestampMs = 0, 100
 	assert.Equal(t, "span 0.1 s, mean rate 10.000 req/s", scheduleText(Describe(wl)))
+}
+
+// TestDescribeGapCV: the gaps' coefficient of variation tells evenly
+// spaced arrivals (0) from a Poisson process (1) and burstier gamma gaps
+// (1/√k for shape k), whatever order the requests are listed in; fewer
+// than two gaps have none.
+func TestDescribeGapCV(t *testing.T) {
+	synth := func(mode string, k float64) *Workload {
+		wl, err := Synthesize(SynthSpec{Mode: mode, Rate: 10, GammaShape: k, RequestCount: 4000, ISL: 8, OSL: 8, Seed: 7})
+		require.NoError(t, err)
+		return wl
+	}
+	for _, tc := range []struct {
+		name string
+		wl   *Workload
+		want float64
+		tol  float64
+	}{
+		{"constant", synth(ModeConstant, 0), 0, 1e-9},
+		{"poisson", synth(ModePoisson, 0), 1, 0.05},
+		{"gamma k=0.25", synth(ModeGamma, 0.25), 2, 0.15},
+	} {
+		assert.InDelta(t, tc.want, Describe(tc.wl).GapCV, tc.tol, tc.name)
+	}
+	wl := synth(ModePoisson, 0)
+	cv := Describe(wl).GapCV
+	slices.Reverse(wl.Requests)
+	assert.InDelta(t, cv, Describe(wl).GapCV, 1e-9, "in time order, not list order")
+	two := &Workload{Requests: []Request{{HasTimestamp: true, TimestampMs: 0}, {HasTimestamp: true, TimestampMs: 100}}}
+	assert.Zero(t, Describe(two).GapCV)
+	assert.Contains(t, scheduleText(Describe(wl)), fmt.Sprintf("gaps' CV %.2f (Poisson 1, even 0)", cv))
 }

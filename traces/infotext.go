@@ -72,6 +72,9 @@ func scheduleText(in Info) string {
 		return "all requests at one instant"
 	}
 	span := fmt.Sprintf("span %s s, mean rate %.3f req/s", num(in.SpanMs/1000), in.RatePerSec)
+	if in.TimedRequests >= 3 {
+		span += fmt.Sprintf(", gaps' CV %.2f (Poisson 1, even 0)", in.GapCV)
+	}
 	if in.FirstMs > leadWarnMs {
 		span += fmt.Sprintf("; the first request is due %s s after time zero (--auto-offset starts there)", num(in.FirstMs/1000))
 	}
